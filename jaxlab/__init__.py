@@ -1,0 +1,18 @@
+"""jaxlab: a JAX-like array compiler you can watch.
+
+    import jaxlab, jaxlab.numpy as jnp
+    with jaxlab.capture() as log:
+        y = jnp.tanh(x * 2 + 1).sum(axis=1) * 3
+        y.block_until_ready()
+    print(log.summary())
+"""
+from jaxlab import backends as _backends  # noqa: F401  (registers the devices)
+from jaxlab.array import Array
+from jaxlab.engine.devices import Device, default_device, devices, set_default_device
+from jaxlab.events import KernelEvent, capture
+from jaxlab import numpy  # noqa: F401
+from jaxlab.device_put import device_put
+
+__all__ = ["Array", "Device", "KernelEvent", "capture", "default_device", "device_put",
+           "devices", "numpy", "set_default_device"]
+__version__ = "0.1.0"

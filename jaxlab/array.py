@@ -1,0 +1,124 @@
+"""jaxlab.Array: the user's array. Lazy until read; freed by reference counting."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from jaxlab.engine import dispatch  # noqa: F401  (installs the realizer)
+from jaxlab.engine import lazy as lz
+from jaxlab.engine.devices import Device
+from jaxlab.engine.lazy import Lazy
+from jaxlab.ir.dtypes import DType
+
+
+class Array:
+    """An n-d array on a device. Operations build fused kernels; reading the
+    values (`np.asarray(x)`, `x.item()`, printing) runs them."""
+
+    __slots__ = ("_lazy", "__weakref__")
+    __array_priority__ = 100
+
+    def __init__(self, lazy: Lazy) -> None:
+        self._lazy = lazy
+
+    # --- metadata ---
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._lazy.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._lazy.dtype.np
+
+    @property
+    def jdtype(self) -> DType:
+        return self._lazy.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self._lazy.shape)
+
+    @property
+    def size(self) -> int:
+        return self._lazy.size
+
+    @property
+    def device(self) -> Device:
+        return self._lazy.device
+
+    def devices(self) -> set[Device]:
+        return {self._lazy.device}
+
+    @property
+    def is_realized(self) -> bool:
+        return self._lazy.buffer is not None
+
+    # --- reading ---
+    def _realize(self) -> Lazy:
+        self._lazy = lz.realize(self._lazy)
+        return self._lazy
+
+    def block_until_ready(self) -> "Array":
+        self._realize()
+        self.device.backend.synchronize()
+        return self
+
+    def to_numpy(self) -> np.ndarray:
+        return self._realize().buffer.to_numpy().reshape(self.shape)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        out = self.to_numpy()
+        return out if dtype is None else out.astype(dtype)
+
+    def item(self) -> Any:
+        if self.size != 1:
+            raise ValueError(f"item() needs an array of size 1, got shape {self.shape}")
+        return self.to_numpy().reshape(()).item()
+
+    def tolist(self) -> Any:
+        return self.to_numpy().tolist()
+
+    def __repr__(self) -> str:
+        values = np.array2string(self.to_numpy(), separator=", ", prefix="Array(")
+        return f"Array({values}, dtype={self.jdtype})"
+
+    def __str__(self) -> str:
+        return str(self.to_numpy())
+
+    def _scalar(self, kind: type) -> Any:
+        if self.size != 1:
+            raise TypeError(f"only size-1 arrays convert to Python {kind.__name__}, "
+                            f"got shape {self.shape}")
+        return kind(self.item())
+
+    def __bool__(self) -> bool:
+        return self._scalar(bool)
+
+    def __float__(self) -> float:
+        return self._scalar(float)
+
+    def __int__(self) -> int:
+        return self._scalar(int)
+
+    def __index__(self) -> int:
+        if self.jdtype.is_float or self.jdtype.is_bool or self.ndim:
+            raise TypeError(f"only 0-d integer arrays can be used as an index, got "
+                            f"{self.jdtype}{list(self.shape)}")
+        return int(self.item())
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object (a 0-d array)")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
+
+    __hash__ = None  # type: ignore[assignment]  # arrays are mutable-looking, as in JAX
+
+
+def wrap(lazy: Lazy) -> Array:
+    return Array(lazy)

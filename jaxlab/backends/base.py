@@ -1,0 +1,62 @@
+"""The Backend protocol: the few things every device must do.
+
+allocate / free / write / read move bytes; prepare_kernel and prepare_routine
+turn IR into something runnable (an Executable carrying the generated source
+and the tuning record, for the lab to show); dispatch runs it.
+"""
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from jaxlab.ir.dtypes import DType
+from jaxlab.ir.kernel import Kernel, Routine
+
+
+@dataclass
+class Executable:
+    """A prepared kernel or routine, ready to dispatch."""
+    program: Any                      # whatever the backend runs
+    source: str = ""                  # generated text (WGSL, WAT, a NumPy plan)
+    language: str = ""
+    tuning: Optional[dict[str, Any]] = None
+    tuned_ir: str = ""
+    compile_ms: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Backend(abc.ABC):
+    name: str = ""
+    max_kernel_inputs: int = 1 << 30   # storage-buffer limits cap fusion on GPUs
+
+    @abc.abstractmethod
+    def allocate(self, nbytes: int) -> Any: ...
+
+    @abc.abstractmethod
+    def free(self, handle: Any) -> None: ...
+
+    @abc.abstractmethod
+    def write(self, handle: Any, data: np.ndarray) -> None: ...
+
+    @abc.abstractmethod
+    def read(self, handle: Any, dtype: DType, count: int) -> np.ndarray: ...
+
+    @abc.abstractmethod
+    def prepare_kernel(self, kernel: Kernel) -> Executable: ...
+
+    @abc.abstractmethod
+    def prepare_routine(self, routine: Routine) -> Executable: ...
+
+    @abc.abstractmethod
+    def dispatch(self, exe: Executable, inputs: Sequence[Any], outputs: Sequence[Any]) \
+            -> Optional[float]:
+        """Run; returns device milliseconds where the device measures them."""
+
+    def synchronize(self) -> None:
+        """Wait for submitted work (a no-op for synchronous backends)."""
+
+    def info(self) -> dict[str, Any]:
+        return {"backend": self.name}

@@ -1,0 +1,88 @@
+"""cpu: the reference backend. Kernels are evaluated with NumPy over all output
+indices at once (in chunks that bound memory), routines with NumPy."""
+from __future__ import annotations
+
+import math
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from jaxlab.backends.base import Backend, Executable
+from jaxlab.backends.numpy_routines import run_routine
+from jaxlab.ir.alu import AluOp
+from jaxlab.ir.dtypes import DType
+from jaxlab.ir.evaluate import evaluate
+from jaxlab.ir.kernel import ACC, GIDX, RIDX, Kernel, Routine, reduce_identity
+
+_NP_REDUCE = {AluOp.Add: np.sum, AluOp.Mul: np.prod, AluOp.Max: np.max, AluOp.Min: np.min}
+_CHUNK_ELEMENTS = 1 << 20   # body values materialised at once
+
+
+class CpuBackend(Backend):
+    name = "cpu"
+
+    def allocate(self, nbytes: int) -> np.ndarray:
+        return np.zeros(nbytes, dtype=np.uint8)
+
+    def free(self, handle: Any) -> None:
+        pass  # NumPy memory goes with its last reference
+
+    def write(self, handle: np.ndarray, data: np.ndarray) -> None:
+        handle[:] = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+
+    def read(self, handle: np.ndarray, dtype: DType, count: int) -> np.ndarray:
+        return handle.view(dtype.np)[:count].copy()
+
+    def prepare_kernel(self, kernel: Kernel) -> Executable:
+        plan = "NumPy: evaluate the expression over all output indices"
+        if kernel.reduction is not None:
+            plan += (f", {kernel.reduction.op.name.lower()}-reduce {kernel.reduction.size} "
+                     "values per output along an axis, then the epilogue")
+        return Executable(program=kernel, source=plan, language="text")
+
+    def prepare_routine(self, routine: Routine) -> Executable:
+        return Executable(program=routine, source=f"NumPy routine: {routine.name}",
+                          language="text")
+
+    def dispatch(self, exe: Executable, inputs: Sequence[Any], outputs: Sequence[Any]) \
+            -> Optional[float]:
+        prog = exe.program
+        if isinstance(prog, Routine):
+            arrays = [h.view(d.np)[:math.prod(s)].reshape(s)
+                      for h, (s, d) in zip(inputs, prog.inputs)]
+            for h, (s, d), value in zip(outputs, prog.outputs, run_routine(prog, arrays)):
+                h.view(d.np)[:math.prod(s)] = value.reshape(-1)
+            return None
+        bufs = [h.view(d.np)[:n] for h, (d, n) in zip(inputs, prog.inputs)]
+        out = outputs[0].view(prog.dtype.np)[:prog.size]
+        run_kernel_numpy(prog, bufs, out)
+        return None
+
+
+def run_kernel_numpy(kernel: Kernel, bufs: Sequence[np.ndarray], out: np.ndarray) -> None:
+    """Evaluate `kernel` into `out` chunk by chunk, each chunk fully vectorised."""
+    red = kernel.reduction
+    steps = red.size if red else 1
+    chunk = max(1, _CHUNK_ELEMENTS // max(steps, 1))
+    for start in range(0, kernel.size, chunk):
+        stop = min(kernel.size, start + chunk)
+        gidx = np.arange(start, stop, dtype=np.int32)
+        if red is None:
+            value = evaluate(kernel.exp, {GIDX: gidx}, bufs)
+        else:
+            value = evaluate(red.epilogue, {GIDX: gidx, ACC: _reduce(kernel, gidx, bufs)}, bufs)
+        out[start:stop] = np.broadcast_to(value, gidx.shape)
+
+
+def _reduce(kernel: Kernel, gidx: np.ndarray, bufs: Sequence[np.ndarray]) -> np.ndarray:
+    red = kernel.reduction
+    dtype = kernel.exp.dtype
+    if red.size == 0:
+        return np.full(gidx.shape, reduce_identity(red.op, dtype), dtype.np)
+    ridx = np.arange(red.size, dtype=np.int32)[None, :]
+    body = evaluate(kernel.exp, {GIDX: gidx[:, None], RIDX: ridx}, bufs)
+    body = np.broadcast_to(body, (gidx.size, red.size))
+    # float16 accumulates in float32, as on the GPU backends
+    acc_dtype = np.float32 if dtype is DType.float16 else dtype.np
+    with np.errstate(all="ignore"):
+        return _NP_REDUCE[red.op](body.astype(acc_dtype), axis=1).astype(dtype.np)

@@ -1,0 +1,116 @@
+"""gather (x[idx] along one axis) and scatter (x.at[idx].op(updates)).
+
+A gather is a load whose index is computed from another array's values, so it
+fuses like any elementwise op. A scatter is a reduction over the updates for
+each output element (which handles repeated indices the way JAX does), with
+the combine against x as its epilogue.
+"""
+from __future__ import annotations
+
+import math
+
+from jaxlab.core.primitives import lowerings, primitive
+from jaxlab.core.reductions import iota
+from jaxlab.engine import lazy as lz
+from jaxlab.engine.lazy import Lazy
+from jaxlab.ir.alu import AluExp, AluOp
+from jaxlab.ir.dtypes import DType
+from jaxlab.ir.kernel import reduce_identity
+
+gather_p = primitive("gather")
+scatter_p = primitive("scatter")
+SCATTER_MODES = {"set": None, "add": AluOp.Add, "multiply": AluOp.Mul,
+                 "min": AluOp.Min, "max": AluOp.Max}
+
+
+def _split(shape: tuple, axis: int) -> tuple[int, int, int]:
+    return math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1:])
+
+
+def _i32(x: Lazy) -> Lazy:
+    if x.dtype.is_float or x.dtype.is_bool:
+        raise TypeError(f"indices must be integers, got {x.dtype}")
+    return lz.cast(x, DType.int32)
+
+
+def _gather(x: Lazy, idx: Lazy, *, axis: int) -> Lazy:
+    """out[pre, i..., post] = x[pre, clamp(idx[i...]), post]; indices clamp as in JAX."""
+    idx = _i32(idx)
+    p, n, q = _split(x.shape, axis)
+    k = idx.size
+    out_shape = x.shape[:axis] + idx.shape + x.shape[axis + 1:]
+    if n == 0 and math.prod(out_shape) > 0:
+        raise IndexError(f"gather from an empty axis {axis} of shape {x.shape}")
+    src = lz.realize(x)
+    cube = (p, k, q)
+    i_pre = iota(cube, 0, DType.int32, x.device)
+    i_post = iota(cube, 2, DType.int32, x.device)
+    j = lz.movement(lz.movement(idx, "reshape", (1, k, 1)), "expand", cube)
+    j = lz.elementwise(AluOp.Max, [lz.elementwise(AluOp.Min, [j, lz.full(cube, max(n - 1, 0),
+                                                                       DType.int32, x.device)]),
+                                   lz.full(cube, 0, DType.int32, x.device)])
+    flat = _affine(i_pre, n * q, j, q, i_post)
+    load = AluExp(AluOp.GlobalIndex, x.dtype, (flat.exp,), src.buffer)
+    out = Lazy(cube, x.dtype, x.device, load, flat.pending)
+    return lz.movement(out, "reshape", out_shape)
+
+
+def _affine(a: Lazy, sa: int, b: Lazy, sb: int, c: Lazy) -> Lazy:
+    def times(x: Lazy, s: int) -> Lazy:
+        return lz.elementwise(AluOp.Mul, [x, lz.full(x.shape, s, DType.int32, x.device)])
+    return lz.elementwise(AluOp.Add, [lz.elementwise(AluOp.Add, [times(a, sa), times(b, sb)]), c])
+
+
+def _scatter(x: Lazy, idx: Lazy, upd: Lazy, *, axis: int, mode: str) -> Lazy:
+    if mode not in SCATTER_MODES:
+        raise ValueError(f"scatter mode {mode!r}; expected one of {', '.join(SCATTER_MODES)}")
+    idx = _i32(idx)
+    p, n, q = _split(x.shape, axis)
+    k = idx.size
+    want = x.shape[:axis] + idx.shape + x.shape[axis + 1:]
+    if upd.shape != want:
+        raise ValueError(f"scatter: updates of shape {upd.shape}, expected {want}")
+    upd = lz.cast(upd, x.dtype)
+    if k == 0 or x.size == 0:
+        return x
+    box = (p, n, q, k)
+    j = iota(box, 1, DType.int32, x.device)
+    kk = lz.movement(lz.movement(idx, "reshape", (1, 1, 1, k)), "expand", box)
+    hit = lz.elementwise(AluOp.Xor, [lz.elementwise(AluOp.Cmpne, [j, kk]),
+                                     lz.full(box, True, DType.bool, x.device)])
+    if mode == "set":   # the last update to each position wins
+        k_iota = iota(box, 3, DType.int32, x.device)
+        none = lz.full(box, -1, DType.int32, x.device)
+        last = lz.realize(lz.reduce(lz.elementwise(AluOp.Where, [hit, k_iota, none]),
+                                    AluOp.Max, [3]))
+        found = lz.elementwise(AluOp.Cmplt, [lz.full(last.shape, -1, DType.int32, x.device),
+                                             last])
+        u3 = lz.movement(upd, "reshape", (p, k, q))
+        u3 = lz.movement(u3, "permute", (0, 2, 1))           # (p, q, k)
+        taken = _gather_rows(u3, last)                        # (p, n, q)
+        x3 = lz.movement(x, "reshape", (p, n, q))
+        out = lz.elementwise(AluOp.Where, [found, taken, x3])
+        return lz.movement(out, "reshape", x.shape)
+    op = SCATTER_MODES[mode]
+    u4 = lz.movement(lz.movement(upd, "reshape", (p, k, q)), "permute", (0, 2, 1))
+    u4 = lz.movement(lz.movement(u4, "reshape", (p, 1, q, k)), "expand", box)
+    ident = lz.full(box, reduce_identity(op, x.dtype), x.dtype, x.device)
+    folded = lz.reduce(lz.elementwise(AluOp.Where, [hit, u4, ident]), op, [3])
+    x3 = lz.movement(x, "reshape", (p, n, q))
+    return lz.movement(lz.elementwise(op, [folded, x3]), "reshape", x.shape)
+
+
+def _gather_rows(u: Lazy, which: Lazy) -> Lazy:
+    """u (p, q, k), which (p, n, q) in [-1, k): u[p, q, max(which, 0)] as (p, n, q)."""
+    p, q, k = u.shape
+    n = which.shape[1]
+    src = lz.realize(u)
+    i_p = iota(which.shape, 0, DType.int32, u.device)
+    i_q = iota(which.shape, 2, DType.int32, u.device)
+    w = lz.elementwise(AluOp.Max, [which, lz.full(which.shape, 0, DType.int32, u.device)])
+    flat = _affine(i_p, q * k, i_q, k, w)
+    return Lazy(which.shape, u.dtype, u.device,
+                AluExp(AluOp.GlobalIndex, u.dtype, (flat.exp,), src.buffer), flat.pending)
+
+
+lowerings.update({gather_p: _gather, scatter_p: _scatter})

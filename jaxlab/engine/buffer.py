@@ -1,0 +1,42 @@
+"""Buffer: device memory owned by Python's reference counting."""
+from __future__ import annotations
+
+import numpy as np
+
+from jaxlab.engine.devices import Device
+from jaxlab.ir.dtypes import DType
+
+
+class Buffer:
+    """`size` elements of `dtype` on `device`; freed when the last reference goes."""
+
+    __slots__ = ("device", "dtype", "size", "handle", "__weakref__")
+
+    def __init__(self, device: Device, dtype: DType, size: int) -> None:
+        self.device, self.dtype, self.size = device, dtype, size
+        # at least 4 bytes: zero-sized allocations are invalid on some backends
+        self.handle = device.backend.allocate(max(4, size * dtype.itemsize))
+
+    @staticmethod
+    def from_numpy(device: Device, data: np.ndarray, dtype: DType) -> "Buffer":
+        buf = Buffer(device, dtype, data.size)
+        if data.size:
+            device.backend.write(buf.handle, np.ascontiguousarray(data, dtype=dtype.np))
+        return buf
+
+    def to_numpy(self) -> np.ndarray:
+        if self.size == 0:
+            return np.zeros(0, self.dtype.np)
+        return self.device.backend.read(self.handle, self.dtype, self.size)
+
+    @property
+    def name(self) -> str:
+        return f"buf{id(self) % 10000:04d}"
+
+    def __del__(self) -> None:
+        handle = getattr(self, "handle", None)
+        if handle is not None:
+            try:
+                self.device.backend.free(handle)
+            except Exception:  # interpreter shutdown: the device may be gone first
+                pass

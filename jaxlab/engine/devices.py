@@ -1,0 +1,104 @@
+"""Devices: a named backend instance, the registry, and the default device."""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from typing import Any, Callable, Iterator, Optional, Union
+
+from jaxlab.backends.base import Backend, Executable
+
+
+class Device:
+    """One device (JAX's `Device`): `.platform` names its backend."""
+
+    def __init__(self, platform: str, backend: Backend, id: int = 0) -> None:
+        self.platform = platform
+        self.id = id
+        self.backend = backend
+        self.cache: dict[Any, Executable] = {}   # compiled kernels by structure
+
+    def __repr__(self) -> str:
+        return f"{self.platform.capitalize()}Device(id={self.id})"
+
+
+# name -> factory; backends register themselves, so a missing optional
+# dependency only removes its own device.
+_FACTORIES: dict[str, Callable[[], Backend]] = {}
+_PRIORITY: dict[str, int] = {}
+_DEVICES: dict[str, Device] = {}
+_UNAVAILABLE: dict[str, str] = {}
+
+
+def register_backend(name: str, factory: Callable[[], Backend], priority: int = 0) -> None:
+    """Make a backend known; the available one of highest priority is the default."""
+    _FACTORIES[name] = factory
+    _PRIORITY[name] = priority
+
+
+def get_device(name: str) -> Device:
+    if name in _DEVICES:
+        return _DEVICES[name]
+    if name not in _FACTORIES:
+        raise ValueError(f"unknown device {name!r}; known: {', '.join(sorted(_FACTORIES))}")
+    try:
+        backend = _FACTORIES[name]()
+    except Exception as exc:  # a missing driver must not break the other devices
+        _UNAVAILABLE[name] = f"{type(exc).__name__}: {exc}"
+        raise RuntimeError(f"device {name!r} is not available here: {exc}") from exc
+    _DEVICES[name] = Device(name, backend)
+    return _DEVICES[name]
+
+
+def devices(platform: Optional[str] = None) -> list[Device]:
+    """The devices that can run here, highest priority first."""
+    out = []
+    for name in sorted(_FACTORIES, key=lambda n: -_PRIORITY[n]):
+        if platform is not None and name != platform:
+            continue
+        try:
+            out.append(get_device(name))
+        except RuntimeError:
+            pass
+    return out
+
+
+def unavailable() -> dict[str, str]:
+    """Backends that failed to start, with the reason."""
+    return dict(_UNAVAILABLE)
+
+
+DeviceLike = Union[str, Device]
+_default: contextvars.ContextVar[Optional[Device]] = contextvars.ContextVar(
+    "jaxlab_default_device", default=None)
+
+
+def to_device(d: DeviceLike) -> Device:
+    if isinstance(d, Device):
+        return d
+    if isinstance(d, str):
+        return get_device(d)
+    raise TypeError(f"expected a device name or Device, got {type(d).__name__}")
+
+
+def current_device() -> Device:
+    d = _default.get()
+    if d is None:
+        d = devices()[0]
+        _default.set(d)
+    return d
+
+
+@contextlib.contextmanager
+def default_device(d: DeviceLike) -> Iterator[Device]:
+    """`with jaxlab.default_device("wasm"):` runs new arrays on that device."""
+    token = _default.set(to_device(d))
+    try:
+        yield _default.get()
+    finally:
+        _default.reset(token)
+
+
+def set_default_device(d: DeviceLike) -> Device:
+    dev = to_device(d)
+    _default.set(dev)
+    return dev

@@ -1,0 +1,216 @@
+"""Lazy arrays: an expression over views of realized buffers, run on demand.
+
+A `Lazy` is (shape, dtype, device, exp[, pending]). Its `exp` is an AluExp
+whose leaves are GlobalView(buffer, tracker) and Valid(tracker) nodes with
+trackers of the array's own shape, so
+
+- an elementwise op just builds a bigger expression (fusion),
+- a movement op rewrites the trackers at the leaves (no copy),
+- a reduction becomes `pending`: a body over shape out+reduced, whose folded
+  value appears in `exp` as Variable('acc'). Elementwise work after it grows
+  `exp`, which becomes the kernel's epilogue.
+
+Realization (lower.py + dispatch.py) turns this into one Kernel.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+
+from jaxlab.engine.buffer import Buffer
+from jaxlab.engine.devices import Device
+from jaxlab.ir.alu import COMPARE, UNARY_FLOAT, VIEW_LEAVES, AluExp, AluOp
+from jaxlab.ir.dtypes import DType
+from jaxlab.ir.kernel import acc_variable, reduce_identity
+from jaxlab.ir.shape import ShapeTracker
+
+# Past these, operands are realized before fusing more work onto them.
+MAX_FUSED_NODES = 400
+_EXPENSIVE = UNARY_FLOAT | {AluOp.Div, AluOp.Threefry2x32, AluOp.Idiv, AluOp.Mod}
+_CHEAP_EXPAND_NODES = 12   # an expression broadcast wider is recomputed per copy
+
+
+class Pending:
+    """A reduction not yet run: fold `body` (shape out+red) over the red dims."""
+
+    __slots__ = ("op", "body", "out_shape", "red_shape")
+
+    def __init__(self, op: AluOp, body: AluExp, out_shape: tuple, red_shape: tuple) -> None:
+        self.op, self.body, self.out_shape, self.red_shape = op, body, out_shape, red_shape
+
+
+class Lazy:
+    __slots__ = ("shape", "dtype", "device", "exp", "pending")
+
+    def __init__(self, shape: tuple, dtype: DType, device: Device, exp: AluExp,
+                 pending: Optional[Pending] = None) -> None:
+        self.shape, self.dtype, self.device = tuple(shape), dtype, device
+        self.exp, self.pending = exp, pending
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def buffer(self) -> Optional[Buffer]:
+        """The buffer when this array is exactly one realized contiguous buffer."""
+        e = self.exp
+        if self.pending is None and e.op is AluOp.GlobalView:
+            buf, st = e.arg
+            if st.is_contiguous and buf.size == self.size and buf.dtype is self.dtype:
+                return buf
+        return None
+
+    def buffers(self) -> list[Buffer]:
+        roots = [self.exp] + ([self.pending.body] if self.pending else [])
+        seen: dict[int, Buffer] = {}
+        for root in roots:
+            for n in root.toposort():
+                if n.op is AluOp.GlobalView:
+                    seen.setdefault(id(n.arg[0]), n.arg[0])
+                elif n.op is AluOp.GlobalIndex and isinstance(n.arg, Buffer):
+                    seen.setdefault(id(n.arg), n.arg)
+        return list(seen.values())
+
+    def node_count(self) -> int:
+        return len(self.exp.toposort()) + (len(self.pending.body.toposort()) if self.pending else 0)
+
+    def __repr__(self) -> str:
+        return f"Lazy({self.dtype.short}{list(self.shape)} on {self.device})"
+
+
+# --- construction -----------------------------------------------------------
+
+def from_buffer(buf: Buffer, shape: Sequence[int]) -> Lazy:
+    shape = tuple(shape)
+    return Lazy(shape, buf.dtype, buf.device,
+                AluExp.view(buf, ShapeTracker.contiguous(shape), buf.dtype))
+
+
+def from_numpy(data: np.ndarray, dtype: DType, device: Device) -> Lazy:
+    return from_buffer(Buffer.from_numpy(device, np.asarray(data), dtype), np.shape(data))
+
+
+def full(shape: Sequence[int], value: Any, dtype: DType, device: Device) -> Lazy:
+    return Lazy(tuple(shape), dtype, device, AluExp.const(value, dtype))
+
+
+def pad_mask(shape: Sequence[int], pads: Sequence[tuple[int, int]], device: Device) -> Lazy:
+    """Bool array: True where a `pads` padding of `shape` holds original elements."""
+    st = ShapeTracker.contiguous(tuple(shape)).pad(tuple(pads))
+    return Lazy(st.shape, DType.bool, device, AluExp.valid(st))
+
+
+# --- realization hooks (set by dispatch.py, which imports this module) --------
+
+_realizer: Callable[[Lazy], Lazy] = lambda lz: lz  # replaced at import of dispatch
+
+
+def set_realizer(fn: Callable[[Lazy], Lazy]) -> None:
+    global _realizer
+    _realizer = fn
+
+
+def realize(lz: Lazy) -> Lazy:
+    return lz if lz.buffer is not None else _realizer(lz)
+
+
+# --- elementwise ------------------------------------------------------------
+
+def _result_dtype(op: AluOp, srcs: Sequence[Lazy], dtype: Optional[DType]) -> DType:
+    if dtype is not None:
+        return dtype
+    if op in COMPARE:
+        return DType.bool
+    return srcs[-1].dtype if op is AluOp.Where else srcs[0].dtype
+
+
+def elementwise(op: AluOp, srcs: Sequence[Lazy], dtype: Optional[DType] = None,
+                arg: Any = None) -> Lazy:
+    """Apply one ALU op to same-shape lazy arrays, fusing it into their expressions."""
+    shape, device = srcs[0].shape, srcs[0].device
+    for s in srcs:
+        if s.shape != shape:
+            raise ValueError(f"{op.name}: shapes {[x.shape for x in srcs]} differ (broadcast first)")
+        if s.device is not device:
+            raise ValueError(f"{op.name}: arrays on {s.device} and {device}: use device_put")
+    srcs = _one_pending(list(srcs))
+    if sum(s.node_count() for s in srcs) > MAX_FUSED_NODES or \
+            len({id(b) for s in srcs for b in s.buffers()}) >= device.backend.max_kernel_inputs:
+        srcs = [realize(s) for s in srcs]
+    out_dtype = _result_dtype(op, srcs, dtype)
+    exp = AluExp(op, out_dtype, tuple(s.exp for s in srcs), arg)
+    pending = next((s.pending for s in srcs if s.pending is not None), None)
+    return Lazy(shape, out_dtype, device, exp, pending)
+
+
+def _one_pending(srcs: list[Lazy]) -> list[Lazy]:
+    """At most one distinct pending reduction can be fused into an epilogue."""
+    first = None
+    out = []
+    for s in srcs:
+        if s.pending is not None:
+            if first is None:
+                first = s.pending
+            elif s.pending is not first:
+                s = realize(s)
+        out.append(s)
+    return out
+
+
+def cast(lz: Lazy, dtype: DType) -> Lazy:
+    return lz if dtype is lz.dtype else elementwise(AluOp.Cast, [lz], dtype)
+
+
+# --- movement ---------------------------------------------------------------
+
+def _push(lz: Lazy, fn: Callable[[ShapeTracker], ShapeTracker], shape: tuple) -> Lazy:
+    """Rewrite the tracker of every view leaf; the expression commutes with views."""
+    mapping = {}
+    for leaf in lz.exp.leaves(VIEW_LEAVES):
+        if leaf.op is AluOp.GlobalView:
+            buf, st = leaf.arg
+            mapping[leaf] = AluExp.view(buf, fn(st), leaf.dtype)
+        else:
+            mapping[leaf] = AluExp.valid(fn(leaf.arg))
+    return Lazy(shape, lz.dtype, lz.device, lz.exp.substitute(mapping))
+
+
+def _is_cheap(lz: Lazy) -> bool:
+    nodes = lz.exp.toposort()
+    return len(nodes) <= _CHEAP_EXPAND_NODES and not any(n.op in _EXPENSIVE for n in nodes)
+
+
+def movement(lz: Lazy, method: str, *args: Any) -> Lazy:
+    """reshape/permute/expand/pad/shrink/flip/step, by ShapeTracker method name."""
+    if lz.pending is not None:
+        lz = realize(lz)
+    probe = getattr(ShapeTracker.contiguous(lz.shape), method)(*args)
+    if method == "expand" and probe.size > lz.size and not _is_cheap(lz):
+        lz = realize(lz)  # recomputing an expensive producer per copy multiplies work
+    out = _push(lz, lambda st: getattr(st, method)(*args), probe.shape)
+    if method == "pad" and lz.exp.op is not AluOp.GlobalView:
+        # a bare load reads 0 in the padding; any other expression must be masked
+        out.exp = AluExp.valid(probe).where(out.exp, AluExp.const(0, lz.dtype))
+    return out
+
+
+# --- reductions -------------------------------------------------------------
+
+def reduce(lz: Lazy, op: AluOp, axes: Sequence[int]) -> Lazy:
+    """Fold `axes` with op (Add/Mul/Max/Min); the result is pending until realized."""
+    axes = sorted(set(axes))
+    keep = [d for d in range(len(lz.shape)) if d not in axes]
+    out_shape = tuple(lz.shape[d] for d in keep)
+    red_shape = tuple(lz.shape[d] for d in axes)
+    if not axes:
+        return lz
+    if math.prod(red_shape) == 0:
+        return full(out_shape, reduce_identity(op, lz.dtype), lz.dtype, lz.device)
+    if lz.pending is not None:
+        lz = realize(lz)
+    body = movement(lz, "permute", keep + axes) if keep + axes != list(range(len(lz.shape))) else lz
+    pending = Pending(op, body.exp, out_shape, red_shape)
+    return Lazy(out_shape, lz.dtype, lz.device, acc_variable(lz.dtype), pending)

@@ -1,0 +1,72 @@
+"""Lowering: a Lazy array becomes one Kernel over numbered input slots.
+
+Each GlobalView leaf turns into a load at the index its tracker computes from
+the flat output index `gidx` (and the reduction index `ridx`), guarded by the
+tracker's validity; then the whole expression is simplified.
+"""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+from jaxlab.engine.buffer import Buffer
+from jaxlab.engine.lazy import Lazy
+from jaxlab.ir.alu import AluExp, AluOp
+from jaxlab.ir.dtypes import DType
+from jaxlab.ir.kernel import GIDX, RIDX, Kernel, Reduction
+
+
+class _Slots:
+    """Input buffers in first-use order; the same buffer always gets the same slot."""
+
+    def __init__(self) -> None:
+        self.buffers: list[Buffer] = []
+        self._index: dict[int, int] = {}
+
+    def slot(self, buf: Buffer) -> int:
+        if id(buf) not in self._index:
+            self._index[id(buf)] = len(self.buffers)
+            self.buffers.append(buf)
+        return self._index[id(buf)]
+
+
+def _lower_exp(exp: AluExp, parts: Sequence[tuple[AluExp, int]], slots: _Slots) -> AluExp:
+    mapping: dict[AluExp, AluExp] = {}
+    zero_index = AluExp.const(0, DType.int32)
+    for node in exp.toposort():
+        if node.op is AluOp.GlobalView:
+            buf, st = node.arg
+            index, valid = (e.simplify() for e in st.to_index(parts))
+            if buf.size == 0 or (valid.is_const and not valid.arg):
+                mapping[node] = AluExp.const(0, node.dtype)
+            elif valid.is_const:
+                mapping[node] = AluExp.load(slots.slot(buf), index, node.dtype)
+            else:   # never read out of bounds, even where the value is discarded
+                load = AluExp.load(slots.slot(buf), valid.where(index, zero_index), node.dtype)
+                mapping[node] = valid.where(load, AluExp.const(0, node.dtype))
+        elif node.op is AluOp.Valid:
+            mapping[node] = node.arg.to_index(parts)[1]
+    lowered = exp.substitute(mapping)
+    gathers = {n: AluExp.load(slots.slot(n.arg), n.src[0], n.dtype) for n in lowered.toposort()
+               if n.op is AluOp.GlobalIndex and isinstance(n.arg, Buffer)}
+    return (lowered.substitute(gathers) if gathers else lowered).simplify()
+
+
+def lower(lz: Lazy) -> tuple[Kernel, list[Buffer]]:
+    """The kernel that computes `lz`, and its input buffers by slot."""
+    slots = _Slots()
+    gidx = AluExp.special(GIDX, lz.size)
+    out_parts = [(gidx, len(lz.shape))]
+    if lz.pending is None:
+        exp = _lower_exp(lz.exp, out_parts, slots)
+        kernel_args = dict(exp=exp)
+    else:
+        p = lz.pending
+        red_size = math.prod(p.red_shape)
+        ridx = AluExp.special(RIDX, red_size)
+        body = _lower_exp(p.body, out_parts + [(ridx, len(p.red_shape))], slots)
+        epilogue = _lower_exp(lz.exp, out_parts, slots)
+        kernel_args = dict(exp=body, reduction=Reduction(p.op, red_size, epilogue),
+                           reduce_shape=p.red_shape)
+    inputs = tuple((b.dtype, b.size) for b in slots.buffers)
+    return Kernel(shape=lz.shape, inputs=inputs, **kernel_args), slots.buffers

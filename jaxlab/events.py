@@ -1,0 +1,83 @@
+"""KernelEvent and capture(): what the engine tells whoever is listening.
+
+The engine never imports IPython: it appends events to the active recorders.
+A notebook, a test, a benchmark and a terminal all read the same events.
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+from dataclasses import asdict, dataclass, field
+from typing import Any, Iterator, Optional
+
+
+@dataclass
+class KernelEvent:
+    name: str
+    backend: str
+    kind: str                       # "kernel" or "routine"
+    input_shapes: list[tuple] = field(default_factory=list)
+    input_dtypes: list[str] = field(default_factory=list)
+    output_shapes: list[tuple] = field(default_factory=list)
+    output_dtypes: list[str] = field(default_factory=list)
+    equations: list[str] = field(default_factory=list)   # jaxpr equations it fused
+    ir: str = ""                    # kernel IR before tuning
+    tuned_ir: str = ""              # after tuning
+    tuning: Optional[dict[str, Any]] = None  # choices and the reasons for them
+    source: str = ""                # generated WGSL / WAT / NumPy plan
+    source_language: str = ""
+    compile_ms: float = 0.0
+    dispatch_ms: float = 0.0        # host time of the dispatch call
+    device_ms: Optional[float] = None  # GPU timestamp queries, where available
+    flops: int = 0
+    bytes: int = 0
+    cache_hit: bool = False
+    key: str = ""
+
+    def summary(self) -> str:
+        shape = "x".join(map(str, self.output_shapes[0])) if self.output_shapes else "-"
+        hit = " (cached)" if self.cache_hit else f" compile {self.compile_ms:.2f} ms"
+        return (f"{self.name:<24} {shape:>14} {self.backend:<7} "
+                f"{self.dispatch_ms * 1000:9.1f} us{hit}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class EventLog(list):
+    """The events of one capture() block, in order."""
+
+    def kernels(self) -> list[KernelEvent]:
+        return [e for e in self if e.kind == "kernel"]
+
+    def summary(self) -> str:
+        return "\n".join(e.summary() for e in self)
+
+
+_local = threading.local()
+
+
+def _recorders() -> list[EventLog]:
+    if not hasattr(_local, "stack"):
+        _local.stack = []
+    return _local.stack
+
+
+@contextlib.contextmanager
+def capture() -> Iterator[EventLog]:
+    """`with jaxlab.capture() as log:` collects every KernelEvent emitted inside."""
+    log = EventLog()
+    _recorders().append(log)
+    try:
+        yield log
+    finally:
+        _recorders().remove(log)
+
+
+def listening() -> bool:
+    return bool(_recorders())
+
+
+def emit(event: KernelEvent) -> None:
+    for log in _recorders():
+        log.append(event)

@@ -1,0 +1,227 @@
+"""AluExp: jaxlab's one expression node, immutable and hash-consed.
+
+Every kernel body is a DAG of AluExp. Two structurally equal expressions are
+the same Python object, so `a is b` is structural equality, dict lookups by
+node are O(1), and a kernel's identity is the identity of its root node.
+"""
+from __future__ import annotations
+
+import enum
+import math
+import weakref
+from typing import Any, Iterable
+
+import numpy as np
+
+from jaxlab.ir.dtypes import DType
+
+
+class AluOp(enum.Enum):
+    # binary arithmetic (operands share a dtype)
+    Add = "+"; Sub = "-"; Mul = "*"; Div = "/"; Idiv = "//"; Mod = "%"
+    Min = "min"; Max = "max"
+    # comparisons (result bool)
+    Cmplt = "<"; Cmpne = "!="
+    # bitwise / logical (ints and bools)
+    And = "&"; Or = "|"; Xor = "^"; Shl = "<<"; Shr = ">>"
+    Where = "where"
+    # unary float math
+    Sin = "sin"; Cos = "cos"; Asin = "asin"; Atan = "atan"; Exp = "exp"; Log = "log"
+    Sqrt = "sqrt"; Reciprocal = "recip"; Floor = "floor"; Ceil = "ceil"
+    Erf = "erf"; Erfc = "erfc"; Tanh = "tanh"
+    Cast = "cast"; Bitcast = "bitcast"
+    Threefry2x32 = "threefry2x32"
+    # leaves
+    Const = "const"; Special = "special"; Variable = "var"
+    GlobalIndex = "load"; GlobalView = "view"; Valid = "valid"
+
+
+BINARY = frozenset({AluOp.Add, AluOp.Sub, AluOp.Mul, AluOp.Div, AluOp.Idiv, AluOp.Mod,
+                    AluOp.Min, AluOp.Max, AluOp.And, AluOp.Or, AluOp.Xor, AluOp.Shl,
+                    AluOp.Shr})
+COMPARE = frozenset({AluOp.Cmplt, AluOp.Cmpne})
+UNARY_FLOAT = frozenset({AluOp.Sin, AluOp.Cos, AluOp.Asin, AluOp.Atan, AluOp.Exp, AluOp.Log,
+                         AluOp.Sqrt, AluOp.Reciprocal, AluOp.Floor, AluOp.Ceil, AluOp.Erf,
+                         AluOp.Erfc, AluOp.Tanh})
+LEAVES = frozenset({AluOp.Const, AluOp.Special, AluOp.Variable, AluOp.GlobalView,
+                    AluOp.Valid})
+VIEW_LEAVES = frozenset({AluOp.GlobalView, AluOp.Valid})
+COMMUTATIVE = frozenset({AluOp.Add, AluOp.Mul, AluOp.Min, AluOp.Max, AluOp.And, AluOp.Or,
+                         AluOp.Xor, AluOp.Cmpne})
+
+
+def _arg_key(arg: Any) -> Any:
+    # 0.0 == -0.0 and nan != nan: key floats by their text so both intern correctly.
+    if isinstance(arg, float):
+        return ("f", repr(arg))
+    return arg
+
+
+class AluExp:
+    """One node: (op, dtype, src, arg). Build with the helpers below, never directly."""
+
+    __slots__ = ("op", "dtype", "src", "arg", "_range", "_simple", "__weakref__")
+    _interned: "weakref.WeakValueDictionary[tuple, AluExp]" = weakref.WeakValueDictionary()
+
+    op: AluOp
+    dtype: DType
+    src: tuple["AluExp", ...]
+    arg: Any
+
+    def __new__(cls, op: AluOp, dtype: DType, src: tuple = (), arg: Any = None) -> "AluExp":
+        key = (op, dtype, src, _arg_key(arg))
+        node = cls._interned.get(key)
+        if node is None:
+            node = object.__new__(cls)
+            node.op, node.dtype, node.src, node.arg = op, dtype, src, arg
+            node._range = None
+            node._simple = None
+            cls._interned[key] = node
+        return node
+
+    def __reduce__(self):
+        return (AluExp, (self.op, self.dtype, self.src, self.arg))
+
+    # --- construction helpers (operands are coerced to this node's dtype) ---
+    @staticmethod
+    def const(value: Any, dtype: DType) -> "AluExp":
+        return AluExp(AluOp.Const, dtype, (), _canonical_const(value, dtype))
+
+    @staticmethod
+    def special(name: str, size: int) -> "AluExp":
+        return AluExp(AluOp.Special, DType.int32, (), (name, int(size)))
+
+    @staticmethod
+    def variable(name: str, dtype: DType = DType.int32) -> "AluExp":
+        return AluExp(AluOp.Variable, dtype, (), name)
+
+    @staticmethod
+    def load(slot: Any, index: "AluExp", dtype: DType) -> "AluExp":
+        return AluExp(AluOp.GlobalIndex, dtype, (index,), slot)
+
+    @staticmethod
+    def view(buffer: Any, tracker: Any, dtype: DType) -> "AluExp":
+        return AluExp(AluOp.GlobalView, dtype, (), (buffer, tracker))
+
+    @staticmethod
+    def valid(tracker: Any) -> "AluExp":
+        return AluExp(AluOp.Valid, DType.bool, (), tracker)
+
+    def _coerce(self, other: Any) -> "AluExp":
+        return other if isinstance(other, AluExp) else AluExp.const(other, self.dtype)
+
+    def binary(self, op: AluOp, other: Any) -> "AluExp":
+        other = self._coerce(other)
+        if other.dtype is not self.dtype:
+            raise TypeError(f"{op.name} of {self.dtype} and {other.dtype}: cast first")
+        out = DType.bool if op in COMPARE else self.dtype
+        return AluExp(op, out, (self, other))
+
+    def unary(self, op: AluOp) -> "AluExp":
+        return AluExp(op, self.dtype, (self,))
+
+    def cast(self, dtype: DType) -> "AluExp":
+        return self if dtype is self.dtype else AluExp(AluOp.Cast, dtype, (self,))
+
+    def bitcast(self, dtype: DType) -> "AluExp":
+        return self if dtype is self.dtype else AluExp(AluOp.Bitcast, dtype, (self,))
+
+    def where(self, a: Any, b: Any) -> "AluExp":
+        if isinstance(a, AluExp):
+            b = a._coerce(b)
+        elif isinstance(b, AluExp):
+            a = b._coerce(a)
+        else:
+            raise TypeError("where needs at least one expression branch")
+        return AluExp(AluOp.Where, a.dtype, (self, a, b))
+
+    def lt(self, other: Any) -> "AluExp": return self.binary(AluOp.Cmplt, other)
+    def ne(self, other: Any) -> "AluExp": return self.binary(AluOp.Cmpne, other)
+    def min(self, other: Any) -> "AluExp": return self.binary(AluOp.Min, other)
+    def max(self, other: Any) -> "AluExp": return self.binary(AluOp.Max, other)
+    def __add__(self, o): return self.binary(AluOp.Add, o)
+    def __radd__(self, o): return self._coerce(o).binary(AluOp.Add, self)
+    def __sub__(self, o): return self.binary(AluOp.Sub, o)
+    def __rsub__(self, o): return self._coerce(o).binary(AluOp.Sub, self)
+    def __mul__(self, o): return self.binary(AluOp.Mul, o)
+    def __rmul__(self, o): return self._coerce(o).binary(AluOp.Mul, self)
+    def __floordiv__(self, o): return self.binary(AluOp.Idiv, o)
+    def __truediv__(self, o): return self.binary(AluOp.Div, o)
+    def __mod__(self, o): return self.binary(AluOp.Mod, o)
+    def __and__(self, o): return self.binary(AluOp.And, o)
+    def __or__(self, o): return self.binary(AluOp.Or, o)
+    def __xor__(self, o): return self.binary(AluOp.Xor, o)
+
+    # --- inspection ---
+    def toposort(self) -> list["AluExp"]:
+        """Every node once, sources before users (iterative: deep chains are fine)."""
+        order: list[AluExp] = []
+        seen: set[int] = set()
+        stack: list[tuple[AluExp, bool]] = [(self, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if expanded:
+                order.append(node)
+                continue
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            stack.append((node, True))
+            stack.extend((s, False) for s in reversed(node.src) if id(s) not in seen)
+        return order
+
+    def leaves(self, ops: Iterable[AluOp]) -> list["AluExp"]:
+        ops = frozenset(ops)
+        return [n for n in self.toposort() if n.op in ops]
+
+    def substitute(self, mapping: dict["AluExp", "AluExp"]) -> "AluExp":
+        """Replace nodes (keys) by expressions, rebuilding the users."""
+        done: dict[AluExp, AluExp] = {}
+        for node in self.toposort():
+            if node in mapping:
+                done[node] = mapping[node]
+            elif node.src:
+                src = tuple(done[s] for s in node.src)
+                done[node] = node if src == node.src else AluExp(node.op, node.dtype, src, node.arg)
+            else:
+                done[node] = node
+        return done[self]
+
+    @property
+    def is_const(self) -> bool:
+        return self.op is AluOp.Const
+
+    def __repr__(self) -> str:
+        from jaxlab.ir.printer import render
+        return render(self)
+
+    # --- range analysis and simplification live in simplify.py ---
+    @property
+    def vmin(self) -> Any:
+        from jaxlab.ir.simplify import value_range
+        return value_range(self)[0]
+
+    @property
+    def vmax(self) -> Any:
+        from jaxlab.ir.simplify import value_range
+        return value_range(self)[1]
+
+    def simplify(self) -> "AluExp":
+        from jaxlab.ir.simplify import simplify
+        return simplify(self)
+
+
+def _canonical_const(value: Any, dtype: DType) -> Any:
+    """Store constants as Python values already rounded to the dtype."""
+    if dtype is DType.bool:
+        return bool(value)
+    if dtype.is_int:
+        if isinstance(value, (float, np.floating)):
+            value = int(value) if math.isfinite(value) else 0
+        v = int(value) % (1 << 32)
+        return v - (1 << 32) if dtype is DType.int32 and v >= 1 << 31 else v
+    return float(np.array(value, dtype=dtype.np))
+
+
+def const_like(e: AluExp, value: Any) -> AluExp:
+    return AluExp.const(value, e.dtype)

@@ -1,0 +1,124 @@
+"""The dtypes jaxlab knows, and JAX's promotion rules between them (x64 off)."""
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+
+
+class DType(enum.Enum):
+    bool = "bool"
+    int32 = "int32"
+    uint32 = "uint32"
+    float16 = "float16"
+    float32 = "float32"
+
+    @property
+    def np(self) -> np.dtype:
+        return np.dtype(self.value)
+
+    @property
+    def itemsize(self) -> int:
+        return self.np.itemsize
+
+    @property
+    def is_float(self) -> bool:
+        return self in (DType.float16, DType.float32)
+
+    @property
+    def is_int(self) -> bool:
+        return self in (DType.int32, DType.uint32)
+
+    @property
+    def is_bool(self) -> bool:
+        return self is DType.bool
+
+    @property
+    def short(self) -> str:
+        """JAX's jaxpr spelling: f32, i32, u32, f16, bool."""
+        return _SHORT[self]
+
+    def __repr__(self) -> str:
+        return self.value
+
+    def __str__(self) -> str:
+        return self.value
+
+
+_SHORT = {DType.bool: "bool", DType.int32: "i32", DType.uint32: "u32",
+          DType.float16: "f16", DType.float32: "f32"}
+
+# NumPy dtypes that map onto ours (x64 off: 64-bit types narrow like JAX does).
+_FROM_NUMPY = {
+    "bool": DType.bool,
+    "int8": DType.int32, "int16": DType.int32, "int32": DType.int32, "int64": DType.int32,
+    "uint8": DType.uint32, "uint16": DType.uint32, "uint32": DType.uint32, "uint64": DType.uint32,
+    "float16": DType.float16, "float32": DType.float32, "float64": DType.float32,
+}
+
+float32, float16, int32, uint32, bool_ = (DType.float32, DType.float16, DType.int32,
+                                          DType.uint32, DType.bool)
+
+
+def to_dtype(d) -> DType:
+    """Accept a DType, a NumPy dtype/type, a string or a Python type."""
+    if isinstance(d, DType):
+        return d
+    if d is float:
+        return DType.float32
+    if d is int:
+        return DType.int32
+    if d is bool:
+        return DType.bool
+    try:
+        name = np.dtype(d).name
+    except TypeError:
+        name = None
+    if name in _FROM_NUMPY:
+        return _FROM_NUMPY[name]
+    raise TypeError(f"unsupported dtype {d!r}: jaxlab supports "
+                    f"{', '.join(t.value for t in DType)}")
+
+
+# Category ranks of the promotion lattice; within ints, int32+uint32 -> int32
+# (JAX would say int64, narrowed to int32 with x64 off).
+_RANK = {DType.bool: 0, DType.uint32: 1, DType.int32: 1, DType.float16: 2, DType.float32: 3}
+
+
+def promote(a: DType, b: DType) -> DType:
+    """Promote two strong dtypes."""
+    if a is b:
+        return a
+    ra, rb = _RANK[a], _RANK[b]
+    if ra == rb:  # only int32 vs uint32 reaches here
+        return DType.int32
+    return a if ra > rb else b
+
+
+def promote_weak(strong: DType, weak_kind: type) -> DType:
+    """A Python scalar of kind bool/int/float meets an array of dtype `strong`."""
+    if weak_kind is bool:
+        return strong
+    if weak_kind is int:
+        return DType.int32 if strong is DType.bool else strong
+    return strong if strong.is_float else DType.float32
+
+
+def result_type(*operands) -> DType:
+    """JAX's result type of arrays and Python scalars (weakly typed)."""
+    strong = [o for o in operands if not isinstance(o, (bool, int, float))]
+    weak = [type(o) for o in operands if isinstance(o, (bool, int, float))]
+    if strong:
+        dt = strong[0] if isinstance(strong[0], DType) else strong[0].dtype
+        for o in strong[1:]:
+            dt = promote(dt, o if isinstance(o, DType) else o.dtype)
+    else:
+        dt = python_scalar_dtype(max(weak, key=[bool, int, float].index))
+        weak = []
+    for kind in weak:
+        dt = promote_weak(dt, kind)
+    return dt
+
+
+def python_scalar_dtype(kind: type) -> DType:
+    return {bool: DType.bool, int: DType.int32, float: DType.float32}[kind]

@@ -1,0 +1,137 @@
+"""Kernel (one fused loop nest, one output) and Routine (never fused)."""
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from jaxlab.ir.alu import LEAVES, AluExp, AluOp
+from jaxlab.ir.dtypes import DType
+from jaxlab.ir.printer import render
+
+# Reductions a kernel can carry, with the identity each starts from.
+REDUCE_OPS = (AluOp.Add, AluOp.Mul, AluOp.Max, AluOp.Min)
+ACC = "acc"  # the name of the accumulated value inside an epilogue
+
+GIDX = "gidx"  # output element index
+RIDX = "ridx"  # reduction step index
+
+
+def reduce_identity(op: AluOp, dtype: DType) -> Any:
+    if op is AluOp.Add:
+        return 0
+    if op is AluOp.Mul:
+        return 1
+    if dtype.is_float:
+        return -math.inf if op is AluOp.Max else math.inf
+    if dtype is DType.bool:
+        return op is AluOp.Min
+    info = {DType.int32: (-(1 << 31), (1 << 31) - 1), DType.uint32: (0, (1 << 32) - 1)}[dtype]
+    return info[0] if op is AluOp.Max else info[1]
+
+
+def acc_variable(dtype: DType) -> AluExp:
+    return AluExp.variable(ACC, dtype)
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """Fold `size` values of the kernel body with `op`, then apply `epilogue`
+    (an expression of Variable('acc'), gidx and loads) to the result."""
+    op: AluOp
+    size: int
+    epilogue: AluExp
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """out[gidx] = body(gidx) for gidx < size, or with a reduction
+    out[gidx] = epilogue(fold_{ridx < reduction.size} body(gidx, ridx))."""
+    shape: tuple[int, ...]          # output shape (for names and reports)
+    inputs: tuple[tuple[DType, int], ...]  # (dtype, element count) per input slot
+    exp: AluExp
+    reduction: Reduction | None = None
+    reduce_shape: tuple[int, ...] = ()
+    label: str = field(default="", compare=False)  # which ops it came from
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def dtype(self) -> DType:
+        return self.reduction.epilogue.dtype if self.reduction else self.exp.dtype
+
+    @property
+    def name(self) -> str:
+        """tinygrad-like: E_ for elementwise, r_ for reductions, then the shapes."""
+        dims = "_".join(map(str, self.shape)) or "1"
+        if self.reduction is None:
+            return f"E_{dims}"
+        return f"r_{dims}_{'_'.join(map(str, self.reduce_shape)) or '1'}"
+
+    def text(self) -> str:
+        """The IR a person reads in reports."""
+        ins = ", ".join(f"in{i}: {d.short}[{n}]" for i, (d, n) in enumerate(self.inputs))
+        head = f"kernel {self.name}({ins}) -> {self.dtype.short}[{self.size}]"
+        if self.reduction is None:
+            return f"{head}\n  out[gidx] = {_indent(render(self.exp))}"
+        r = self.reduction
+        return (f"{head}\n  acc = {r.op.name.lower()} over ridx < {r.size} of "
+                f"{_indent(render(self.exp))}\n"
+                f"  out[gidx] = {_indent(render(r.epilogue))}")
+
+    @property
+    def key(self) -> str:
+        """A structural hash, stable across processes (for disk caches)."""
+        return hashlib.sha1(self.text().encode()).hexdigest()[:16]
+
+    def flops(self) -> int:
+        steps = self.reduction.size if self.reduction else 1
+        body = _count_ops(self.exp) + (1 if self.reduction else 0)
+        epilogue = _count_ops(self.reduction.epilogue) if self.reduction else 0
+        return self.size * (steps * body + epilogue)
+
+
+def _count_ops(e: AluExp) -> int:
+    skip = LEAVES | {AluOp.GlobalIndex, AluOp.Cast}
+    return sum(1 for n in e.toposort() if n.op not in skip and n.dtype.is_float)
+
+
+def _indent(text: str) -> str:
+    return text.replace("\n", "\n    ")
+
+
+ROUTINES = ("sort", "argsort", "cholesky", "triangular_solve", "lu")
+
+
+@dataclass(frozen=True)
+class Routine:
+    """A whole-array algorithm on contiguous inputs: never fused, run as written."""
+    name: str
+    inputs: tuple[tuple[tuple[int, ...], DType], ...]
+    outputs: tuple[tuple[tuple[int, ...], DType], ...]
+    params: tuple[tuple[str, Any], ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.name not in ROUTINES:
+            raise ValueError(f"unknown routine {self.name!r}; known: {', '.join(ROUTINES)}")
+
+    @property
+    def param(self) -> dict[str, Any]:
+        return dict(self.params)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.outputs[0][0]
+
+    def text(self) -> str:
+        ins = ", ".join(f"{d.short}{list(s)}" for s, d in self.inputs)
+        outs = ", ".join(f"{d.short}{list(s)}" for s, d in self.outputs)
+        ps = ", ".join(f"{k}={v}" for k, v in self.params)
+        return f"routine {self.name}({ins}{'; ' + ps if ps else ''}) -> {outs}"
+
+    @property
+    def key(self) -> str:
+        return hashlib.sha1(self.text().encode()).hexdigest()[:16]

@@ -1,0 +1,17 @@
+"""jaxlab.numpy: the jax.numpy API over lazy, fused arrays."""
+from jaxlab.ir.dtypes import bool_, float16, float32, int32, uint32  # noqa: F401
+from jaxlab.array import Array as ndarray  # noqa: F401
+from jaxlab.numpy.creation import *  # noqa: F401,F403
+from jaxlab.numpy.creation import __all__ as _creation_all
+from jaxlab.numpy.ufuncs import *  # noqa: F401,F403
+from jaxlab.numpy.reductions import *  # noqa: F401,F403
+from jaxlab.numpy.shape_ops import *  # noqa: F401,F403
+from jaxlab.numpy.products import *  # noqa: F401,F403
+from jaxlab.numpy import _methods  # noqa: F401  (operators and methods on Array)
+
+bool = bool_  # noqa: A001  (jnp.bool)
+pi = 3.141592653589793
+e = 2.718281828459045
+inf = float("inf")
+nan = float("nan")
+newaxis = None

@@ -1,0 +1,43 @@
+"""Operators and methods of jaxlab.Array, all forwarding to jaxlab.numpy."""
+from __future__ import annotations
+
+from jaxlab.array import Array
+from jaxlab import numpy as jnp
+from jaxlab.numpy._util import astype_
+
+
+def _swap(fn):
+    return lambda self, other: fn(other, self)
+
+
+_OPERATORS = {
+    "__add__": jnp.add, "__radd__": _swap(jnp.add),
+    "__sub__": jnp.subtract, "__rsub__": _swap(jnp.subtract),
+    "__mul__": jnp.multiply, "__rmul__": _swap(jnp.multiply),
+    "__truediv__": jnp.true_divide, "__rtruediv__": _swap(jnp.true_divide),
+    "__matmul__": jnp.matmul, "__rmatmul__": _swap(jnp.matmul),
+    "__lt__": jnp.less, "__le__": jnp.less_equal, "__gt__": jnp.greater,
+    "__ge__": jnp.greater_equal, "__eq__": jnp.equal, "__ne__": jnp.not_equal,
+    "__and__": jnp.bitwise_and, "__rand__": _swap(jnp.bitwise_and),
+    "__or__": jnp.bitwise_or, "__ror__": _swap(jnp.bitwise_or),
+    "__xor__": jnp.bitwise_xor, "__rxor__": _swap(jnp.bitwise_xor),
+    "__lshift__": jnp.left_shift, "__rlshift__": _swap(jnp.left_shift),
+    "__rshift__": jnp.right_shift, "__rrshift__": _swap(jnp.right_shift),
+    "__neg__": jnp.negative, "__pos__": jnp.positive, "__abs__": jnp.abs,
+    "__invert__": jnp.invert,
+}
+_METHODS = {
+    "reshape": lambda self, *shape, **kw: jnp.reshape(
+        self, shape[0] if len(shape) == 1 else shape, **kw),
+    "transpose": lambda self, *axes: jnp.transpose(
+        self, None if not axes else axes[0] if len(axes) == 1 and not isinstance(axes[0], int)
+        else axes),
+    "sum": jnp.sum, "prod": jnp.prod, "max": jnp.max, "min": jnp.min,
+    "ravel": jnp.ravel, "flatten": jnp.ravel, "squeeze": jnp.squeeze,
+    "astype": lambda self, dtype: astype_(self, dtype),
+}
+
+for _name, _fn in {**_OPERATORS, **_METHODS}.items():
+    setattr(Array, _name, _fn)
+Array.T = property(lambda self: jnp.transpose(self))
+

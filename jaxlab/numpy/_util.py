@@ -1,0 +1,128 @@
+"""Shared argument handling for jaxlab.numpy: conversion, promotion, broadcasting, axes."""
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from jaxlab.array import Array, wrap
+from jaxlab.core import movement
+from jaxlab.core.elementwise import convert_element_type_p
+from jaxlab.engine import lazy as lz
+from jaxlab.engine.devices import current_device
+from jaxlab.ir.dtypes import DType, python_scalar_dtype, result_type, to_dtype
+
+Scalar = (bool, int, float)
+
+
+def asarray_(x: Any, dtype: Optional[DType] = None) -> Array:
+    """An Array from an Array, a Python scalar, a nested list or a NumPy array."""
+    if isinstance(x, Array):
+        return astype_(x, dtype) if dtype is not None else x
+    if isinstance(x, Scalar) and not isinstance(x, np.generic):
+        dt = dtype or python_scalar_dtype(type(x))
+        return wrap(lz.full((), x, dt, current_device()))
+    if hasattr(x, "__jax_array__"):
+        x = x.__jax_array__()
+    try:
+        data = np.asarray(x)
+    except Exception as exc:
+        raise TypeError(f"cannot convert {type(x).__name__} to a jaxlab array: {exc}") from exc
+    if data.dtype == object:
+        if any(isinstance(v, Array) for v in _flat(x)):
+            return _stack_nested(x, dtype)
+        raise TypeError(f"cannot convert {type(x).__name__} of objects to a jaxlab array")
+    dt = dtype or to_dtype(data.dtype)
+    if data.dtype.kind == "f" and data.dtype.itemsize == 8 and dtype is None:
+        dt = DType.float32
+    return wrap(lz.from_numpy(data.astype(dt.np), dt, current_device()))
+
+
+def _flat(x: Any):
+    if isinstance(x, (list, tuple)):
+        for v in x:
+            yield from _flat(v)
+    else:
+        yield x
+
+
+def _stack_nested(x: Any, dtype: Optional[DType]) -> Array:
+    from jaxlab.numpy.shape_ops import stack
+    if isinstance(x, (list, tuple)):
+        return stack([_stack_nested(v, dtype) for v in x])
+    return asarray_(x, dtype)
+
+
+def astype_(x: Array, dtype: Any) -> Array:
+    dt = to_dtype(dtype)
+    if dt is x.jdtype:
+        return x
+    return convert_element_type_p.bind(x, new_dtype=dt)
+
+
+def dtype_of(x: Any) -> Any:
+    """A DType for arrays; the Python type for weak scalars (for promotion)."""
+    if isinstance(x, Array):
+        return x.jdtype
+    if isinstance(x, np.ndarray) or isinstance(x, np.generic):
+        return to_dtype(x.dtype)
+    if isinstance(x, Scalar):
+        return x
+    return to_dtype(np.asarray(x).dtype)
+
+
+def promote_dtypes(*args: Any) -> DType:
+    return result_type(*(dtype_of(a) for a in args))
+
+
+def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
+    nd = max((len(s) for s in shapes), default=0)
+    out = []
+    for i in range(nd):
+        dims = {s[i - nd + len(s)] for s in shapes if i - nd + len(s) >= 0}
+        dims.discard(1)
+        if len(dims) > 1:
+            raise ValueError(f"shapes {' and '.join(str(tuple(s)) for s in shapes)} "
+                             f"cannot be broadcast together")
+        out.append(dims.pop() if dims else 1)
+    return tuple(out)
+
+
+def broadcast_to_(x: Array, shape: Sequence[int]) -> Array:
+    shape = tuple(shape)
+    if x.shape == shape:
+        return x
+    if len(shape) < x.ndim or broadcast_shapes(x.shape, shape) != shape:
+        raise ValueError(f"cannot broadcast shape {x.shape} to {shape}")
+    nd = len(shape)
+    return movement.broadcast_in_dim_p.bind(
+        x, shape=shape, broadcast_dimensions=tuple(range(nd - x.ndim, nd)))
+
+
+def promote_args(*args: Any, dtype: Optional[DType] = None) -> list[Array]:
+    """Arrays of one dtype (JAX's promotion, or `dtype`) and one broadcast shape."""
+    dt = dtype or promote_dtypes(*args)
+    return broadcast_all(*(asarray_(a, dt) for a in args))
+
+
+def broadcast_all(*arrays: Array) -> list[Array]:
+    shape = broadcast_shapes(*(a.shape for a in arrays))
+    return [broadcast_to_(a, shape) for a in arrays]
+
+
+def canonical_axis(axis: int, ndim: int, what: str = "axis") -> int:
+    if not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"{what} must be an integer, got {type(axis).__name__}")
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"{what} {axis} is out of bounds for array of dimension {ndim}")
+    return int(axis) % ndim
+
+
+def canonical_axes(axis: Any, ndim: int) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(ndim))
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    out = tuple(canonical_axis(a, ndim) for a in axes)
+    if len(set(out)) != len(out):
+        raise ValueError(f"repeated axis in {axis}")
+    return out

@@ -1,0 +1,129 @@
+"""Array creation: from data (uploaded once) or constants (no upload at all)."""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from jaxlab.array import Array, wrap
+from jaxlab.engine import lazy as lz
+from jaxlab.engine.devices import current_device
+from jaxlab.ir.dtypes import DType, python_scalar_dtype, to_dtype
+from jaxlab.numpy._util import asarray_, dtype_of
+
+Shape = Any
+
+
+def _shape(shape: Shape) -> tuple[int, ...]:
+    dims = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    for d in dims:
+        if not isinstance(d, (int, np.integer)):
+            raise TypeError(f"shape must contain integers, got {shape!r}")
+        if d < 0:
+            raise ValueError(f"negative dimension in shape {tuple(dims)}")
+    return tuple(int(d) for d in dims)
+
+
+def _dt(dtype: Any, default: DType = DType.float32) -> DType:
+    return default if dtype is None else to_dtype(dtype)
+
+
+def array(object: Any, dtype: Any = None, copy: bool = True) -> Array:  # noqa: A002
+    """A new array from data (copied to the default device)."""
+    if isinstance(object, Array):
+        out = asarray_(object, _dt(dtype, object.jdtype))
+        return wrap(lz.realize(out._lazy)) if copy and out is object else out
+    return asarray_(object, None if dtype is None else to_dtype(dtype))
+
+
+def asarray(a: Any, dtype: Any = None) -> Array:
+    return asarray_(a, None if dtype is None else to_dtype(dtype))
+
+
+def full(shape: Shape, fill_value: Any, dtype: Any = None) -> Array:
+    if isinstance(fill_value, Array) or np.ndim(fill_value):
+        from jaxlab.numpy._util import broadcast_to_
+        return broadcast_to_(asarray_(fill_value, None if dtype is None else to_dtype(dtype)),
+                             _shape(shape))
+    dt = to_dtype(dtype) if dtype is not None else (
+        python_scalar_dtype(type(fill_value)) if isinstance(fill_value, (bool, int, float))
+        else dtype_of(fill_value))
+    return wrap(lz.full(_shape(shape), fill_value, dt, current_device()))
+
+
+def zeros(shape: Shape, dtype: Any = None) -> Array:
+    return full(shape, 0, _dt(dtype))
+
+
+def ones(shape: Shape, dtype: Any = None) -> Array:
+    return full(shape, 1, _dt(dtype))
+
+
+def empty(shape: Shape, dtype: Any = None) -> Array:
+    return zeros(shape, dtype)
+
+
+def _like(a: Any, dtype: Any, shape: Optional[Shape]) -> tuple[tuple[int, ...], DType]:
+    a = asarray_(a)
+    return (a.shape if shape is None else _shape(shape)), _dt(dtype, a.jdtype)
+
+
+def zeros_like(a: Any, dtype: Any = None, shape: Optional[Shape] = None) -> Array:
+    s, d = _like(a, dtype, shape)
+    return full(s, 0, d)
+
+
+def ones_like(a: Any, dtype: Any = None, shape: Optional[Shape] = None) -> Array:
+    s, d = _like(a, dtype, shape)
+    return full(s, 1, d)
+
+
+def full_like(a: Any, fill_value: Any, dtype: Any = None,
+              shape: Optional[Shape] = None) -> Array:
+    s, d = _like(a, dtype, shape)
+    return full(s, fill_value, d)
+
+
+def empty_like(a: Any, dtype: Any = None, shape: Optional[Shape] = None) -> Array:
+    return zeros_like(a, dtype, shape)
+
+
+def _host(data: np.ndarray, dtype: DType) -> Array:
+    return wrap(lz.from_numpy(data.astype(dtype.np), dtype, current_device()))
+
+
+def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) -> Array:
+    if stop is None:
+        start, stop = 0, start
+    step = 1 if step is None else step
+    if step == 0:
+        raise ValueError("arange: step must not be zero")
+    values = (start, stop, step)
+    default = DType.float32 if any(isinstance(v, float) for v in values) else DType.int32
+    return _host(np.arange(start, stop, step), _dt(dtype, default))
+
+
+def linspace(start: float, stop: float, num: int = 50, endpoint: bool = True,
+             retstep: bool = False, dtype: Any = None, axis: int = 0) -> Any:
+    if num < 0:
+        raise ValueError(f"linspace: number of samples, {num}, must be non-negative")
+    data, step = np.linspace(start, stop, num, endpoint=endpoint, retstep=True, axis=axis)
+    out = _host(data, _dt(dtype))
+    return (out, step) if retstep else out
+
+
+def eye(N: int, M: Optional[int] = None, k: int = 0, dtype: Any = None) -> Array:
+    return _host(np.eye(N, M, k), _dt(dtype))
+
+
+def identity(n: int, dtype: Any = None) -> Array:
+    return eye(n, dtype=dtype)
+
+
+def tri(N: int, M: Optional[int] = None, k: int = 0, dtype: Any = None) -> Array:
+    return _host(np.tri(N, M, k), _dt(dtype))
+
+
+__all__ = ["array", "asarray", "full", "zeros", "ones", "empty", "zeros_like", "ones_like",
+           "full_like", "empty_like", "arange", "linspace", "eye", "identity", "tri"]
+

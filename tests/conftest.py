@@ -1,0 +1,36 @@
+"""Every differential test runs on every device that starts here."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import jaxlab
+
+_WANTED = os.environ.get("JAXLAB_TEST_BACKENDS")
+BACKENDS = [d.platform for d in jaxlab.devices()
+            if _WANTED is None or d.platform in _WANTED.split(",")]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request):
+    """The device name; the test body runs with it as the default device."""
+    with jaxlab.default_device(request.param):
+        yield request.param
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(0)
+
+
+def assert_close(actual, expected, rtol=1e-5, atol=1e-6):
+    """Compare a jaxlab result with NumPy's: values, shape and dtype."""
+    actual_np = np.asarray(actual)
+    expected = np.asarray(expected)
+    assert actual_np.shape == expected.shape, f"shape {actual_np.shape} != {expected.shape}"
+    if expected.dtype.kind == "f":
+        np.testing.assert_allclose(actual_np, expected, rtol=rtol, atol=atol, equal_nan=True)
+    else:
+        np.testing.assert_array_equal(actual_np, expected)

@@ -1,6 +1,7 @@
 """jaxlab.Array: the user's array. Lazy until read; freed by reference counting."""
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -12,36 +13,56 @@ from jaxlab.engine.lazy import Lazy
 from jaxlab.ir.dtypes import DType
 
 
-class Array:
+class ArrayBase:
+    """What concrete Arrays and tracers share: shape and dtype, and the
+    operators and methods that jaxlab.numpy installs on this class."""
+
+    __slots__ = ()
+    __array_priority__ = 100
+    shape: tuple[int, ...]
+    jdtype: DType
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.jdtype.np
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object (a 0-d array)")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
+
+    __hash__ = None  # type: ignore[assignment]  # arrays are unhashable, as in JAX
+
+
+class Array(ArrayBase):
     """An n-d array on a device. Operations build fused kernels; reading the
     values (`np.asarray(x)`, `x.item()`, printing) runs them."""
 
     __slots__ = ("_lazy", "__weakref__")
-    __array_priority__ = 100
 
     def __init__(self, lazy: Lazy) -> None:
         self._lazy = lazy
 
-    # --- metadata ---
     @property
     def shape(self) -> tuple[int, ...]:
         return self._lazy.shape
 
     @property
-    def dtype(self) -> np.dtype:
-        return self._lazy.dtype.np
-
-    @property
     def jdtype(self) -> DType:
         return self._lazy.dtype
-
-    @property
-    def ndim(self) -> int:
-        return len(self._lazy.shape)
-
-    @property
-    def size(self) -> int:
-        return self._lazy.size
 
     @property
     def device(self) -> Device:
@@ -106,18 +127,6 @@ class Array:
             raise TypeError(f"only 0-d integer arrays can be used as an index, got "
                             f"{self.jdtype}{list(self.shape)}")
         return int(self.item())
-
-    def __len__(self) -> int:
-        if not self.shape:
-            raise TypeError("len() of unsized object (a 0-d array)")
-        return self.shape[0]
-
-    def __iter__(self):
-        if not self.shape:
-            raise TypeError("iteration over a 0-d array")
-        return (self[i] for i in range(self.shape[0]))
-
-    __hash__ = None  # type: ignore[assignment]  # arrays are mutable-looking, as in JAX
 
 
 def wrap(lazy: Lazy) -> Array:

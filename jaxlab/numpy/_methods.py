@@ -1,7 +1,7 @@
 """Operators and methods of jaxlab.Array, all forwarding to jaxlab.numpy."""
 from __future__ import annotations
 
-from jaxlab.array import Array
+from jaxlab.array import ArrayBase
 from jaxlab import numpy as jnp
 from jaxlab.numpy._util import astype_
 
@@ -38,6 +38,6 @@ _METHODS = {
 }
 
 for _name, _fn in {**_OPERATORS, **_METHODS}.items():
-    setattr(Array, _name, _fn)
-Array.T = property(lambda self: jnp.transpose(self))
+    setattr(ArrayBase, _name, _fn)
+ArrayBase.T = property(lambda self: jnp.transpose(self))
 

@@ -5,7 +5,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from jaxlab.array import Array, wrap
+from jaxlab.array import Array, ArrayBase, wrap
 from jaxlab.core import movement
 from jaxlab.core.elementwise import convert_element_type_p
 from jaxlab.engine import lazy as lz
@@ -17,7 +17,7 @@ Scalar = (bool, int, float)
 
 def asarray_(x: Any, dtype: Optional[DType] = None) -> Array:
     """An Array from an Array, a Python scalar, a nested list or a NumPy array."""
-    if isinstance(x, Array):
+    if isinstance(x, ArrayBase):
         return astype_(x, dtype) if dtype is not None else x
     if isinstance(x, Scalar) and not isinstance(x, np.generic):
         dt = dtype or python_scalar_dtype(type(x))
@@ -29,7 +29,7 @@ def asarray_(x: Any, dtype: Optional[DType] = None) -> Array:
     except Exception as exc:
         raise TypeError(f"cannot convert {type(x).__name__} to a jaxlab array: {exc}") from exc
     if data.dtype == object:
-        if any(isinstance(v, Array) for v in _flat(x)):
+        if any(isinstance(v, ArrayBase) for v in _flat(x)):
             return _stack_nested(x, dtype)
         raise TypeError(f"cannot convert {type(x).__name__} of objects to a jaxlab array")
     dt = dtype or to_dtype(data.dtype)
@@ -62,7 +62,7 @@ def astype_(x: Array, dtype: Any) -> Array:
 
 def dtype_of(x: Any) -> Any:
     """A DType for arrays; the Python type for weak scalars (for promotion)."""
-    if isinstance(x, Array):
+    if isinstance(x, ArrayBase):
         return x.jdtype
     if isinstance(x, np.ndarray) or isinstance(x, np.generic):
         return to_dtype(x.dtype)

@@ -5,7 +5,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from jaxlab.array import Array, wrap
+from jaxlab.array import Array, ArrayBase, wrap
 from jaxlab.engine import lazy as lz
 from jaxlab.engine.devices import current_device
 from jaxlab.ir.dtypes import DType, python_scalar_dtype, to_dtype
@@ -30,7 +30,7 @@ def _dt(dtype: Any, default: DType = DType.float32) -> DType:
 
 def array(object: Any, dtype: Any = None, copy: bool = True) -> Array:  # noqa: A002
     """A new array from data (copied to the default device)."""
-    if isinstance(object, Array):
+    if isinstance(object, ArrayBase):
         out = asarray_(object, _dt(dtype, object.jdtype))
         return wrap(lz.realize(out._lazy)) if copy and out is object else out
     return asarray_(object, None if dtype is None else to_dtype(dtype))
@@ -41,7 +41,7 @@ def asarray(a: Any, dtype: Any = None) -> Array:
 
 
 def full(shape: Shape, fill_value: Any, dtype: Any = None) -> Array:
-    if isinstance(fill_value, Array) or np.ndim(fill_value):
+    if isinstance(fill_value, ArrayBase) or np.ndim(fill_value):
         from jaxlab.numpy._util import broadcast_to_
         return broadcast_to_(asarray_(fill_value, None if dtype is None else to_dtype(dtype)),
                              _shape(shape))

@@ -234,3 +234,173 @@ lowerings.update({
     atan2_p: _atan2, round_p: _round, is_finite_p: _is_finite, threefry2x32_p: _threefry,
 })
 
+
+
+# --- differentiation and batching rules --------------------------------------
+import jaxlab.numpy as jnp  # noqa: E402  (rules run at trace time, after import)
+from jaxlab.core.primitives import batch_rules, jvp_rules, transpose_rules  # noqa: E402
+from jaxlab.core.rule_helpers import (batch_at_front, is_undef, jvp_linear,  # noqa: E402
+                                      jvp_zero, zeros_like as _zero)
+
+
+def _jvp_unary(prim, derivative):
+    """Rules of the form d f(x) = f'(x, f(x)) * dx."""
+    def rule(primals, tangents, **params):
+        (x,), (t,) = primals, tangents
+        y = prim.bind(x, **params)
+        return [y], [jnp.multiply(t, derivative(x, y))]
+    return rule
+
+
+_UNARY_DERIVATIVES = {
+    "sin": lambda x, y: jnp.cos(x),
+    "cos": lambda x, y: -jnp.sin(x),
+    "asin": lambda x, y: jnp.reciprocal(jnp.sqrt(1.0 - x * x)),
+    "atan": lambda x, y: jnp.reciprocal(1.0 + x * x),
+    "exp": lambda x, y: y,
+    "log": lambda x, y: jnp.reciprocal(x),
+    "sqrt": lambda x, y: 0.5 / y,
+    "erf": lambda x, y: 1.1283791670955126 * jnp.exp(-x * x),
+    "erfc": lambda x, y: -1.1283791670955126 * jnp.exp(-x * x),
+    "tanh": lambda x, y: 1.0 - y * y,
+    "reciprocal": lambda x, y: -y * y,
+}
+for _name, _d in _UNARY_DERIVATIVES.items():
+    jvp_rules[unary_prims[_name]] = _jvp_unary(unary_prims[_name], _d)
+
+
+_ZERO_TANGENT = [unary_prims["floor"], unary_prims["ceil"], sign_p, round_p, is_finite_p,
+                 not_p, eq_p, le_p, bitcast_convert_type_p, threefry2x32_p] + \
+    [binary_prims[n] for n in ("and", "or", "xor", "shift_left", "shift_right", "lt", "ne")]
+for _p in _ZERO_TANGENT:
+    jvp_rules[_p] = jvp_zero(_p)
+
+
+def _float_or_zero(prim, rule):
+    """Integer-valued ops have zero tangents (JAX's float0), whatever the rule."""
+    zero_rule = jvp_zero(prim)
+
+    def wrapped(primals, tangents, **params):
+        if not primals[0].jdtype.is_float:
+            return zero_rule(primals, tangents, **params)
+        return rule(primals, tangents, **params)
+    return wrapped
+
+
+def _jvp_mul(primals, tangents):
+    (x, y), (tx, ty) = primals, tangents
+    return [x * y], [tx * y + x * ty]
+
+
+def _jvp_div(primals, tangents):
+    (x, y), (tx, ty) = primals, tangents
+    out = div_p.bind(x, y)
+    return [out], [div_p.bind(tx - out * ty, y)]
+
+
+def _jvp_rem(primals, tangents):
+    (x, y), (tx, ty) = primals, tangents
+    q = div_p.bind(x, y)
+    trunc = jnp.sign(q) * jnp.floor(jnp.abs(q))
+    return [binary_prims["rem"].bind(x, y)], [tx - ty * trunc]
+
+
+def _jvp_minmax(prim, pick_first):
+    def rule(primals, tangents):
+        (x, y), (tx, ty) = primals, tangents
+        first, tie = pick_first(x, y), jnp.equal(x, y)
+        t = jnp.where(tie, (tx + ty) * 0.5, jnp.where(first, tx, ty))
+        return [prim.bind(x, y)], [t]
+    return rule
+
+
+def _jvp_abs(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return [abs_p.bind(x)], [jnp.where(jnp.less(x, 0), -t, t)]
+
+
+def _jvp_select(primals, tangents):
+    (p, f, t), (_, tf, tt) = primals, tangents
+    return [select_n_p.bind(p, f, t)], [select_n_p.bind(p, tf, tt)]
+
+
+def _jvp_convert(primals, tangents, *, new_dtype):
+    (x,), (t,) = primals, tangents
+    out = convert_element_type_p.bind(x, new_dtype=new_dtype)
+    if not (new_dtype.is_float and x.jdtype.is_float):
+        return [out], [_zero(out)]
+    return [out], [convert_element_type_p.bind(t, new_dtype=new_dtype)]
+
+
+def _jvp_integer_pow(primals, tangents, *, y):
+    (x,), (t,) = primals, tangents
+    out = integer_pow_p.bind(x, y=y)
+    if y == 0:
+        return [out], [_zero(out)]
+    d = y * (integer_pow_p.bind(x, y=y - 1) if y != 1 else jnp.ones_like(x))
+    return [out], [t * d]
+
+
+def _jvp_pow(primals, tangents):
+    (x, y), (tx, ty) = primals, tangents
+    out = pow_p.bind(x, y)
+    dx = y * pow_p.bind(x, y - 1.0)
+    dy = jnp.where(jnp.equal(x, 0.0), 0.0, jnp.log(jnp.where(jnp.equal(x, 0.0), 1.0, x)) * out)
+    return [out], [tx * dx + ty * dy]
+
+
+def _jvp_atan2(primals, tangents):
+    (y, x), (ty, tx) = primals, tangents
+    return [atan2_p.bind(y, x)], [(x * ty - y * tx) / (x * x + y * y)]
+
+
+for _p, _r in {binary_prims["mul"]: _jvp_mul, div_p: _jvp_div, binary_prims["rem"]: _jvp_rem,
+               binary_prims["max"]: _jvp_minmax(binary_prims["max"],
+                                                lambda x, y: jnp.greater(x, y)),
+               binary_prims["min"]: _jvp_minmax(binary_prims["min"],
+                                                lambda x, y: jnp.less(x, y)),
+               abs_p: _jvp_abs, pow_p: _jvp_pow, atan2_p: _jvp_atan2}.items():
+    jvp_rules[_p] = _float_or_zero(_p, _r)
+for _p in (binary_prims["add"], binary_prims["sub"], neg_p):
+    jvp_rules[_p] = jvp_linear(_p)
+jvp_rules.update({select_n_p: _jvp_select, convert_element_type_p: _jvp_convert,
+                  integer_pow_p: _jvp_integer_pow})
+
+
+# transposes of the linear ones: cts is the list of output cotangents
+def _t_mul(cts, x, y):
+    (ct,) = cts
+    return [ct * y, None] if is_undef(x) else [None, x * ct]
+
+
+def _t_div(cts, x, y):
+    (ct,) = cts
+    return [div_p.bind(ct, y), None]
+
+
+def _t_select(cts, p, f, t):
+    (ct,) = cts
+    zero = _zero(ct)
+    return [None, select_n_p.bind(p, ct, zero) if is_undef(f) else None,
+            select_n_p.bind(p, zero, ct) if is_undef(t) else None]
+
+
+def _t_convert(cts, x, *, new_dtype):
+    return [convert_element_type_p.bind(cts[0], new_dtype=x.aval.dtype)]
+
+
+transpose_rules.update({
+    binary_prims["add"]: lambda cts, x, y: [cts[0], cts[0]],
+    binary_prims["sub"]: lambda cts, x, y: [cts[0], neg_p.bind(cts[0])],
+    neg_p: lambda cts, x: [neg_p.bind(cts[0])],
+    binary_prims["mul"]: _t_mul, div_p: _t_div, select_n_p: _t_select,
+    convert_element_type_p: _t_convert,
+})
+
+
+ELEMENTWISE_PRIMS = list(unary_prims.values()) + list(binary_prims.values()) + [
+    div_p, neg_p, not_p, eq_p, le_p, abs_p, sign_p, select_n_p, convert_element_type_p,
+    bitcast_convert_type_p, integer_pow_p, pow_p, atan2_p, round_p, is_finite_p,
+    threefry2x32_p]
+for _p in ELEMENTWISE_PRIMS:
+    batch_rules[_p] = batch_at_front(_p)

@@ -1,8 +1,10 @@
 """Primitives as plain data, and the one dispatch point `bind`.
 
-A Primitive is a name plus rule tables keyed by the primitive: `lowerings`
-(to lazy arrays: what eager evaluation and jit run) here; the tracing issue
-adds abstract evaluation, jvp, transpose and batching rules beside each one.
+A Primitive is a name; its rules live in tables keyed by the primitive and
+are registered beside its definition in core/*.py: `lowerings` (to lazy
+arrays: what eager evaluation and jit run), `jvp_rules`, `transpose_rules`
+(linear primitives) and `batch_rules`. Shapes come from running the lowering
+on phantom arrays (core/abstract.py), so there is no second copy of them.
 """
 from __future__ import annotations
 
@@ -24,6 +26,12 @@ class Primitive:
 PRIMITIVES: dict[str, Primitive] = {}
 # primitive -> fn(*lazies, **params) -> Lazy or tuple of Lazy
 lowerings: dict[Primitive, Callable[..., Any]] = {}
+# primitive -> fn(primals, tangents, **params) -> (primals_out, tangents_out)
+jvp_rules: dict[Primitive, Callable[..., Any]] = {}
+# primitive -> fn(cotangents_out, *inputs (UndefPrimal where linear), **params) -> cotangents_in
+transpose_rules: dict[Primitive, Callable[..., Any]] = {}
+# primitive -> fn(values, batch_dims, **params) -> (values_out, batch_dims_out)
+batch_rules: dict[Primitive, Callable[..., Any]] = {}
 
 
 def primitive(name: str, multiple_results: bool = False) -> Primitive:
@@ -34,12 +42,4 @@ def primitive(name: str, multiple_results: bool = False) -> Primitive:
     return p
 
 
-def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
-    """Apply a primitive. Today: evaluate eagerly (lazily fused) on Arrays."""
-    from jaxlab.array import Array, wrap
-    lazies = [a._lazy for a in args] if all(isinstance(a, Array) for a in args) else None
-    if lazies is None:
-        bad = [type(a).__name__ for a in args if not isinstance(a, Array)]
-        raise TypeError(f"{prim.name}: expected jaxlab Arrays, got {', '.join(bad)}")
-    out = lowerings[prim](*lazies, **params)
-    return tuple(wrap(o) for o in out) if prim.multiple_results else wrap(out)
+from jaxlab.core.trace import bind  # noqa: E402  (the dispatch point needs the tables above)

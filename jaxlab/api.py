@@ -1,0 +1,233 @@
+"""The transformations: jit grad value_and_grad vjp jvp linearize jacfwd jacrev
+hessian vmap make_jaxpr. Each flattens pytrees, runs a flat core transform
+(jaxlab/core) and rebuilds the output tree."""
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, Sequence
+
+from jaxlab.array import ArrayBase
+from jaxlab.core.batching import vmap_flat
+from jaxlab.core.jaxpr import ClosedJaxpr, eval_jaxpr, trace_to_jaxpr
+from jaxlab.core.jvp import jvp_flat
+from jaxlab.core.partial_eval import linearize_flat, vjp_flat
+from jaxlab.core.trace import get_aval
+from jaxlab.tree_util import (PyTreeDef, tree_flatten, tree_map, tree_unflatten,
+                              treedef_flatten_up_to)
+
+
+def _as_array(x: Any) -> Any:
+    from jaxlab.numpy._util import asarray_
+    return x if isinstance(x, ArrayBase) else asarray_(x)
+
+
+def flatten_fun(f: Callable, in_tree: PyTreeDef) -> tuple[Callable, list]:
+    """f over a pytree of args as a function of the flat leaves; out_tree[0] is
+    filled in when it runs."""
+    out_tree: list = []
+
+    def flat_fun(*leaves: Any) -> list:
+        args = tree_unflatten(in_tree, leaves)
+        out = f(*args)
+        flat, tree = tree_flatten(out)
+        out_tree.append(tree)
+        return [_as_array(x) for x in flat]
+    return flat_fun, out_tree
+
+
+def _flat_args(args: Sequence[Any]) -> tuple[list, PyTreeDef]:
+    leaves, tree = tree_flatten(tuple(args))
+    return [_as_array(x) for x in leaves], tree
+
+
+# --- forward and reverse mode ----------------------------------------------------
+
+def jvp(fun: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
+    """(fun(*primals), the directional derivative along tangents)."""
+    p_flat, in_tree = _flat_args(primals)
+    t_flat, t_tree = _flat_args(tangents)
+    if t_tree != in_tree:
+        raise ValueError(f"jvp: primals {in_tree} and tangents {t_tree} differ in structure")
+    for p, t in zip(p_flat, t_flat):
+        if p.shape != t.shape:
+            raise ValueError(f"jvp: primal shape {p.shape} and tangent shape {t.shape} differ")
+    f, out_tree = flatten_fun(fun, in_tree)
+    outs, touts = jvp_flat(f, p_flat, t_flat)
+    return tree_unflatten(out_tree[0], outs), tree_unflatten(out_tree[0], touts)
+
+
+def linearize(fun: Callable, *primals: Any) -> tuple[Any, Callable]:
+    p_flat, in_tree = _flat_args(primals)
+    f, out_tree = flatten_fun(fun, in_tree)
+    outs, jaxpr, consts, _ = linearize_flat(f, p_flat)
+
+    def f_jvp(*tangents: Any) -> Any:
+        t_flat, _ = _flat_args(tangents)
+        return tree_unflatten(out_tree[0], eval_jaxpr(jaxpr, list(consts) + t_flat))
+    return tree_unflatten(out_tree[0], outs), f_jvp
+
+
+def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> tuple:
+    """(fun(*primals), a function from output cotangents to input cotangents)."""
+    p_flat, in_tree = _flat_args(primals)
+    aux_box: list = []
+
+    def fun_main(*args: Any) -> Any:
+        out = fun(*args)
+        if has_aux:
+            out, aux = out
+            aux_box.append(aux)
+        return out
+    f, out_tree = flatten_fun(fun_main, in_tree)
+    outs, f_vjp_flat = vjp_flat(f, p_flat)
+
+    def f_vjp(cotangent: Any) -> tuple:
+        ct_flat = [_as_array(c) for c in treedef_flatten_up_to(out_tree[0], cotangent)]
+        return tree_unflatten(in_tree, f_vjp_flat(*ct_flat))
+    out = tree_unflatten(out_tree[0], outs)
+    return (out, f_vjp, _lower_aux(aux_box[0])) if has_aux else (out, f_vjp)
+
+
+def _lower_aux(aux: Any) -> Any:
+    from jaxlab.core.trace import full_lower
+    return tree_map(full_lower, aux)
+
+
+def _argnums_tuple(argnums: int | Sequence[int]) -> tuple[int, ...]:
+    return (argnums,) if isinstance(argnums, int) else tuple(argnums)
+
+
+def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0,
+                   has_aux: bool = False) -> Callable:
+    """f -> (f(x), df/dx) for scalar-output f, differentiating w.r.t. argnums."""
+    nums = _argnums_tuple(argnums)
+
+    @functools.wraps(fun)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        for n in nums:
+            if n >= len(args):
+                raise ValueError(f"argnums {argnums} out of range for {len(args)} arguments")
+
+        def partial_fun(*diff_args: Any) -> Any:
+            full = list(args)
+            for n, a in zip(nums, diff_args):
+                full[n] = a
+            return fun(*full, **kwargs)
+        res = vjp(partial_fun, *(args[n] for n in nums), has_aux=has_aux)
+        out, f_vjp = res[0], res[1]
+        out_arr = _as_array(out) if not isinstance(out, (tuple, list, dict)) else None
+        if out_arr is None or out_arr.shape != () or not out_arr.jdtype.is_float:
+            what = type(out).__name__ if out_arr is None else \
+                f"{out_arr.jdtype}{list(out_arr.shape)}"
+            raise TypeError(f"grad requires a real scalar output (float, shape ()), got {what}")
+        from jaxlab.numpy.creation import ones_like
+        grads = f_vjp(ones_like(out_arr))
+        grads = grads[0] if isinstance(argnums, int) else tuple(grads)
+        return ((out, res[2]), grads) if has_aux else (out, grads)
+    return wrapped
+
+
+def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+    vg = value_and_grad(fun, argnums, has_aux)
+
+    @functools.wraps(fun)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        (value, g) = vg(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
+    return wrapped
+
+
+# --- vmap ----------------------------------------------------------------------------
+
+def _axes_for_leaves(axes: Any, tree: Any, what: str) -> list:
+    """Broadcast an axis spec (int/None or a prefix tree of them) to the leaves of tree."""
+    if axes is None or isinstance(axes, int):
+        return [axes] * len(tree_flatten(tree)[0])
+    if isinstance(axes, (tuple, list)) and isinstance(tree, (tuple, list)):
+        if len(axes) != len(tree):
+            raise ValueError(f"vmap {what} has {len(axes)} entries for {len(tree)} values")
+        return [a for sub_axes, sub in zip(axes, tree)
+                for a in _axes_for_leaves(sub_axes, sub, what)]
+    if isinstance(axes, dict) and isinstance(tree, dict):
+        return [a for k in sorted(tree) for a in _axes_for_leaves(axes[k], tree[k], what)]
+    raise ValueError(f"vmap {what} {axes!r} does not match the structure of the values")
+
+
+def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0) -> Callable:
+    """Map fun over an axis of its inputs, vectorised (no Python loop)."""
+    @functools.wraps(fun)
+    def wrapped(*args: Any) -> Any:
+        leaves, in_tree = _flat_args(args)
+        axes = _axes_for_leaves(in_axes if not isinstance(in_axes, list) else tuple(in_axes),
+                                tuple(args), "in_axes")
+        axes = [None if a is None else _norm_axis(a, x.ndim, "in_axes")
+                for a, x in zip(axes, leaves)]
+        if all(a is None for a in axes):
+            raise ValueError("vmap needs at least one mapped input (in_axes all None)")
+        f, out_tree = flatten_fun(fun, in_tree)
+        out_axes_box: list = []
+
+        def f_counted(*xs: Any) -> list:
+            outs = f(*xs)
+            out_axes_box.append(_axes_for_leaves(out_axes, tree_unflatten(out_tree[0], outs),
+                                                 "out_axes"))
+            return outs
+        outs = vmap_flat(f_counted, axes, lambda: out_axes_box[0], leaves)
+        return tree_unflatten(out_tree[0], outs)
+    return wrapped
+
+
+def _norm_axis(a: int, ndim: int, what: str) -> int:
+    if not -ndim <= a < max(ndim, 1) or ndim == 0:
+        raise ValueError(f"vmap {what} {a} is out of range for an input of rank {ndim}")
+    return a % ndim
+
+
+# --- Jacobians ---------------------------------------------------------------------------
+
+def jacfwd(fun: Callable, argnums: int = 0) -> Callable:
+    def jac(*args: Any) -> Any:
+        from jaxlab.numpy.creation import eye
+        x = _as_array(args[argnums])
+        basis = eye(x.size, dtype=x.jdtype).reshape((x.size,) + x.shape)
+
+        def push(t: Any) -> Any:
+            full = list(args)
+            return jvp(lambda v: fun(*full[:argnums], v, *full[argnums + 1:]), (x,), (t,))[1]
+        out = vmap(push, out_axes=-1)(basis)
+        return tree_map(lambda o: o.reshape(o.shape[:-1] + x.shape), out)
+    return jac
+
+
+def jacrev(fun: Callable, argnums: int = 0) -> Callable:
+    def jac(*args: Any) -> Any:
+        from jaxlab.numpy.creation import eye
+        x = _as_array(args[argnums])
+        out, f_vjp = vjp(lambda v: fun(*args[:argnums], v, *args[argnums + 1:]), x)
+        out = _as_array(out)
+        basis = eye(out.size, dtype=out.jdtype).reshape((out.size,) + out.shape)
+        rows = vmap(lambda ct: f_vjp(ct)[0])(basis)
+        return rows.reshape(out.shape + x.shape)
+    return jac
+
+
+def hessian(fun: Callable, argnums: int = 0) -> Callable:
+    return jacfwd(jacrev(fun, argnums), argnums)
+
+
+# --- staging -----------------------------------------------------------------------------
+
+def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = ()) -> Callable:
+    """fun -> a function returning the ClosedJaxpr of fun at these arguments."""
+    statics = _argnums_tuple(static_argnums)
+
+    def make(*args: Any) -> ClosedJaxpr:
+        dyn = [a for i, a in enumerate(args) if i not in statics]
+        leaves, in_tree = _flat_args(dyn)
+
+        def with_statics(*dyn_args: Any) -> Any:
+            it = iter(dyn_args)
+            return fun(*(a if i in statics else next(it) for i, a in enumerate(args)))
+        f, _ = flatten_fun(with_statics, in_tree)
+        return trace_to_jaxpr(f, [get_aval(x) for x in leaves])
+    return make

@@ -1,0 +1,22 @@
+"""Abstract values: what tracing knows about an array (shape and dtype)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from jaxlab.ir.dtypes import DType
+
+
+@dataclass(frozen=True)
+class ShapedArray:
+    shape: tuple[int, ...]
+    dtype: DType
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def str_short(self) -> str:
+        return f"{self.dtype.short}[{','.join(map(str, self.shape))}]"
+
+    def __repr__(self) -> str:
+        return f"ShapedArray({self.str_short()})"

@@ -1,0 +1,269 @@
+"""Jaxprs: a typed list of primitive equations, staged out by tracing.
+
+`trace_to_jaxpr(f, avals)` runs f on tracers that record every bind; the
+result prints in JAX's text format:
+
+    { lambda ; a:f32[7,13]. let b:f32[7,13] = sin a in (b,) }
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from jaxlab.array import Array
+from jaxlab.core.abstract import abstract_eval
+from jaxlab.core.avals import ShapedArray
+from jaxlab.core.primitives import Primitive
+from jaxlab.core.trace import (Trace, Tracer, bind, full_raise, get_aval, new_dynamic,
+                               new_main)
+
+
+class Var:
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray) -> None:
+        self.aval = aval
+
+
+@dataclass(frozen=True)
+class Lit:
+    """A scalar constant written inline (e.g. `2.0:f32[]`)."""
+    val: Any
+    aval: ShapedArray
+
+
+Atom = Any  # Var | Lit
+
+
+@dataclass
+class JaxprEqn:
+    primitive: Primitive
+    inputs: list
+    params: dict
+    out_binders: list
+
+
+@dataclass
+class Jaxpr:
+    in_binders: list
+    eqns: list
+    outs: list
+
+    def __str__(self) -> str:
+        return _pretty(self, [])
+
+    __repr__ = __str__
+
+
+@dataclass
+class ClosedJaxpr:
+    """A jaxpr and the arrays it closes over (its leading constant binders)."""
+    jaxpr: Jaxpr
+    consts: list = field(default_factory=list)
+    n_consts: int = 0
+
+    @property
+    def eqns(self) -> list:
+        return self.jaxpr.eqns
+
+    @property
+    def in_avals(self) -> list[ShapedArray]:
+        return [v.aval for v in self.jaxpr.in_binders[self.n_consts:]]
+
+    @property
+    def out_avals(self) -> list[ShapedArray]:
+        return [v.aval for v in self.jaxpr.outs]
+
+    def __str__(self) -> str:
+        return _pretty(self.jaxpr, self.jaxpr.in_binders[:self.n_consts])
+
+    __repr__ = __str__
+
+    def _repr_pretty_(self, p, cycle) -> None:  # IPython
+        p.text(str(self))
+
+
+# --- pretty printing ----------------------------------------------------------
+
+def _names() -> Callable[[Var], str]:
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    gen = (("".join(t)) for n in itertools.count(1) for t in itertools.product(letters, repeat=n))
+    table: dict[int, str] = {}
+
+    def name(v: Var) -> str:
+        if id(v) not in table:
+            table[id(v)] = next(gen)
+        return table[id(v)]
+    return name
+
+
+def _atom(a: Atom, name: Callable[[Var], str]) -> str:
+    if isinstance(a, Lit):
+        return f"{a.val!r}:{a.aval.str_short()}"
+    return name(a)
+
+
+def _param(v: Any) -> str:
+    if isinstance(v, (ClosedJaxpr, Jaxpr)):
+        return "{ " + " ".join(str(v).split()) + " }"
+    if isinstance(v, tuple):
+        return "(" + ",".join(_param(x) for x in v) + ("," if len(v) == 1 else "") + ")"
+    return str(v)
+
+
+def _pretty(jaxpr: Jaxpr, const_binders: list) -> str:
+    name = _names()
+    binder = lambda v: f"{name(v)}:{v.aval.str_short()}"  # noqa: E731
+    consts = " ".join(binder(v) for v in const_binders)
+    args = " ".join(binder(v) for v in jaxpr.in_binders[len(const_binders):])
+    lines = []
+    for eqn in jaxpr.eqns:
+        outs = " ".join(binder(v) for v in eqn.out_binders)
+        params = ",".join(f"{k}={_param(v)}" for k, v in sorted(eqn.params.items()))
+        call = eqn.primitive.name + (f"[{params}]" if params else "")
+        ins = " ".join(_atom(a, name) for a in eqn.inputs)
+        lines.append(f"    {outs} = {call} {ins}".rstrip())
+    outs = ", ".join(_atom(a, name) for a in jaxpr.outs)
+    tail = "," if len(jaxpr.outs) == 1 else ""
+    if not lines:
+        return f"{{ lambda {consts}; {args}. let  in ({outs}{tail}) }}"
+    return "{ lambda " + consts + "; " + args + ". let\n" + "\n".join(lines) + \
+        f"\n  in ({outs}{tail}) }}"
+
+
+# --- staging ------------------------------------------------------------------
+
+class JaxprTracer(Tracer):
+    __slots__ = ("_aval",)
+
+    def __init__(self, trace: Trace, aval: ShapedArray) -> None:
+        self._trace, self._aval = trace, aval
+
+    @property
+    def aval(self) -> ShapedArray:
+        return self._aval
+
+
+class JaxprBuilder:
+    def __init__(self) -> None:
+        self.eqns: list[JaxprEqn] = []
+        self.tracer_to_var: dict[int, Var] = {}
+        self.const_tracers: dict[int, JaxprTracer] = {}
+        self.constvals: dict[int, Any] = {}
+        self.tracers: list[JaxprTracer] = []   # keeps ids unique while building
+
+    def new_tracer(self, trace: Trace, aval: ShapedArray) -> JaxprTracer:
+        t = JaxprTracer(trace, aval)
+        self.tracers.append(t)
+        return t
+
+    def add_var(self, t: JaxprTracer) -> Var:
+        v = self.tracer_to_var[id(t)] = Var(t.aval)
+        return v
+
+    def getvar(self, t: JaxprTracer) -> Var:
+        if id(t) not in self.tracer_to_var:
+            raise RuntimeError(f"a tracer from another trace leaked in: {t}")
+        return self.tracer_to_var[id(t)]
+
+    def build(self, in_tracers: list, out_tracers: list) -> ClosedJaxpr:
+        const_vars = [self.tracer_to_var[i] for i in self.const_tracers]
+        const_vals = [self.constvals[i] for i in self.const_tracers]
+        in_vars = [self.getvar(t) for t in in_tracers]
+        out_vars = [self.getvar(t) for t in out_tracers]
+        jaxpr = Jaxpr(const_vars + in_vars, self.eqns, out_vars)
+        return _inline_scalar_literals(ClosedJaxpr(jaxpr, const_vals, len(const_vals)))
+
+
+class JaxprTrace(Trace):
+    def new_arg(self, aval: ShapedArray) -> JaxprTracer:
+        builder: JaxprBuilder = self.main.global_data
+        t = builder.new_tracer(self, aval)
+        builder.add_var(t)
+        return t
+
+    def pure(self, val: Any) -> JaxprTracer:
+        builder: JaxprBuilder = self.main.global_data
+        t = builder.const_tracers.get(id(val))
+        if t is None:
+            t = builder.new_tracer(self, get_aval(val))
+            builder.add_var(t)
+            builder.const_tracers[id(val)] = t
+            builder.constvals[id(val)] = val
+        return t
+
+    lift = pure
+
+    def process_primitive(self, prim: Primitive, tracers: list, params: dict) -> list:
+        builder: JaxprBuilder = self.main.global_data
+        avals_out = abstract_eval(prim, [t.aval for t in tracers], params)
+        ins = [builder.getvar(t) for t in tracers]
+        outs = [builder.new_tracer(self, a) for a in avals_out]
+        builder.eqns.append(JaxprEqn(prim, ins, dict(params), [builder.add_var(t) for t in outs]))
+        return outs
+
+
+def _scalar_literal(val: Any) -> Any:
+    """The Python value of a 0-d constant array that is just a constant (no kernel)."""
+    if isinstance(val, Array) and val.ndim == 0 and val._lazy.exp.is_const \
+            and val._lazy.pending is None:
+        return val._lazy.exp.arg
+    return None
+
+
+def _inline_scalar_literals(closed: ClosedJaxpr) -> ClosedJaxpr:
+    jaxpr = closed.jaxpr
+    lits: dict[int, Lit] = {}
+    keep_vars, keep_vals = [], []
+    for v, val in zip(jaxpr.in_binders[:closed.n_consts], closed.consts):
+        lit = _scalar_literal(val)
+        if lit is None:
+            keep_vars.append(v)
+            keep_vals.append(val)
+        else:
+            lits[id(v)] = Lit(lit, v.aval)
+    if not lits:
+        return closed
+    swap = lambda a: lits.get(id(a), a) if isinstance(a, Var) else a  # noqa: E731
+    eqns = [JaxprEqn(e.primitive, [swap(a) for a in e.inputs], e.params, e.out_binders)
+            for e in jaxpr.eqns]
+    new = Jaxpr(keep_vars + jaxpr.in_binders[closed.n_consts:], eqns,
+                [swap(a) for a in jaxpr.outs])
+    return ClosedJaxpr(new, keep_vals, len(keep_vals))
+
+
+def trace_to_jaxpr(f: Callable, avals_in: Sequence[ShapedArray]) -> ClosedJaxpr:
+    """Stage f (flat arrays in -> flat list of arrays out) out to a jaxpr."""
+    builder = JaxprBuilder()
+    with new_main(JaxprTrace, builder) as main:
+        with new_dynamic(main):
+            trace = JaxprTrace(main)
+            tracers_in = [trace.new_arg(a) for a in avals_in]
+            outs = f(*tracers_in)
+            tracers_out = [full_raise(trace, o) for o in outs]
+            return builder.build(tracers_in, tracers_out)
+
+
+def eval_jaxpr(jaxpr: Jaxpr, args: Sequence[Any]) -> list[Any]:
+    """Run a jaxpr by binding each equation (so it composes with transformations)."""
+    env: dict[int, Any] = {}
+
+    def read(a: Atom) -> Any:
+        if isinstance(a, Lit):
+            from jaxlab.numpy._util import asarray_
+            return asarray_(a.val, a.aval.dtype)
+        return env[id(a)]
+
+    for v, x in zip(jaxpr.in_binders, args):
+        env[id(v)] = x
+    for eqn in jaxpr.eqns:
+        outs = bind(eqn.primitive, *(read(a) for a in eqn.inputs), **eqn.params)
+        outs = outs if eqn.primitive.multiple_results else [outs]
+        for v, o in zip(eqn.out_binders, outs):
+            env[id(v)] = o
+    return [read(a) for a in jaxpr.outs]
+
+
+def eval_closed(closed: ClosedJaxpr, args: Sequence[Any]) -> list[Any]:
+    return eval_jaxpr(closed.jaxpr, list(closed.consts) + list(args))

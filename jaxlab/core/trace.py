@@ -1,0 +1,181 @@
+"""Tracers and the trace stack (Autodidax's design), and the one dispatch point.
+
+`bind(prim, *args)` finds the innermost active transformation among its
+arguments, lifts every argument into that trace and lets the trace process
+the primitive. With no transformation active, EvalTrace runs the primitive's
+lowering on concrete Arrays (lazily, so it fuses).
+"""
+from __future__ import annotations
+
+import contextlib
+import traceback
+from typing import Any, Iterator, Optional, Sequence
+
+from jaxlab.array import Array, ArrayBase, wrap
+from jaxlab.core.avals import ShapedArray
+from jaxlab.core.primitives import Primitive, lowerings
+
+
+class ConcretizationTypeError(TypeError):
+    """A traced value was used where a concrete Python value is needed."""
+
+
+class MainTrace:
+    def __init__(self, level: int, trace_type: type, global_data: Any = None) -> None:
+        self.level, self.trace_type, self.global_data = level, trace_type, global_data
+
+
+class Trace:
+    def __init__(self, main: MainTrace) -> None:
+        self.main = main
+
+    def pure(self, val: Any) -> Any:
+        raise NotImplementedError
+
+    lift = pure
+
+    def process_primitive(self, prim: Primitive, tracers: list, params: dict) -> list:
+        raise NotImplementedError
+
+
+class Tracer(ArrayBase):
+    """A value inside a transformation; jaxlab.numpy treats it like an Array."""
+
+    __slots__ = ("_trace",)
+
+    @property
+    def aval(self) -> ShapedArray:
+        raise NotImplementedError
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.aval.shape
+
+    @property
+    def jdtype(self):
+        return self.aval.dtype
+
+    def full_lower(self) -> Any:
+        return self
+
+    def _concrete(self, what: str) -> Any:
+        raise ConcretizationTypeError(
+            f"{what} of a traced value {self.aval.str_short()} "
+            f"(inside {type(self._trace).__name__[:-5].lower() or 'a'} tracing) at "
+            f"{_user_line()}. The value is not known while the function is being "
+            f"traced: use jaxlab.lax.cond / jnp.where instead of Python control flow, or "
+            f"mark the argument static (jit's static_argnums).")
+
+    def __bool__(self) -> bool:
+        return self._concrete("bool()")
+
+    def __float__(self) -> float:
+        return self._concrete("float()")
+
+    def __int__(self) -> int:
+        return self._concrete("int()")
+
+    def __index__(self) -> int:
+        return self._concrete("using as an index")
+
+    def __array__(self, dtype: Any = None, copy: Any = None):
+        return self._concrete("np.asarray()")
+
+    def item(self) -> Any:
+        return self._concrete("item()")
+
+    def tolist(self) -> Any:
+        return self._concrete("tolist()")
+
+    def __repr__(self) -> str:
+        return f"Traced<{self.aval.str_short()}>with<{type(self._trace).__name__}>"
+
+
+def _user_line() -> str:
+    """The innermost stack frame outside jaxlab itself: the user's own line."""
+    for frame in reversed(traceback.extract_stack()[:-2]):
+        if "/jaxlab/" not in frame.filename.replace("\\", "/"):
+            return f"{frame.filename}:{frame.lineno} ({(frame.line or '').strip()})"
+    return "<unknown>"
+
+
+class EvalTrace(Trace):
+    """No transformation: run the primitive's lowering on Arrays."""
+
+    def pure(self, val: Any) -> Any:
+        return val
+
+    lift = pure
+
+    def process_primitive(self, prim: Primitive, tracers: list, params: dict) -> list:
+        out = lowerings[prim](*(t._lazy for t in tracers), **params)
+        return [wrap(o) for o in out] if prim.multiple_results else [wrap(out)]
+
+
+trace_stack: list[MainTrace] = [MainTrace(0, EvalTrace)]
+dynamic_trace: Optional[MainTrace] = None   # a staging trace that captures every bind
+
+
+@contextlib.contextmanager
+def new_main(trace_type: type, global_data: Any = None) -> Iterator[MainTrace]:
+    main = MainTrace(len(trace_stack), trace_type, global_data)
+    trace_stack.append(main)
+    try:
+        yield main
+    finally:
+        trace_stack.pop()
+
+
+@contextlib.contextmanager
+def new_dynamic(main: MainTrace) -> Iterator[None]:
+    global dynamic_trace
+    prev, dynamic_trace = dynamic_trace, main
+    try:
+        yield
+    finally:
+        dynamic_trace = prev
+
+
+def find_top_trace(xs: Sequence[Any]) -> Trace:
+    top = max((x._trace.main for x in xs if isinstance(x, Tracer)),
+              default=trace_stack[0], key=lambda m: m.level)
+    if dynamic_trace is not None and dynamic_trace.level > top.level:
+        top = dynamic_trace
+    return top.trace_type(top)
+
+
+def full_raise(trace: Trace, val: Any) -> Any:
+    if not isinstance(val, Tracer):
+        if not isinstance(val, Array):
+            raise TypeError(f"expected a jaxlab array, got {type(val).__name__}")
+        return trace.pure(val)
+    level = trace.main.level
+    if val._trace.main is trace.main:
+        return val
+    if val._trace.main.level < level:
+        return trace.lift(val)
+    raise RuntimeError(f"a value from an inner transformation escaped its scope: {val} "
+                       f"(did a traced value leak out of a jit/grad/vmap function?)")
+
+
+def full_lower(val: Any) -> Any:
+    return val.full_lower() if isinstance(val, Tracer) else val
+
+
+def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
+    for a in args:
+        if not isinstance(a, ArrayBase):
+            raise TypeError(f"{prim.name}: expected jaxlab arrays, got {type(a).__name__}")
+    trace = find_top_trace(args)
+    tracers = [full_raise(trace, a) for a in args]
+    outs = trace.process_primitive(prim, tracers, params)
+    outs = [full_lower(o) for o in outs]
+    return tuple(outs) if prim.multiple_results else outs[0]
+
+
+def get_aval(x: Any) -> ShapedArray:
+    if isinstance(x, Tracer):
+        return x.aval
+    if isinstance(x, Array):
+        return ShapedArray(x.shape, x.jdtype)
+    raise TypeError(f"expected a jaxlab array, got {type(x).__name__}")

@@ -239,8 +239,8 @@ lowerings.update({
 # --- differentiation and batching rules --------------------------------------
 import jaxlab.numpy as jnp  # noqa: E402  (rules run at trace time, after import)
 from jaxlab.core.primitives import batch_rules, jvp_rules, transpose_rules  # noqa: E402
-from jaxlab.core.rule_helpers import (batch_at_front, is_undef, jvp_linear,  # noqa: E402
-                                      jvp_zero, zeros_like as _zero)
+from jaxlab.core.rule_helpers import (batch_at_front, bilinear_tangent, is_undef,  # noqa: E402
+                                      jvp_linear, jvp_zero, zeros_like as _zero)
 
 
 def _jvp_unary(prim, derivative):
@@ -289,7 +289,8 @@ def _float_or_zero(prim, rule):
 
 def _jvp_mul(primals, tangents):
     (x, y), (tx, ty) = primals, tangents
-    return [x * y], [tx * y + x * ty]
+    out = binary_prims["mul"].bind(x, y)
+    return [out], [bilinear_tangent(binary_prims["mul"].bind, x, y, tx, ty, out)]
 
 
 def _jvp_div(primals, tangents):
@@ -404,3 +405,8 @@ ELEMENTWISE_PRIMS = list(unary_prims.values()) + list(binary_prims.values()) + [
     threefry2x32_p]
 for _p in ELEMENTWISE_PRIMS:
     batch_rules[_p] = batch_at_front(_p)
+
+stop_gradient_p = primitive("stop_gradient")
+lowerings[stop_gradient_p] = lambda x: x
+jvp_rules[stop_gradient_p] = jvp_zero(stop_gradient_p)
+batch_rules[stop_gradient_p] = batch_at_front(stop_gradient_p)

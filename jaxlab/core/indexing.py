@@ -114,3 +114,99 @@ def _gather_rows(u: Lazy, which: Lazy) -> Lazy:
 
 
 lowerings.update({gather_p: _gather, scatter_p: _scatter})
+
+
+# --- differentiation and batching rules --------------------------------------
+from jaxlab.core.primitives import batch_rules, jvp_rules, transpose_rules  # noqa: E402
+from jaxlab.core.rule_helpers import is_undef  # noqa: E402
+
+
+def gather_along(x, idx, axis: int):
+    """take_along_axis: out[..., i, ...] = x[..., idx[..., i, ...], ...] along `axis`."""
+    import jaxlab.numpy as jnp
+    axis %= x.ndim
+    xm, im = jnp.moveaxis(x, axis, -1), jnp.moveaxis(idx, axis, -1)
+    n, rows = xm.shape[-1], math.prod(xm.shape[:-1])
+    flat_idx = jnp.arange(rows, dtype=jnp.int32).reshape(im.shape[:-1] + (1,)) * n + im
+    out = gather_p.bind(xm.reshape(-1), flat_idx.reshape(-1), axis=0)
+    return jnp.moveaxis(out.reshape(im.shape), -1, axis)
+
+
+def _jvp_gather(primals, tangents, *, axis):
+    (x, idx), (t, _) = primals, tangents
+    return [gather_p.bind(x, idx, axis=axis)], [gather_p.bind(t, idx, axis=axis)]
+
+
+def _t_gather(cts, x, idx, *, axis):
+    from jaxlab.numpy.creation import zeros
+    (ct,) = cts
+    base = zeros(x.aval.shape, x.aval.dtype)
+    return [scatter_p.bind(base, idx, ct, axis=axis, mode="add"), None]
+
+
+def _jvp_scatter(primals, tangents, *, axis, mode):
+    (x, idx, upd), (tx, _, tu) = primals, tangents
+    out = scatter_p.bind(x, idx, upd, axis=axis, mode=mode)
+    if mode not in ("add", "set"):
+        raise NotImplementedError(f"differentiation of scatter mode {mode!r}")
+    return [out], [scatter_p.bind(tx, idx, tu, axis=axis, mode=mode)]
+
+
+def _t_scatter(cts, x, idx, upd, *, axis, mode):
+    (ct,) = cts
+    if mode == "add":
+        return [ct if is_undef(x) else None, None,
+                gather_p.bind(ct, idx, axis=axis) if is_undef(upd) else None]
+    # set: x's cotangent is masked where updates landed; updates take theirs
+    import jaxlab.numpy as jnp
+    landed = scatter_p.bind(jnp.zeros_like(ct), idx, jnp.ones(_aval_shape(upd), ct.dtype),
+                            axis=axis, mode="set")
+    return [ct * (1.0 - landed) if is_undef(x) else None, None,
+            gather_p.bind(ct, idx, axis=axis) if is_undef(upd) else None]
+
+
+def _aval_shape(v) -> tuple:
+    return v.aval.shape if is_undef(v) else v.shape
+
+
+def _b_gather(size, vals, dims, *, axis):
+    """Batched x and/or indices: fold the batch into the gathered axis."""
+    from jaxlab.core.batching import move_to
+    import jaxlab.numpy as jnp
+    x, idx = vals
+    xd, idd = dims
+    if xd is None:   # only the indices vary: their batch axis lands inside the output
+        return [gather_p.bind(x, move_to(idx, idd, 0, size), axis=axis)], [axis]
+    x = move_to(x, xd, 0, size)
+    if idd is None:
+        return [gather_p.bind(x, idx, axis=axis + 1)], [0]
+    idx = move_to(idx, idd, 0, size)
+    n = x.shape[axis + 1]
+    xm = jnp.moveaxis(x, 0, axis)                      # (..., B, N, ...)
+    merged = xm.reshape(xm.shape[:axis] + (size * n,) + xm.shape[axis + 2:])
+    offsets = (jnp.arange(size, dtype=jnp.int32) * n).reshape((size,) + (1,) * (idx.ndim - 1))
+    clamped = jnp.clip(idx.astype(jnp.int32), 0, n - 1) + offsets
+    return [gather_p.bind(merged, clamped, axis=axis)], [axis]
+
+
+def _b_scatter(size, vals, dims, *, axis, mode):
+    """Fold the batch into the scattered axis of x, indices offset per batch row."""
+    from jaxlab.core.batching import move_to
+    import jaxlab.numpy as jnp
+    x, idx, upd = (move_to(v, d, 0, size) for v, d in zip(vals, dims))
+    n = x.shape[axis + 1]
+    xm = jnp.moveaxis(x, 0, axis)
+    merged = xm.reshape(xm.shape[:axis] + (size * n,) + xm.shape[axis + 2:])
+    offsets = (jnp.arange(size, dtype=jnp.int32) * n).reshape((size,) + (1,) * (idx.ndim - 1))
+    idx = idx.astype(jnp.int32)
+    # out-of-range indices must stay out of range after the offset (they are dropped)
+    safe = jnp.where((idx >= 0) & (idx < n), idx + offsets, -1)
+    um = jnp.moveaxis(upd, 0, axis)                    # (..., B, I..., ...)
+    out = scatter_p.bind(merged, safe, um, axis=axis, mode=mode)
+    out = out.reshape(xm.shape)
+    return [jnp.moveaxis(out, axis, 0)], [0]
+
+
+jvp_rules.update({gather_p: _jvp_gather, scatter_p: _jvp_scatter})
+transpose_rules.update({gather_p: _t_gather, scatter_p: _t_scatter})
+batch_rules.update({gather_p: _b_gather, scatter_p: _b_scatter})

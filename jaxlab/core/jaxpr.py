@@ -168,7 +168,7 @@ class JaxprBuilder:
         return self.tracer_to_var[id(t)]
 
     def build(self, in_tracers: list, out_tracers: list) -> ClosedJaxpr:
-        const_vars = [self.tracer_to_var[i] for i in self.const_tracers]
+        const_vars = [self.tracer_to_var[id(t)] for t in self.const_tracers.values()]
         const_vals = [self.constvals[i] for i in self.const_tracers]
         in_vars = [self.getvar(t) for t in in_tracers]
         out_vars = [self.getvar(t) for t in out_tracers]

@@ -3,14 +3,22 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+from jaxlab.array import Array
 from jaxlab.core.avals import ShapedArray
 from jaxlab.core.primitives import Primitive, jvp_rules
-from jaxlab.core.trace import Trace, Tracer, full_raise, get_aval, new_main
+from jaxlab.core.trace import Trace, Tracer, bind, full_raise, get_aval, new_main
+
+
+class ZeroTangent(Array):
+    """A tangent known to be zero (an input not being differentiated): rules are
+    skipped when every input tangent is one, so no dead work is traced."""
+    __slots__ = ()
 
 
 def zeros_like_aval(aval: ShapedArray) -> Any:
-    from jaxlab.numpy.creation import zeros
-    return zeros(aval.shape, aval.dtype)
+    from jaxlab.engine import lazy as lz
+    from jaxlab.engine.devices import current_device
+    return ZeroTangent(lz.full(aval.shape, 0, aval.dtype, current_device()))
 
 
 class JVPTracer(Tracer):
@@ -35,7 +43,12 @@ class JVPTrace(Trace):
             raise NotImplementedError(f"differentiation of {prim.name} is not supported")
         primals_in = [t.primal for t in tracers]
         tangents_in = [t.tangent for t in tracers]
-        primals_out, tangents_out = jvp_rules[prim](primals_in, tangents_in, **params)
+        if all(isinstance(t, ZeroTangent) for t in tangents_in):
+            out = bind(prim, *primals_in, **params)
+            primals_out = list(out) if prim.multiple_results else [out]
+            tangents_out = [zeros_like_aval(get_aval(p)) for p in primals_out]
+        else:
+            primals_out, tangents_out = jvp_rules[prim](primals_in, tangents_in, **params)
         return [JVPTracer(self, p, t) for p, t in zip(primals_out, tangents_out)]
 
 

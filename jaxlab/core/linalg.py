@@ -118,3 +118,117 @@ lowerings.update({
     sort_p: _last_axis("sort", None), argsort_p: _last_axis("argsort", DType.int32),
     cholesky_p: _cholesky, triangular_solve_p: _triangular_solve, lu_p: _lu,
 })
+
+
+# --- differentiation and batching rules --------------------------------------
+from jaxlab.core.primitives import batch_rules, jvp_rules, transpose_rules  # noqa: E402
+from jaxlab.core.rule_helpers import (batch_at_front, bilinear_tangent, is_undef,  # noqa: E402
+                                      jvp_zero)
+
+
+def _jvp_dot(primals, tangents, **params):
+    (x, y), (tx, ty) = primals, tangents
+    out = dot_general_p.bind(x, y, **params)
+    return [out], [bilinear_tangent(lambda a, b: dot_general_p.bind(a, b, **params),
+                                    x, y, tx, ty, out)]
+
+
+def _ranges(n: int, skip: Sequence[int]) -> list[int]:
+    return [d for d in range(n) if d not in skip]
+
+
+def _t_dot(cts, x, y, *, dimension_numbers, preferred_element_type=None):
+    """Transpose of a contraction: contract the cotangent with the other operand
+    over the free dims it shares, then permute into the operand's axis order."""
+    from jaxlab.core.movement import transpose_p
+    (ct,) = cts
+    (xc, yc), (xb, yb) = dimension_numbers
+    x_shape = x.aval.shape if is_undef(x) else x.shape
+    y_shape = y.aval.shape if is_undef(y) else y.shape
+    nb = len(xb)
+    x_free = _ranges(len(x_shape), list(xc) + list(xb))
+    y_free = _ranges(len(y_shape), list(yc) + list(yb))
+    ct_batch = tuple(range(nb))
+    ct_xfree = tuple(range(nb, nb + len(x_free)))
+    ct_yfree = tuple(range(nb + len(x_free), nb + len(x_free) + len(y_free)))
+    if is_undef(x):
+        # ct (b, xf, yf) . y (b, yc, yf) over yf -> (b, xf, yc)
+        out = dot_general_p.bind(ct, y, dimension_numbers=(
+            (ct_yfree, tuple(y_free)), (ct_batch, tuple(yb))))
+        # out axes: x's batch, x's free, then x's contracted dims in y's axis order
+        src = list(xb) + x_free + [xc[i] for i in sorted(range(len(yc)), key=lambda i: yc[i])]
+        perm = tuple(src.index(d) for d in range(len(x_shape)))
+        return [transpose_p.bind(out, permutation=perm), None]
+    # y undefined: ct (b, xf, yf) . x (b, xf, xc) over xf -> (b, yf, xc)
+    out = dot_general_p.bind(ct, x, dimension_numbers=(
+        (ct_xfree, tuple(x_free)), (ct_batch, tuple(xb))))
+    src = list(yb) + y_free + [yc[i] for i in sorted(range(len(xc)), key=lambda i: xc[i])]
+    perm = tuple(src.index(d) for d in range(len(y_shape)))
+    return [None, transpose_p.bind(out, permutation=perm)]
+
+
+def _b_dot(size, vals, dims, *, dimension_numbers, preferred_element_type=None):
+    """Both operands batched at axis 0 as a new leading batch dimension."""
+    from jaxlab.core.batching import move_to
+    x, y = (move_to(v, d, 0, size) for v, d in zip(vals, dims))
+    (xc, yc), (xb, yb) = dimension_numbers
+    sh = lambda ds: tuple(d + 1 for d in ds)  # noqa: E731
+    dn = ((sh(xc), sh(yc)), ((0,) + sh(xb), (0,) + sh(yb)))
+    return [dot_general_p.bind(x, y, dimension_numbers=dn,
+                               preferred_element_type=preferred_element_type)], [0]
+
+
+jvp_rules[dot_general_p] = _jvp_dot
+transpose_rules[dot_general_p] = _t_dot
+batch_rules[dot_general_p] = _b_dot
+
+
+def _jvp_sort(primals, tangents, *, dimension):
+    from jaxlab.core.indexing import gather_along
+    (x,), (t,) = primals, tangents
+    perm = argsort_p.bind(x, dimension=dimension)
+    return [sort_p.bind(x, dimension=dimension)], [gather_along(t, perm, dimension)]
+
+
+def _jvp_triangular_solve(primals, tangents, **params):
+    """x = op(a)^-1 b: dx = op(a)^-1 (db - op(da) x) (left side)."""
+    (a, b), (ta, tb) = primals, tangents
+    x = triangular_solve_p.bind(a, b, **params)
+    import jaxlab.numpy as jnp
+    tri = jnp.tril if params.get("lower") else jnp.triu
+    da = tri(ta, -1) if params.get("unit_diagonal") else tri(ta)
+    da = jnp.swapaxes(da, -1, -2) if params.get("transpose_a") else da
+    rhs = tb - (da @ x if params.get("left_side") else x @ da)
+    return [x], [triangular_solve_p.bind(a, rhs, **params)]
+
+
+def _t_triangular_solve(cts, a, b, **params):
+    (ct,) = cts
+    flipped = {**params, "transpose_a": not params.get("transpose_a", False)}
+    return [None, triangular_solve_p.bind(a, ct, **flipped)]
+
+
+def _jvp_cholesky(primals, tangents):
+    """dL = L phi(L^-1 dA L^-T), phi = lower triangle with half the diagonal."""
+    import jaxlab.numpy as jnp
+    (a,), (ta,) = primals, tangents
+    low = cholesky_p.bind(a)
+    sym = (ta + jnp.swapaxes(ta, -1, -2)) * 0.5
+    tmp = triangular_solve_p.bind(low, sym, left_side=True, lower=True)
+    inner = triangular_solve_p.bind(low, tmp, left_side=False, lower=True, transpose_a=True)
+    n = a.shape[-1]
+    phi = jnp.tril(inner, -1) + inner * jnp.eye(n, dtype=a.dtype) * 0.5
+    return [low], [low @ phi]
+
+
+jvp_rules.update({sort_p: _jvp_sort, argsort_p: jvp_zero(argsort_p),
+                  triangular_solve_p: _jvp_triangular_solve, cholesky_p: _jvp_cholesky,
+                  lu_p: jvp_zero(lu_p)})
+transpose_rules[triangular_solve_p] = _t_triangular_solve
+
+_shift_dimension = lambda p, n: {  # noqa: E731  (negative axes still count from the end)
+    **p, "dimension": p["dimension"] + 1 if p["dimension"] >= 0 else p["dimension"]}
+for _p in (sort_p, argsort_p):
+    batch_rules[_p] = batch_at_front(_p, _shift_dimension)
+for _p in (cholesky_p, triangular_solve_p, lu_p):
+    batch_rules[_p] = batch_at_front(_p)   # routines take leading batch dims

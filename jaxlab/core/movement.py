@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Any, Sequence
 
 from jaxlab.core.primitives import lowerings, primitive
 from jaxlab.engine import lazy as lz
@@ -131,4 +131,117 @@ def _concatenate(*xs: Lazy, dimension: int) -> Lazy:
 lowerings.update({
     reshape_p: _reshape, transpose_p: _transpose, broadcast_in_dim_p: _broadcast_in_dim,
     pad_p: _pad, slice_p: _slice, rev_p: _rev, concatenate_p: _concatenate,
+})
+
+
+# --- differentiation and batching rules --------------------------------------
+from jaxlab.core.batching import move_to  # noqa: E402
+from jaxlab.core.primitives import batch_rules, jvp_rules, transpose_rules  # noqa: E402
+from jaxlab.core.rule_helpers import batch_at_front, is_undef, jvp_linear  # noqa: E402
+
+for _p in (reshape_p, transpose_p, broadcast_in_dim_p, pad_p, slice_p, rev_p, concatenate_p):
+    jvp_rules[_p] = jvp_linear(_p)
+
+
+def _zero_scalar(like: Any) -> Any:
+    from jaxlab.numpy.creation import zeros
+    return zeros((), like.aval.dtype if is_undef(like) else like.jdtype)
+
+
+def _t_broadcast_in_dim(cts, x, *, shape, broadcast_dimensions):
+    from jaxlab.core.reductions import reduce_prims
+    (ct,) = cts
+    in_shape = x.aval.shape
+    summed = [d for d in range(len(shape)) if d not in broadcast_dimensions] + \
+        [d for i, d in enumerate(broadcast_dimensions) if in_shape[i] == 1 and shape[d] != 1]
+    out = reduce_prims["reduce_sum"].bind(ct, axes=tuple(sorted(summed))) if summed else ct
+    return [reshape_p.bind(out, new_sizes=tuple(in_shape))]
+
+
+def _t_pad(cts, x, padval, *, padding_config):
+    from jaxlab.core.reductions import reduce_prims
+    (ct,) = cts
+    unpadded = pad_p.bind(ct, _zero_scalar(ct),
+                          padding_config=tuple((-lo, -hi, 0) for lo, hi, _ in padding_config))
+    ct_x = slice_p.bind(unpadded, start_indices=(0,) * len(unpadded.shape),
+                        limit_indices=unpadded.shape,
+                        strides=tuple(i + 1 for _, _, i in padding_config))
+    ct_pad = None
+    if is_undef(padval):
+        total = reduce_prims["reduce_sum"].bind
+        axes = tuple(range(len(ct.shape)))
+        ct_pad = total(ct, axes=axes) - total(ct_x, axes=axes)
+    return [ct_x if is_undef(x) else None, ct_pad]
+
+
+def _t_slice(cts, x, *, start_indices, limit_indices, strides=None):
+    (ct,) = cts
+    strides = strides or (1,) * len(start_indices)
+    config = []
+    for n, lo, m, s in zip(x.aval.shape, start_indices, ct.shape, strides):
+        span = (m - 1) * s + 1 if m else 0
+        config.append((lo, n - lo - span, s - 1 if m else 0))
+    return [pad_p.bind(ct, _zero_scalar(ct), padding_config=tuple(config))]
+
+
+def _t_concatenate(cts, *xs, dimension):
+    (ct,) = cts
+    out, start = [], 0
+    for x in xs:
+        shape = x.aval.shape if is_undef(x) else x.shape
+        n = shape[dimension]
+        if is_undef(x):
+            lo = [0] * len(shape)
+            lo[dimension] = start
+            hi = list(ct.shape)
+            hi[dimension] = start + n
+            out.append(slice_p.bind(ct, start_indices=tuple(lo), limit_indices=tuple(hi)))
+        else:
+            out.append(None)
+        start += n
+    return out
+
+
+transpose_rules.update({
+    reshape_p: lambda cts, x, *, new_sizes: [reshape_p.bind(cts[0],
+                                                             new_sizes=tuple(x.aval.shape))],
+    transpose_p: lambda cts, x, *, permutation: [transpose_p.bind(
+        cts[0], permutation=tuple(sorted(range(len(permutation)),
+                                         key=lambda i: permutation[i])))],
+    broadcast_in_dim_p: _t_broadcast_in_dim, pad_p: _t_pad, slice_p: _t_slice,
+    rev_p: lambda cts, x, *, dimensions: [rev_p.bind(cts[0], dimensions=dimensions)],
+    concatenate_p: _t_concatenate,
+})
+
+
+def _shift(dims: Sequence[int]) -> tuple[int, ...]:
+    return tuple(d + 1 for d in dims)
+
+
+def _b_pad(size, vals, dims, *, padding_config):
+    x, padval = vals
+    if dims[1] is not None:
+        raise NotImplementedError("vmap of pad with a batched padding value")
+    x = move_to(x, dims[0], 0, size)
+    return [pad_p.bind(x, padval, padding_config=((0, 0, 0),) + tuple(padding_config))], [0]
+
+
+def _b_slice(p: dict, n: int) -> dict:
+    strides = p.get("strides")
+    return dict(start_indices=(0,) + tuple(p["start_indices"]),
+                limit_indices=(n,) + tuple(p["limit_indices"]),
+                strides=None if strides is None else (1,) + tuple(strides))
+
+
+batch_rules.update({
+    reshape_p: batch_at_front(reshape_p, lambda p, n: dict(new_sizes=(n,) + tuple(p["new_sizes"]))),
+    transpose_p: batch_at_front(transpose_p,
+                                lambda p, n: dict(permutation=(0,) + _shift(p["permutation"]))),
+    broadcast_in_dim_p: batch_at_front(broadcast_in_dim_p, lambda p, n: dict(
+        shape=(n,) + tuple(p["shape"]),
+        broadcast_dimensions=(0,) + _shift(p["broadcast_dimensions"]))),
+    slice_p: batch_at_front(slice_p, _b_slice),
+    rev_p: batch_at_front(rev_p, lambda p, n: dict(dimensions=_shift(p["dimensions"]))),
+    concatenate_p: batch_at_front(concatenate_p, lambda p, n: dict(dimension=p["dimension"] + 1)),
+    pad_p: _b_pad,
 })

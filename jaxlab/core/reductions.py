@@ -98,3 +98,56 @@ lowerings[argmax_p] = _arg_reduce(AluOp.Max, "argmax")
 lowerings[argmin_p] = _arg_reduce(AluOp.Min, "argmin")
 for _name, _op in CUMULATIVE_OPS.items():
     lowerings[cumulative_prims[_name]] = _cumulative(_op, _name)
+
+
+# --- differentiation and batching rules --------------------------------------
+from jaxlab.core.primitives import batch_rules, jvp_rules, transpose_rules  # noqa: E402
+from jaxlab.core.rule_helpers import batch_at_front, jvp_linear, jvp_zero  # noqa: E402
+
+
+def _expand_back(y, shape, axes):
+    """A reduced value broadcast back over the reduced axes."""
+    from jaxlab.core.movement import broadcast_in_dim_p
+    kept = tuple(d for d in range(len(shape)) if d not in axes)
+    return broadcast_in_dim_p.bind(y, shape=tuple(shape), broadcast_dimensions=kept)
+
+
+def _jvp_extremum(prim):
+    """The tangent at the extreme element(s), shared evenly between ties (as JAX)."""
+    def rule(primals, tangents, *, axes):
+        import jaxlab.numpy as jnp
+        (x,), (t,) = primals, tangents
+        out = prim.bind(x, axes=axes)
+        if not x.jdtype.is_float:
+            return [out], [jnp.zeros_like(out)]
+        hit = jnp.equal(x, _expand_back(out, x.shape, axes)).astype(x.dtype)
+        total = reduce_prims["reduce_sum"].bind
+        return [out], [total(t * hit, axes=axes) / total(hit, axes=axes)]
+    return rule
+
+
+def _jvp_prod(primals, tangents, *, axes):
+    (x,), (t,) = primals, tangents
+    out = reduce_prims["reduce_prod"].bind(x, axes=axes)
+    return [out], [out * reduce_prims["reduce_sum"].bind(t / x, axes=axes)]
+
+
+jvp_rules.update({
+    reduce_prims["reduce_sum"]: jvp_linear(reduce_prims["reduce_sum"]),
+    reduce_prims["reduce_max"]: _jvp_extremum(reduce_prims["reduce_max"]),
+    reduce_prims["reduce_min"]: _jvp_extremum(reduce_prims["reduce_min"]),
+    reduce_prims["reduce_prod"]: _jvp_prod,
+    argmax_p: jvp_zero(argmax_p), argmin_p: jvp_zero(argmin_p),
+    cumulative_prims["cumsum"]: jvp_linear(cumulative_prims["cumsum"]),
+})
+transpose_rules.update({
+    reduce_prims["reduce_sum"]: lambda cts, x, *, axes: [_expand_back(cts[0], x.aval.shape, axes)],
+    cumulative_prims["cumsum"]: lambda cts, x, *, axis, reverse=False: [
+        cumulative_prims["cumsum"].bind(cts[0], axis=axis, reverse=not reverse)],
+})
+
+_shift_axes = lambda p, n: {**p, "axes": tuple(a + 1 for a in p["axes"])}  # noqa: E731
+for _p in list(reduce_prims.values()) + [argmax_p, argmin_p]:
+    batch_rules[_p] = batch_at_front(_p, _shift_axes)
+for _p in cumulative_prims.values():
+    batch_rules[_p] = batch_at_front(_p, lambda p, n: {**p, "axis": p["axis"] + 1})

@@ -34,12 +34,25 @@ def jvp_linear(prim: Primitive) -> Callable:
     return rule
 
 
-def batch_at_front(prim: Primitive, adjust: Callable[[dict], dict] | None = None) -> Callable:
+def batch_at_front(prim: Primitive,
+                   adjust: Callable[[dict, int], dict] | None = None) -> Callable:
     """Move every batch axis to 0 (broadcasting unbatched operands), rewrite the
-    params for the extra leading axis, bind; the outputs are batched at 0."""
+    params for the extra leading axis of `size`, bind; outputs are batched at 0."""
     def rule(size, vals, dims, **params):
         vals = [move_to(v, d, 0, size) for v, d in zip(vals, dims)]
-        out = prim.bind(*vals, **(adjust(params) if adjust else params))
+        out = prim.bind(*vals, **(adjust(params, size) if adjust else params))
         outs = list(out) if prim.multiple_results else [out]
         return outs, [0] * len(outs)
     return rule
+
+
+def bilinear_tangent(f: Callable, x: Any, y: Any, tx: Any, ty: Any, out: Any) -> Any:
+    """d f(x, y) for f linear in each argument, skipping known-zero tangents."""
+    from jaxlab.core.jvp import ZeroTangent, zeros_like_aval
+    from jaxlab.core.trace import get_aval
+    terms = [f(tx, y)] if not isinstance(tx, ZeroTangent) else []
+    if not isinstance(ty, ZeroTangent):
+        terms.append(f(x, ty))
+    if not terms:
+        return zeros_like_aval(get_aval(out))
+    return terms[0] if len(terms) == 1 else terms[0] + terms[1]

@@ -231,3 +231,100 @@ def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = ()) -> Calla
         f, _ = flatten_fun(with_statics, in_tree)
         return trace_to_jaxpr(f, [get_aval(x) for x in leaves])
     return make
+
+
+# --- jit ------------------------------------------------------------------------------------
+
+def _hashable_static(v: Any, where: str) -> Any:
+    try:
+        hash(v)
+    except TypeError as exc:
+        raise ValueError(f"jit: static argument {where} must be hashable, got "
+                         f"{type(v).__name__}") from exc
+    return v
+
+
+class JittedFunction:
+    """A function compiled per input signature (pytree structure, shapes, dtypes,
+    static values, device) into a kernel program; later calls replay it."""
+
+    def __init__(self, fun: Callable, static_argnums: Sequence[int],
+                 static_argnames: Sequence[str]) -> None:
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.static_argnums = tuple(static_argnums)
+        self.static_argnames = tuple(static_argnames)
+        self.cache: dict[Any, Any] = {}
+
+    def _split(self, args: tuple, kwargs: dict) -> tuple[list, dict, tuple]:
+        n = len(args)
+        statics = tuple((i, _hashable_static(args[i], f"#{i}"))
+                        for i in sorted(i % n for i in self.static_argnums if -n <= i < n))
+        static_idx = {i for i, _ in statics}
+        static_kw = tuple(sorted((k, _hashable_static(v, repr(k))) for k, v in kwargs.items()
+                                 if k in self.static_argnames))
+        dyn_args = [a for i, a in enumerate(args) if i not in static_idx]
+        dyn_kwargs = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
+        return dyn_args, dyn_kwargs, (statics, static_kw)
+
+    def _rebuild(self, dyn_args: Sequence, dyn_kwargs: dict, statics: tuple) -> tuple:
+        positions, static_kw = statics
+        args = list(dyn_args)
+        for i, v in positions:
+            args.insert(i, v)
+        return tuple(args), {**dyn_kwargs, **dict(static_kw)}
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from jaxlab.core.jit import compile_program
+        from jaxlab.core.trace import Tracer
+        from jaxlab.engine.devices import current_device
+        dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
+        leaves, in_tree = tree_flatten((tuple(dyn_args), dyn_kwargs))
+        leaves = [_as_array(x) for x in leaves]
+        if any(isinstance(x, Tracer) for x in leaves):
+            return self.fun(*args, **kwargs)   # inside another transformation: inline
+        devices = {x.device for x in leaves}
+        device = devices.pop() if len(devices) == 1 else current_device()
+        key = (in_tree, tuple((x.shape, x.jdtype) for x in leaves), statics, device)
+        entry = self.cache.get(key)
+        if entry is None:
+            entry = self._compile(in_tree, leaves, statics, device, compile_program)
+            self.cache[key] = entry
+        program, out_tree = entry
+        return tree_unflatten(out_tree, program(leaves))
+
+    def _compile(self, in_tree, leaves, statics, device, compile_program):
+        def flat_fun(*flat: Any) -> list:
+            dyn_args, dyn_kwargs = tree_unflatten(in_tree, flat)
+            a, kw = self._rebuild(dyn_args, dyn_kwargs, statics)
+            out_flat, tree = tree_flatten(self.fun(*a, **kw))
+            out_tree.append(tree)
+            return [_as_array(x) for x in out_flat]
+        out_tree: list = []
+        from jaxlab.engine.devices import default_device
+        with default_device(device):
+            closed = trace_to_jaxpr(flat_fun, [get_aval(x) for x in leaves])
+            program = compile_program(closed, device)
+        return program, out_tree[0]
+
+    def lower(self, *args: Any, **kwargs: Any) -> Any:
+        """The compiled Program for these arguments (compiling if needed)."""
+        self(*args, **kwargs)
+        dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
+        leaves, in_tree = tree_flatten((tuple(dyn_args), dyn_kwargs))
+        leaves = [_as_array(x) for x in leaves]
+        for key, (program, _) in self.cache.items():
+            if key[0] == in_tree and key[1] == tuple((x.shape, x.jdtype) for x in leaves) \
+                    and key[2] == statics:
+                return program
+        raise RuntimeError("jit: no compiled program for these arguments")
+
+
+def jit(fun: Callable | None = None, *, static_argnums: int | Sequence[int] = (),
+        static_argnames: str | Sequence[str] = ()) -> Any:
+    """Compile fun into a fused kernel program, retraced only when the shapes,
+    dtypes, pytree structure or static arguments change."""
+    if fun is None:
+        return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames)
+    names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+    return JittedFunction(fun, _argnums_tuple(static_argnums), names)

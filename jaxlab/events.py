@@ -33,6 +33,7 @@ class KernelEvent:
     bytes: int = 0
     cache_hit: bool = False
     key: str = ""
+    reason: str = ""                # why this value had to exist in memory
 
     def summary(self) -> str:
         shape = "x".join(map(str, self.output_shapes[0])) if self.output_shapes else "-"

@@ -41,7 +41,7 @@ def _gather(x: Lazy, idx: Lazy, *, axis: int) -> Lazy:
     out_shape = x.shape[:axis] + idx.shape + x.shape[axis + 1:]
     if n == 0 and math.prod(out_shape) > 0:
         raise IndexError(f"gather from an empty axis {axis} of shape {x.shape}")
-    src = lz.realize(x)
+    src = lz.realize(x, "gather source")
     cube = (p, k, q)
     i_pre = iota(cube, 0, DType.int32, x.device)
     i_post = iota(cube, 2, DType.int32, x.device)
@@ -82,7 +82,7 @@ def _scatter(x: Lazy, idx: Lazy, upd: Lazy, *, axis: int, mode: str) -> Lazy:
         k_iota = iota(box, 3, DType.int32, x.device)
         none = lz.full(box, -1, DType.int32, x.device)
         last = lz.realize(lz.reduce(lz.elementwise(AluOp.Where, [hit, k_iota, none]),
-                                    AluOp.Max, [3]))
+                                    AluOp.Max, [3]), "scatter: the last update per position")
         found = lz.elementwise(AluOp.Cmplt, [lz.full(last.shape, -1, DType.int32, x.device),
                                              last])
         u3 = lz.movement(upd, "reshape", (p, k, q))
@@ -104,7 +104,7 @@ def _gather_rows(u: Lazy, which: Lazy) -> Lazy:
     """u (p, q, k), which (p, n, q) in [-1, k): u[p, q, max(which, 0)] as (p, n, q)."""
     p, q, k = u.shape
     n = which.shape[1]
-    src = lz.realize(u)
+    src = lz.realize(u, "gather source")
     i_p = iota(which.shape, 0, DType.int32, u.device)
     i_q = iota(which.shape, 2, DType.int32, u.device)
     w = lz.elementwise(AluOp.Max, [which, lz.full(which.shape, 0, DType.int32, u.device)])

@@ -52,7 +52,7 @@ lowerings[dot_general_p] = _dot_general
 
 def run_routine(name: str, xs: Sequence[Lazy], outputs: Sequence[tuple[tuple, DType]],
                 **params: Any) -> list[Lazy]:
-    xs = [lz.realize(x) for x in xs]
+    xs = [lz.realize(x, f"input of the {name} routine") for x in xs]
     routine = Routine(name, tuple((x.shape, x.dtype) for x in xs), tuple(outputs),
                       tuple(sorted(params.items())))
     bufs = dispatch.run(xs[0].device, routine, [x.buffer for x in xs])

@@ -56,7 +56,7 @@ def _arg_reduce(op: AluOp, name: str):
         n = x.shape[axis]
         if n == 0:
             raise ValueError(f"{name}: attempt to get {name} of an empty sequence")
-        best = lz.realize(lz.reduce(x, op, [axis]))
+        best = lz.realize(lz.reduce(x, op, [axis]), f"{name}: compared with every element")
         keep = list(x.shape)
         keep[axis] = 1
         best_b = lz.movement(lz.movement(best, "reshape", tuple(keep)), "expand", x.shape)
@@ -81,7 +81,7 @@ def _cumulative(op: AluOp, name: str):
         ident = lz.full(x.shape, reduce_identity(op, x.dtype), x.dtype, x.device)
         k = 1
         while k < n:
-            y = lz.realize(y)
+            y = lz.realize(y, f"{name}: one scan step reads it twice")
             pads = [(0, 0)] * len(x.shape)
             pads[axis] = (k, 0)
             bounds = [(0, s) for s in x.shape]

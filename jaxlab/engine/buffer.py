@@ -17,6 +17,13 @@ class Buffer:
         # at least 4 bytes: zero-sized allocations are invalid on some backends
         self.handle = device.backend.allocate(max(4, size * dtype.itemsize))
 
+    @classmethod
+    def placeholder(cls, device: Device, dtype: DType, size: int) -> "Buffer":
+        """A buffer that will exist when a compiled program runs (no memory yet)."""
+        buf = cls.__new__(cls)
+        buf.device, buf.dtype, buf.size, buf.handle = device, dtype, size, None
+        return buf
+
     @staticmethod
     def from_numpy(device: Device, data: np.ndarray, dtype: DType) -> "Buffer":
         buf = Buffer(device, dtype, data.size)

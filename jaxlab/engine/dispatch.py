@@ -1,8 +1,11 @@
 """The one place kernels and routines run: cache, dispatch, time, emit events."""
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import math
 import time
-from typing import Sequence
+from typing import Iterator, Optional, Sequence
 
 from jaxlab import events
 from jaxlab.backends.base import Executable
@@ -27,28 +30,54 @@ def _prepare(device: Device, program: Kernel | Routine) -> tuple[Executable, boo
     return exe, False, compile_ms
 
 
-def run(device: Device, program: Kernel | Routine, inputs: Sequence[Buffer]) -> list[Buffer]:
+class Recorder:
+    """While active, kernels are prepared and recorded instead of run (jit)."""
+
+    def __init__(self) -> None:
+        self.steps: list[tuple] = []   # (program, exe, inputs, outputs, reason, origin)
+
+
+_recording: contextvars.ContextVar[Optional[Recorder]] = contextvars.ContextVar(
+    "jaxlab_recording", default=None)
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[Recorder]:
+    rec = Recorder()
+    token = _recording.set(rec)
+    try:
+        yield rec
+    finally:
+        _recording.reset(token)
+
+
+def output_buffers(device: Device, program: Kernel | Routine, make=Buffer) -> list[Buffer]:
+    if isinstance(program, Kernel):
+        return [make(device, program.dtype, program.size)]
+    return [make(device, d, math.prod(s)) for s, d in program.outputs]
+
+
+def run(device: Device, program: Kernel | Routine, inputs: Sequence[Buffer],
+        reason: str = "", origin: tuple = ()) -> list[Buffer]:
     """Prepare (or fetch from cache) and dispatch; returns the output buffers."""
     exe, hit, compile_ms = _prepare(device, program)
-    outs = ([Buffer(device, program.dtype, program.size)] if isinstance(program, Kernel)
-            else [Buffer(device, d, _size(s)) for s, d in program.outputs])
+    rec = _recording.get()
+    if rec is not None:
+        outs = output_buffers(device, program, Buffer.placeholder)
+        rec.steps.append((program, exe, list(inputs), outs, reason, origin))
+        return outs
+    outs = output_buffers(device, program)
     t0 = time.perf_counter()
     device_ms = device.backend.dispatch(exe, [b.handle for b in inputs], [b.handle for b in outs])
     dispatch_ms = (time.perf_counter() - t0) * 1e3
     if events.listening():
-        events.emit(_event(device, program, exe, inputs, outs, hit, compile_ms, dispatch_ms,
-                           device_ms))
+        events.emit(make_event(device, program, exe, inputs, outs, hit, compile_ms, dispatch_ms,
+                               device_ms, reason, origin))
     return outs
 
 
-def _size(shape: Sequence[int]) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n
-
-
-def _event(device, program, exe, inputs, outs, hit, compile_ms, dispatch_ms, device_ms):
+def make_event(device, program, exe, inputs, outs, hit, compile_ms, dispatch_ms, device_ms,
+               reason, origin) -> events.KernelEvent:
     is_kernel = isinstance(program, Kernel)
     nbytes = sum(b.size * b.dtype.itemsize for b in list(inputs) + list(outs))
     return events.KernelEvent(
@@ -63,15 +92,15 @@ def _event(device, program, exe, inputs, outs, hit, compile_ms, dispatch_ms, dev
         source=exe.source, source_language=exe.language,
         compile_ms=compile_ms, dispatch_ms=dispatch_ms, device_ms=device_ms,
         flops=program.flops() if is_kernel else 0, bytes=nbytes, cache_hit=hit,
-        key=program.key,
+        key=program.key, reason=reason, equations=list(origin),
     )
 
 
-def realize_lazy(lz: Lazy) -> Lazy:
+def realize_lazy(lz: Lazy, reason: str) -> Lazy:
     if lz.size == 0 or getattr(lz.device.backend, "shape_only", False):
-        return from_buffer(Buffer(lz.device, lz.dtype, 0), lz.shape)
+        return from_buffer(Buffer(lz.device, lz.dtype, lz.size), lz.shape)
     kernel, inputs = lower(lz)
-    return from_buffer(run(lz.device, kernel, inputs)[0], lz.shape)
+    return from_buffer(run(lz.device, kernel, inputs, reason, lz.origin)[0], lz.shape)
 
 
 lazy_mod.set_realizer(realize_lazy)

@@ -42,12 +42,13 @@ class Pending:
 
 
 class Lazy:
-    __slots__ = ("shape", "dtype", "device", "exp", "pending")
+    __slots__ = ("shape", "dtype", "device", "exp", "pending", "origin")
 
     def __init__(self, shape: tuple, dtype: DType, device: Device, exp: AluExp,
-                 pending: Optional[Pending] = None) -> None:
+                 pending: Optional[Pending] = None, origin: tuple = ()) -> None:
         self.shape, self.dtype, self.device = tuple(shape), dtype, device
         self.exp, self.pending = exp, pending
+        self.origin = origin   # the jaxpr equations fused into this value so far
 
     @property
     def size(self) -> int:
@@ -105,16 +106,21 @@ def pad_mask(shape: Sequence[int], pads: Sequence[tuple[int, int]], device: Devi
 
 # --- realization hooks (set by dispatch.py, which imports this module) --------
 
-_realizer: Callable[[Lazy], Lazy] = lambda lz: lz  # replaced at import of dispatch
+_realizer: Callable[[Lazy, str], Lazy] = lambda lz, reason: lz  # set by dispatch.py
 
 
-def set_realizer(fn: Callable[[Lazy], Lazy]) -> None:
+def set_realizer(fn: Callable[[Lazy, str], Lazy]) -> None:
     global _realizer
     _realizer = fn
 
 
-def realize(lz: Lazy) -> Lazy:
-    return lz if lz.buffer is not None else _realizer(lz)
+def realize(lz: Lazy, reason: str = "its value is read") -> Lazy:
+    """Run the kernel that computes lz; `reason` says why it must exist in memory."""
+    return lz if lz.buffer is not None else _realizer(lz, reason)
+
+
+def merge_origins(*lazies: Lazy) -> tuple:
+    return tuple(dict.fromkeys(o for x in lazies for o in x.origin))
 
 
 # --- elementwise ------------------------------------------------------------
@@ -139,11 +145,11 @@ def elementwise(op: AluOp, srcs: Sequence[Lazy], dtype: Optional[DType] = None,
     srcs = _one_pending(list(srcs))
     if sum(s.node_count() for s in srcs) > MAX_FUSED_NODES or \
             len({id(b) for s in srcs for b in s.buffers()}) >= device.backend.max_kernel_inputs:
-        srcs = [realize(s) for s in srcs]
+        srcs = [realize(s, "kernel size or input-count limit") for s in srcs]
     out_dtype = _result_dtype(op, srcs, dtype)
     exp = AluExp(op, out_dtype, tuple(s.exp for s in srcs), arg)
     pending = next((s.pending for s in srcs if s.pending is not None), None)
-    return Lazy(shape, out_dtype, device, exp, pending)
+    return Lazy(shape, out_dtype, device, exp, pending, merge_origins(*srcs))
 
 
 def _one_pending(srcs: list[Lazy]) -> list[Lazy]:
@@ -155,7 +161,7 @@ def _one_pending(srcs: list[Lazy]) -> list[Lazy]:
             if first is None:
                 first = s.pending
             elif s.pending is not first:
-                s = realize(s)
+                s = realize(s, "a second reduction meets this one's epilogue")
         out.append(s)
     return out
 
@@ -175,7 +181,7 @@ def _push(lz: Lazy, fn: Callable[[ShapeTracker], ShapeTracker], shape: tuple) ->
             mapping[leaf] = AluExp.view(buf, fn(st), leaf.dtype)
         else:
             mapping[leaf] = AluExp.valid(fn(leaf.arg))
-    return Lazy(shape, lz.dtype, lz.device, lz.exp.substitute(mapping))
+    return Lazy(shape, lz.dtype, lz.device, lz.exp.substitute(mapping), origin=lz.origin)
 
 
 def _is_cheap(lz: Lazy) -> bool:
@@ -186,10 +192,11 @@ def _is_cheap(lz: Lazy) -> bool:
 def movement(lz: Lazy, method: str, *args: Any) -> Lazy:
     """reshape/permute/expand/pad/shrink/flip/step, by ShapeTracker method name."""
     if lz.pending is not None:
-        lz = realize(lz)
+        lz = realize(lz, f"end of a reduction's epilogue ({method} follows)")
     probe = getattr(ShapeTracker.contiguous(lz.shape), method)(*args)
     if method == "expand" and probe.size > lz.size and not _is_cheap(lz):
-        lz = realize(lz)  # recomputing an expensive producer per copy multiplies work
+        lz = realize(lz, "broadcast into a wider op (recomputing it per copy would "
+                         "multiply work)")
     out = _push(lz, lambda st: getattr(st, method)(*args), probe.shape)
     if method == "pad" and lz.exp.op is not AluOp.GlobalView:
         # a bare load reads 0 in the padding; any other expression must be masked
@@ -210,7 +217,7 @@ def reduce(lz: Lazy, op: AluOp, axes: Sequence[int]) -> Lazy:
     if math.prod(red_shape) == 0:
         return full(out_shape, reduce_identity(op, lz.dtype), lz.dtype, lz.device)
     if lz.pending is not None:
-        lz = realize(lz)
+        lz = realize(lz, "end of a reduction's epilogue (another reduction follows)")
     body = movement(lz, "permute", keep + axes) if keep + axes != list(range(len(lz.shape))) else lz
     pending = Pending(op, body.exp, out_shape, red_shape)
-    return Lazy(out_shape, lz.dtype, lz.device, acc_variable(lz.dtype), pending)
+    return Lazy(out_shape, lz.dtype, lz.device, acc_variable(lz.dtype), pending, lz.origin)

@@ -1,0 +1,183 @@
+"""jit: a jaxpr compiled once into a kernel program that later calls replay.
+
+Compiling evaluates the jaxpr with each primitive's lowering on lazy arrays
+whose buffers are placeholders, while dispatch records kernels instead of
+running them. What materialises (and why) is decided there:
+jit outputs, the ends of reduction epilogues, values with several consumers,
+producers broadcast into matmuls, routine inputs and outputs, and backend
+limits. Replaying the program does no per-op Python work: it allocates,
+dispatches the prepared executables in order and frees after last use.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from jaxlab import events
+from jaxlab.array import Array, wrap
+from jaxlab.core.jaxpr import ClosedJaxpr, Lit, Var
+from jaxlab.core.primitives import lowerings
+from jaxlab.engine import dispatch
+from jaxlab.engine import lazy as lz
+from jaxlab.engine.buffer import Buffer
+from jaxlab.engine.devices import Device
+from jaxlab.ir.kernel import Kernel
+
+_EXPENSIVE_SHARED_NODES = 6   # a shared value bigger than this is computed once
+
+
+@dataclass
+class Step:
+    program: Any            # Kernel or Routine
+    exe: Any                # the backend's prepared executable
+    inputs: list            # slot numbers (int) or constant Buffers
+    outputs: list[int]      # slot numbers
+    frees: list[int]        # slots whose last use is this step
+    reason: str
+    origin: tuple
+
+
+class Program:
+    """The compiled form of a jitted function for one set of input avals."""
+
+    def __init__(self, device: Device, n_inputs: int, steps: list[Step],
+                 outputs: list, out_shapes: list, n_slots: int, jaxpr: ClosedJaxpr) -> None:
+        self.device, self.n_inputs, self.steps = device, n_inputs, steps
+        self.outputs, self.out_shapes, self.n_slots, self.jaxpr = outputs, out_shapes, n_slots, jaxpr
+
+    def __call__(self, args: Sequence[Array]) -> list[Array]:
+        slots: list[Any] = [None] * self.n_slots
+        for i, a in enumerate(args):
+            slots[i] = _as_buffer(a, self.device)
+        backend = self.device.backend
+        listening = events.listening()
+        for st in self.steps:
+            ins = [slots[x] if isinstance(x, int) else x for x in st.inputs]
+            outs = dispatch.output_buffers(self.device, st.program)
+            t0 = time.perf_counter()
+            device_ms = backend.dispatch(st.exe, [b.handle for b in ins], [b.handle for b in outs])
+            if listening:
+                events.emit(dispatch.make_event(
+                    self.device, st.program, st.exe, ins, outs, True, 0.0,
+                    (time.perf_counter() - t0) * 1e3, device_ms, st.reason, st.origin))
+            for slot, b in zip(st.outputs, outs):
+                slots[slot] = b
+            for slot in st.frees:
+                slots[slot] = None
+        results = []
+        for out, shape in zip(self.outputs, self.out_shapes):
+            kind, value = out
+            if kind == "slot":
+                results.append(wrap(lz.from_buffer(slots[value], shape)))
+            else:   # a constant (or constant-shaped) lazy value computed without kernels
+                results.append(wrap(value))
+        return results
+
+    def text(self) -> str:
+        """The program as steps a person can read."""
+        lines = [f"program on {self.device.platform}: {self.n_inputs} inputs, "
+                 f"{len(self.steps)} steps"]
+        for i, st in enumerate(self.steps):
+            ins = ", ".join(f"%{x}" if isinstance(x, int) else "const" for x in st.inputs)
+            outs = ", ".join(f"%{x}" for x in st.outputs)
+            name = st.program.name if isinstance(st.program, Kernel) else st.program.name
+            lines.append(f"  {i:3d}: alloc {outs}; run {name}({ins})   # {st.reason}")
+            if st.frees:
+                lines.append(f"       free {', '.join(f'%{x}' for x in st.frees)}")
+        outs = ", ".join(f"%{v}" if k == "slot" else "const" for k, v in self.outputs)
+        lines.append(f"  return {outs}")
+        return "\n".join(lines)
+
+    __str__ = text
+
+
+def _as_buffer(a: Array, device: Device) -> Buffer:
+    if a.device is not device:
+        raise ValueError(f"jit compiled for {device} got an array on {a.device}")
+    return a._realize().buffer
+
+
+def compile_program(closed: ClosedJaxpr, device: Device) -> Program:
+    jaxpr = closed.jaxpr
+    uses: dict[int, int] = {}
+    for eqn in jaxpr.eqns:
+        for a in eqn.inputs:
+            if isinstance(a, Var):
+                uses[id(a)] = uses.get(id(a), 0) + 1
+    in_vars = jaxpr.in_binders[closed.n_consts:]
+    placeholders = [Buffer.placeholder(device, v.aval.dtype, _size(v.aval.shape)) for v in in_vars]
+    env: dict[int, lz.Lazy] = {}
+    for v, c in zip(jaxpr.in_binders[:closed.n_consts], closed.consts):
+        env[id(v)] = c._realize()
+    for v, p in zip(in_vars, placeholders):
+        env[id(v)] = lz.from_buffer(p, v.aval.shape)
+
+    def read(a: Any) -> lz.Lazy:
+        if isinstance(a, Lit):
+            return lz.full((), a.val, a.aval.dtype, device)
+        return env[id(a)]
+
+    with dispatch.recording() as rec:
+        for n, eqn in enumerate(jaxpr.eqns):
+            ins = [read(a) for a in eqn.inputs]
+            out = lowerings[eqn.primitive](*ins, **eqn.params)
+            outs = list(out) if eqn.primitive.multiple_results else [out]
+            text = _eqn_text(eqn)
+            for v, o in zip(eqn.out_binders, outs):
+                o.origin = lz.merge_origins(*ins) + (text,)
+                if uses.get(id(v), 0) > 1 and _worth_sharing(o):
+                    o = lz.realize(o, f"used by {uses[id(v)]} equations")
+                env[id(v)] = o
+        results = [lz.realize(read(a), "jit output") if _needs_buffer(read(a)) else read(a)
+                   for a in jaxpr.outs]
+    return _assemble(device, closed, placeholders, rec.steps, results)
+
+
+def _eqn_text(eqn: Any) -> str:
+    params = ",".join(f"{k}={v}" for k, v in sorted(eqn.params.items()))
+    return eqn.primitive.name + (f"[{params}]" if params else "")
+
+
+def _worth_sharing(o: lz.Lazy) -> bool:
+    return o.buffer is None and (o.pending is not None or
+                                 len(o.exp.toposort()) > _EXPENSIVE_SHARED_NODES)
+
+
+def _needs_buffer(o: lz.Lazy) -> bool:
+    return o.buffer is None and not (o.exp.is_const and o.pending is None)
+
+
+def _size(shape: Sequence[int]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def _assemble(device: Device, closed: ClosedJaxpr, placeholders: list[Buffer],
+              recorded: list, results: list[lz.Lazy]) -> Program:
+    """Number every placeholder buffer, and free each after its last use."""
+    slot_of: dict[int, int] = {id(b): i for i, b in enumerate(placeholders)}
+    steps: list[Step] = []
+    for program, exe, ins, outs, reason, origin in recorded:
+        for b in outs:
+            slot_of[id(b)] = len(slot_of)
+        steps.append(Step(program, exe, [slot_of.get(id(b), b) for b in ins],
+                          [slot_of[id(b)] for b in outs], [], reason, origin))
+    outputs = []
+    for r in results:
+        buf = r.buffer
+        outputs.append(("slot", slot_of[id(buf)]) if buf is not None and id(buf) in slot_of
+                       else ("value", r))
+    kept = {v for k, v in outputs if k == "slot"}
+    last_use: dict[int, int] = {}
+    for i, st in enumerate(steps):
+        for x in st.inputs:
+            if isinstance(x, int):
+                last_use[x] = i
+    for slot, i in last_use.items():
+        if slot not in kept and slot >= len(placeholders):
+            steps[i].frees.append(slot)
+    return Program(device, len(placeholders), steps, outputs,
+                   [r.shape for r in results], len(slot_of), closed)

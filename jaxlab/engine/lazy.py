@@ -191,6 +191,8 @@ def _is_cheap(lz: Lazy) -> bool:
 
 def movement(lz: Lazy, method: str, *args: Any) -> Lazy:
     """reshape/permute/expand/pad/shrink/flip/step, by ShapeTracker method name."""
+    if lz.pending is not None and method in ("permute", "reshape"):
+        return _move_pending(lz, method, args)
     if lz.pending is not None:
         lz = realize(lz, f"end of a reduction's epilogue ({method} follows)")
     probe = getattr(ShapeTracker.contiguous(lz.shape), method)(*args)
@@ -202,6 +204,27 @@ def movement(lz: Lazy, method: str, *args: Any) -> Lazy:
         # a bare load reads 0 in the padding; any other expression must be masked
         out.exp = AluExp.valid(probe).where(out.exp, AluExp.const(0, lz.dtype))
     return out
+
+
+def _move_pending(lz: Lazy, method: str, args: tuple) -> Lazy:
+    """Permute/reshape only the output dims of a pending reduction: move the body's
+    leading dims and the epilogue alike, so the kernel writes the new layout."""
+    p = lz.pending
+    nout, nred = len(p.out_shape), len(p.red_shape)
+    if method == "permute":
+        (axes,) = args
+        body_args = (tuple(axes) + tuple(range(nout, nout + nred)),)
+    else:
+        (shape,) = args
+        body_args = (tuple(shape) + p.red_shape,)
+    body_shape = p.out_shape + p.red_shape
+    body = _push(Lazy(body_shape, lz.dtype, lz.device, p.body),
+                 lambda st: getattr(st, method)(*body_args), ())
+    epi = _push(Lazy(lz.shape, lz.dtype, lz.device, lz.exp), lambda st: getattr(st, method)(*args),
+                ())
+    out_shape = getattr(ShapeTracker.contiguous(lz.shape), method)(*args).shape
+    pending = Pending(p.op, body.exp, out_shape, p.red_shape)
+    return Lazy(out_shape, lz.dtype, lz.device, epi.exp, pending, lz.origin)
 
 
 # --- reductions -------------------------------------------------------------

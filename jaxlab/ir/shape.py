@@ -107,12 +107,33 @@ class View:
                      in zip(self._mask_or_full(), steps))
         return View.make(shape, [s * k for s, k in zip(self.strides, steps)], self.offset, mask)
 
+    def window(self, axes: Sequence[int], sizes: Sequence[int], strides: Sequence[int],
+               dilation: Sequence[int]) -> "View":
+        """Each axis a becomes two: window position (stride s) and offset in the
+        window (stride d): the overlapping view a convolution or a pool reads."""
+        mask = self._mask_or_full()
+        shape, st, m = [], [], []
+        spec = {a: (k, s, d) for a, k, s, d in zip(axes, sizes, strides, dilation)}
+        for i, (n, stride) in enumerate(zip(self.shape, self.strides)):
+            if i not in spec:
+                shape.append(n); st.append(stride); m.append(mask[i])
+                continue
+            if mask[i] != (0, n):
+                raise ValueError("window() needs unmasked axes (realize padding first)")
+            k, s, d = spec[i]
+            span = (k - 1) * d + 1
+            out = (n - span) // s + 1 if n >= span else 0
+            shape += [out, k]; st += [stride * s, stride * d]; m += [(0, out), (0, k)]
+        return View.make(shape, st, self.offset, tuple(m))
+
     def reshape(self, shape: Sequence[int]) -> Optional["View"]:
         """The same elements under a new shape as one view, or None if impossible."""
         shape = tuple(shape)
         if shape == self.shape:
             return self
         if self.mask is not None and any(lo >= hi for lo, hi in self.mask):
+            if not shape:   # a 0-d view has no dim to carry the empty mask
+                return None
             return View.make(shape, [0] * len(shape), 0, tuple((0, 0) for _ in shape))
         old = [(n, s, m) for n, s, m in zip(self.shape, self.strides, self._mask_or_full())
                if n != 1]
@@ -234,6 +255,10 @@ class ShapeTracker:
     def step(self, steps: Sequence[int]) -> "ShapeTracker":
         return self._top(self.views[-1].step(steps))
 
+    def window(self, axes: Sequence[int], sizes: Sequence[int], strides: Sequence[int],
+               dilation: Sequence[int]) -> "ShapeTracker":
+        return self._top(self.views[-1].window(axes, sizes, strides, dilation))
+
     def reshape(self, shape: Sequence[int]) -> "ShapeTracker":
         if _prod(shape) != self.size:
             raise ValueError(f"cannot reshape {self.shape} to {tuple(shape)}")
@@ -254,7 +279,9 @@ class ShapeTracker:
         for each run of logical dims, e.g. [(gidx, 2), (ridx, 1)] for a
         reduction over the last axis of a 3-d shape."""
         valid = AluExp.const(True, DType.bool)
-        for view in reversed(self.views):
+        for depth, view in enumerate(reversed(self.views)):
+            if depth:   # a lower view reads the flat position the view above computed
+                parts = [(index, len(view.shape))]
             dims = list(zip(view.shape, view.strides, view._mask_or_full()))
             merged: list[tuple[int, int, tuple[int, int]]] = []
             idxs: list[AluExp] = []
@@ -271,7 +298,6 @@ class ShapeTracker:
                                   tuple(d[2] for d in merged))
             index, v = flat_view.index_and_valid(idxs)
             valid = valid & v
-            parts = [(index, len(self.views[0].shape))]
         return index, valid
 
     def short(self) -> str:

@@ -12,11 +12,11 @@ from jaxlab.engine.devices import Device, default_device, devices, set_default_d
 from jaxlab.events import KernelEvent, capture
 from jaxlab import numpy  # noqa: F401
 from jaxlab.device_put import device_put
-from jaxlab.api import (grad, hessian, jacfwd, jacrev, jit, jvp, linearize, make_jaxpr,
+from jaxlab.api import (custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jit, jvp, linearize, make_jaxpr,
                         value_and_grad, vjp, vmap)
 from jaxlab import lax, tree_util  # noqa: F401
 
-__all__ = ["Array", "Device", "KernelEvent", "capture", "default_device", "device_put",
+__all__ = ["Array", "Device", "KernelEvent", "capture", "custom_jvp", "custom_vjp", "default_device", "device_put",
            "devices", "grad", "hessian", "jacfwd", "jacrev", "jit", "jvp", "lax", "linearize",
            "make_jaxpr", "numpy", "set_default_device", "tree_util", "value_and_grad", "vjp",
            "vmap"]

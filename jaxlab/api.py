@@ -8,6 +8,7 @@ from typing import Any, Callable, Sequence
 
 from jaxlab.array import ArrayBase
 from jaxlab.core.batching import vmap_flat
+from jaxlab.core.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401
 from jaxlab.core.jaxpr import ClosedJaxpr, eval_jaxpr, trace_to_jaxpr
 from jaxlab.core.jvp import jvp_flat
 from jaxlab.core.partial_eval import linearize_flat, vjp_flat

@@ -13,7 +13,8 @@ import numpy as np
 
 from jaxlab.backends.base import Backend, Executable
 from jaxlab.core.avals import ShapedArray
-from jaxlab.core.primitives import Primitive, lowerings
+from jaxlab.core.primitives import Primitive, abstract_evals, lowerings
+from jaxlab.core.trace import new_dynamic
 from jaxlab.engine import lazy as lz
 from jaxlab.engine.buffer import Buffer
 from jaxlab.engine.devices import Device
@@ -55,6 +56,9 @@ def phantom(aval: ShapedArray) -> lz.Lazy:
 
 def abstract_eval(prim: Primitive, avals: Sequence[ShapedArray], params: dict) \
         -> list[ShapedArray]:
-    out = lowerings[prim](*(phantom(a) for a in avals), **params)
+    if prim in abstract_evals:
+        return list(abstract_evals[prim](*avals, **params))
+    with new_dynamic(None):   # lowerings that call user code must evaluate, not stage
+        out = lowerings[prim](*(phantom(a) for a in avals), **params)
     outs = out if prim.multiple_results else [out]
     return [ShapedArray(o.shape, o.dtype) for o in outs]

@@ -109,6 +109,8 @@ def _param(v: Any) -> str:
         return "{ " + " ".join(str(v).split()) + " }"
     if isinstance(v, tuple):
         return "(" + ",".join(_param(x) for x in v) + ("," if len(v) == 1 else "") + ")"
+    if callable(v):
+        return getattr(v, "__name__", "fn")
     return str(v)
 
 

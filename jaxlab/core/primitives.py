@@ -26,11 +26,14 @@ class Primitive:
 PRIMITIVES: dict[str, Primitive] = {}
 # primitive -> fn(*lazies, **params) -> Lazy or tuple of Lazy
 lowerings: dict[Primitive, Callable[..., Any]] = {}
+# primitive -> fn(*avals, **params) -> [avals]: only where running the lowering on
+# phantom arrays cannot say (core/abstract.py is the default)
+abstract_evals: dict[Primitive, Callable[..., Any]] = {}
 # primitive -> fn(primals, tangents, **params) -> (primals_out, tangents_out)
 jvp_rules: dict[Primitive, Callable[..., Any]] = {}
 # primitive -> fn(cotangents_out, *inputs (UndefPrimal where linear), **params) -> cotangents_in
 transpose_rules: dict[Primitive, Callable[..., Any]] = {}
-# primitive -> fn(values, batch_dims, **params) -> (values_out, batch_dims_out)
+# primitive -> fn(axis_size, values, batch_dims, **params) -> (values_out, batch_dims_out)
 batch_rules: dict[Primitive, Callable[..., Any]] = {}
 
 

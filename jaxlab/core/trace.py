@@ -127,7 +127,7 @@ def new_main(trace_type: type, global_data: Any = None) -> Iterator[MainTrace]:
 
 
 @contextlib.contextmanager
-def new_dynamic(main: MainTrace) -> Iterator[None]:
+def new_dynamic(main: Optional[MainTrace]) -> Iterator[None]:
     global dynamic_trace
     prev, dynamic_trace = dynamic_trace, main
     try:

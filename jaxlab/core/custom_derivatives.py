@@ -1,0 +1,158 @@
+"""custom_jvp and custom_vjp: user-written derivative rules.
+
+Each wraps the user's function in a primitive whose parameters are Python
+callables. Evaluating the primitive calls the function; its jvp rule calls
+the user's rule. For custom_vjp, the jvp rule runs `fwd` and emits a linear
+`custom_lin` equation whose transpose calls `bwd` with the saved residuals,
+so reverse mode (which jaxlab builds as linearize + transpose) uses them.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, Sequence
+
+from jaxlab.array import wrap
+from jaxlab.core.primitives import (abstract_evals, batch_rules, jvp_rules, lowerings,
+                                    primitive, transpose_rules)
+from jaxlab.core.trace import bind, get_aval
+from jaxlab.tree_util import tree_flatten, tree_unflatten
+
+custom_jvp_call_p = primitive("custom_jvp_call", multiple_results=True)
+custom_vjp_call_p = primitive("custom_vjp_call", multiple_results=True)
+custom_lin_p = primitive("custom_lin", multiple_results=True)
+
+
+def _flat(fun: Callable, in_tree: Any, out_store: list) -> Callable:
+    """fun over pytrees as a function of flat arrays returning a flat list."""
+    def flat(*leaves: Any) -> list:
+        out = fun(*tree_unflatten(in_tree, leaves))
+        out_flat, tree = tree_flatten(out)
+        out_store[:] = [tree]
+        from jaxlab.numpy._util import asarray_
+        return [asarray_(x) for x in out_flat]
+    flat.__name__ = getattr(fun, "__name__", "fun")
+    return flat
+
+
+class custom_jvp:
+    """`f = custom_jvp(f); @f.defjvp def f_jvp(primals, tangents): return out, t_out`."""
+
+    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()) -> None:
+        functools.update_wrapper(self, fun)
+        self.fun, self.jvp = fun, None
+        if nondiff_argnums:
+            raise NotImplementedError("custom_jvp nondiff_argnums: close over the value instead")
+
+    def defjvp(self, jvp: Callable) -> Callable:
+        self.jvp = jvp
+        return jvp
+
+    def __call__(self, *args: Any) -> Any:
+        if self.jvp is None:
+            raise TypeError(f"custom_jvp {self.fun.__name__} has no rule: call defjvp first")
+        from jaxlab.numpy._util import asarray_
+        leaves, in_tree = tree_flatten(args)
+        leaves = [asarray_(x) for x in leaves]
+        out_tree: list = []
+        flat_fun = _flat(self.fun, in_tree, out_tree)
+        jvp = self.jvp
+
+        def flat_jvp(primals: list, tangents: list) -> tuple[list, list]:
+            p = tree_unflatten(in_tree, primals)
+            t = tree_unflatten(in_tree, tangents)
+            out, t_out = jvp(tuple(p), tuple(t))
+            out_flat, tree = tree_flatten(out)
+            out_tree[:] = [tree]
+            return [asarray_(x) for x in out_flat], [asarray_(x) for x in tree_flatten(t_out)[0]]
+        outs = bind(custom_jvp_call_p, *leaves, fun=flat_fun, jvp=flat_jvp)
+        return tree_unflatten(out_tree[0], outs)
+
+
+def _call_lowering(*lazies: Any, fun: Callable, **_: Any) -> list:
+    return [o._lazy for o in fun(*(wrap(x) for x in lazies))]
+
+
+def _custom_jvp_rule(primals, tangents, *, fun, jvp):
+    return jvp(list(primals), list(tangents))
+
+
+def _batch_call(prim):
+    def rule(size, vals, dims, **params):
+        from jaxlab.api import vmap
+        fun = params["fun"]
+        outs = vmap(lambda *xs: fun(*xs), in_axes=tuple(dims))(*vals)
+        return list(outs), [0] * len(outs)
+    return rule
+
+
+lowerings[custom_jvp_call_p] = _call_lowering
+jvp_rules[custom_jvp_call_p] = _custom_jvp_rule
+batch_rules[custom_jvp_call_p] = _batch_call(custom_jvp_call_p)
+
+
+class custom_vjp:
+    """`f = custom_vjp(f); f.defvjp(fwd, bwd)` with fwd(*args) -> (out, residuals)
+    and bwd(residuals, out_cotangent) -> a tuple of input cotangents."""
+
+    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()) -> None:
+        functools.update_wrapper(self, fun)
+        self.fun, self.fwd, self.bwd = fun, None, None
+        if nondiff_argnums:
+            raise NotImplementedError("custom_vjp nondiff_argnums: close over the value instead")
+
+    def defvjp(self, fwd: Callable, bwd: Callable) -> None:
+        self.fwd, self.bwd = fwd, bwd
+
+    def __call__(self, *args: Any) -> Any:
+        if self.fwd is None:
+            raise TypeError(f"custom_vjp {self.fun.__name__} has no rule: call defvjp first")
+        from jaxlab.numpy._util import asarray_
+        leaves, in_tree = tree_flatten(args)
+        leaves = [asarray_(x) for x in leaves]
+        out_tree: list = []
+        flat_fun = _flat(self.fun, in_tree, out_tree)
+        fwd, bwd = self.fwd, self.bwd
+
+        def flat_fwd(*primals: Any) -> tuple[list, Any]:
+            out, res = fwd(*tree_unflatten(in_tree, primals))
+            out_flat, tree = tree_flatten(out)
+            out_tree[:] = [tree]
+            return [asarray_(x) for x in out_flat], res
+
+        def flat_bwd(res: Any, cts: list) -> list:
+            grads = bwd(res, tree_unflatten(out_tree[0], cts))
+            flat, tree = tree_flatten(tuple(grads))
+            if tree != in_tree:
+                raise TypeError(f"custom_vjp bwd returned {tree}, expected the structure of "
+                                f"the arguments {in_tree}")
+            return [asarray_(x) for x in flat]
+        outs = bind(custom_vjp_call_p, *leaves, fun=flat_fun, fwd=flat_fwd, bwd=flat_bwd)
+        return tree_unflatten(out_tree[0], outs)
+
+
+def _custom_vjp_jvp(primals, tangents, *, fun, fwd, bwd):
+    outs, res = fwd(*primals)
+    avals = tuple(get_aval(o) for o in outs)
+    t_out = bind(custom_lin_p, *tangents, res=res, bwd=bwd, out_avals=avals)
+    return outs, list(t_out)
+
+
+def _lin_lowering(*_: Any, **__: Any) -> list:
+    raise TypeError("forward-mode differentiation (jvp) of a custom_vjp function is not "
+                    "supported: it only defines reverse mode")
+
+
+def _lin_abstract(*avals, res, bwd, out_avals):
+    return list(out_avals)
+
+
+def _lin_transpose(cts, *tangents, res, bwd, out_avals):
+    return bwd(res, list(cts))
+
+
+lowerings[custom_vjp_call_p] = _call_lowering
+jvp_rules[custom_vjp_call_p] = _custom_vjp_jvp
+batch_rules[custom_vjp_call_p] = _batch_call(custom_vjp_call_p)
+lowerings[custom_lin_p] = _lin_lowering
+abstract_evals[custom_lin_p] = _lin_abstract
+transpose_rules[custom_lin_p] = _lin_transpose

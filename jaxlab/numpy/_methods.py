@@ -34,10 +34,12 @@ _METHODS = {
         else axes),
     "sum": jnp.sum, "prod": jnp.prod, "max": jnp.max, "min": jnp.min,
     "ravel": jnp.ravel, "flatten": jnp.ravel, "squeeze": jnp.squeeze,
+    "swapaxes": jnp.swapaxes, "repeat": jnp.repeat, "take": jnp.take,
     "astype": lambda self, dtype: astype_(self, dtype),
 }
 
 for _name, _fn in {**_OPERATORS, **_METHODS}.items():
     setattr(ArrayBase, _name, _fn)
 ArrayBase.T = property(lambda self: jnp.transpose(self))
+ArrayBase.mT = property(lambda self: jnp.swapaxes(self, -1, -2))
 

@@ -151,3 +151,33 @@ for _p in list(reduce_prims.values()) + [argmax_p, argmin_p]:
     batch_rules[_p] = batch_at_front(_p, _shift_axes)
 for _p in cumulative_prims.values():
     batch_rules[_p] = batch_at_front(_p, lambda p, n: {**p, "axis": p["axis"] + 1})
+
+
+def _jvp_cumprod(primals, tangents, *, axis, reverse=False):
+    (x,), (t,) = primals, tangents
+    out = cumulative_prims["cumprod"].bind(x, axis=axis, reverse=reverse)
+    return [out], [out * cumulative_prims["cumsum"].bind(t / x, axis=axis, reverse=reverse)]
+
+
+def _jvp_cum_extremum(name):
+    """The tangent of the element holding the running extreme so far: the last
+    position (in scan order) where x equalled its own running extreme."""
+    def rule(primals, tangents, *, axis, reverse=False):
+        import jaxlab.numpy as jnp
+        from jaxlab.core.indexing import gather_along
+        (x,), (t,) = primals, tangents
+        out = cumulative_prims[name].bind(x, axis=axis, reverse=reverse)
+        n = x.shape[axis]
+        shape = [1] * x.ndim
+        shape[axis] = n
+        pos = jnp.broadcast_to(jnp.arange(n, dtype=jnp.int32).reshape(shape), x.shape)
+        # in reverse order the "last" position is the smallest index: scan -pos with max
+        key = jnp.where(jnp.equal(x, out), -pos if reverse else pos, -n)
+        last = cumulative_prims["cummax"].bind(key, axis=axis, reverse=reverse)
+        return [out], [gather_along(t, -last if reverse else last, axis)]
+    return rule
+
+
+jvp_rules.update({cumulative_prims["cumprod"]: _jvp_cumprod,
+                  cumulative_prims["cummax"]: _jvp_cum_extremum("cummax"),
+                  cumulative_prims["cummin"]: _jvp_cum_extremum("cummin")})

@@ -1,6 +1,7 @@
 """jax.lax's operations: strict about dtypes (no promotion), Python scalars weak."""
 from __future__ import annotations
 
+import builtins  # this module defines lax.max/min/abs/round, shadowing the builtins
 from typing import Any, Sequence
 
 from jaxlab.array import ArrayBase
@@ -205,7 +206,8 @@ def argmin(operand: Any, axis: int, index_dtype: Any) -> Any:
 def _cumulative(name: str):
     def op(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
         x = asarray_(operand)
-        return red.cumulative_prims[name].bind(x, axis=axis % max(x.ndim, 1), reverse=reverse)
+        return red.cumulative_prims[name].bind(x, axis=axis % builtins.max(x.ndim, 1),
+                                               reverse=reverse)
     op.__name__ = op.__qualname__ = name
     return op
 

@@ -28,7 +28,8 @@ class CpuBackend(Backend):
         pass  # NumPy memory goes with its last reference
 
     def write(self, handle: np.ndarray, data: np.ndarray) -> None:
-        handle[:] = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+        raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+        handle[:raw.size] = raw   # allocations are at least 4 bytes: 3 bools fill part
 
     def read(self, handle: np.ndarray, dtype: DType, count: int) -> np.ndarray:
         return handle.view(dtype.np)[:count].copy()

@@ -1,13 +1,20 @@
 """Reductions: each is one kernel whose following elementwise work fuses in."""
 from __future__ import annotations
 
-from typing import Any
+import math
+from typing import Any, Callable
 
 from jaxlab.array import Array
 from jaxlab.core import reductions as red
 from jaxlab.ir.dtypes import DType, to_dtype
-from jaxlab.numpy._util import asarray_, astype_, canonical_axes
-from jaxlab.numpy.shape_ops import reshape
+from jaxlab.numpy import ufuncs
+from jaxlab.numpy._util import asarray_, astype_, canonical_axes, canonical_axis
+from jaxlab.numpy.shape_ops import ravel, reshape
+
+# how `initial` joins the folded value
+_COMBINE: dict[str, Callable[[Any, Any], Array]] = {
+    "reduce_sum": ufuncs.add, "reduce_prod": ufuncs.multiply,
+    "reduce_max": ufuncs.maximum, "reduce_min": ufuncs.minimum}
 
 
 def _keep(x: Array, out: Array, axes: tuple[int, ...], keepdims: bool) -> Array:
@@ -16,29 +23,36 @@ def _keep(x: Array, out: Array, axes: tuple[int, ...], keepdims: bool) -> Array:
     return reshape(out, tuple(1 if i in axes else n for i, n in enumerate(x.shape)))
 
 
+def _accumulate(x: Array, fold: Callable[[Array], Array]) -> Array:
+    """fold(x), accumulating float16 in float32 and rounding once (as XLA does)."""
+    if x.jdtype is DType.float16:
+        return astype_(fold(astype_(x, DType.float32)), DType.float16)
+    return fold(x)
+
+
+def _no_where(name: str, where: Any) -> None:
+    if where is not None:
+        raise NotImplementedError(f"{name}(where=...) is not supported")
+
+
 def _reduction(name: str, prim_name: str, sum_like: bool):
     prim = red.reduce_prims[prim_name]
 
     def fn(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False,
            initial: Any = None, where: Any = None) -> Array:
         x = asarray_(a)
-        if where is not None:
-            raise NotImplementedError(f"{name}(where=...) is not supported")
+        _no_where(name, where)
         if dtype is not None:
             x = astype_(x, to_dtype(dtype))
-        elif sum_like and (x.jdtype.is_bool):
+        elif sum_like and x.jdtype.is_bool:
             x = astype_(x, DType.int32)
         axes = canonical_axes(axis, x.ndim)
-        if not sum_like and x.size == 0 and any(x.shape[i] == 0 for i in axes) \
-                and initial is None:
+        if not sum_like and initial is None and 0 in [x.shape[i] for i in axes]:
             raise ValueError(f"zero-size array to reduction operation {name} "
                              f"which has no identity")
-        out = prim.bind(x, axes=axes)
+        out = _accumulate(x, lambda v: prim.bind(v, axes=axes))
         if initial is not None:
-            from jaxlab.numpy import ufuncs
-            combine = {"reduce_sum": ufuncs.add, "reduce_prod": ufuncs.multiply,
-                       "reduce_max": ufuncs.maximum, "reduce_min": ufuncs.minimum}[prim_name]
-            out = astype_(combine(out, initial), out.jdtype)
+            out = astype_(_COMBINE[prim_name](out, initial), out.jdtype)
         return _keep(x, out, axes, keepdims)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"{name} over `axis` (all axes when None), as jax.numpy.{name}."
@@ -50,3 +64,109 @@ prod = _reduction("prod", "reduce_prod", True)
 max = _reduction("max", "reduce_max", False)  # noqa: A001
 min = _reduction("min", "reduce_min", False)  # noqa: A001
 amax, amin = max, min
+
+
+def _bool_reduction(name: str, prim_name: str):
+    prim = red.reduce_prims[prim_name]
+
+    def fn(a: Any, axis: Any = None, keepdims: bool = False, *, where: Any = None) -> Array:
+        _no_where(name, where)
+        x = astype_(asarray_(a), DType.bool)
+        axes = canonical_axes(axis, x.ndim)
+        return _keep(x, prim.bind(x, axes=axes), axes, keepdims)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"{name} of the truth values over `axis`, as jax.numpy.{name}."
+    return fn
+
+
+any = _bool_reduction("any", "reduce_max")  # noqa: A001  (or over booleans)
+all = _bool_reduction("all", "reduce_min")  # noqa: A001  (and over booleans)
+
+
+# --- statistics -----------------------------------------------------------------
+
+def _inexact(dt: DType) -> DType:
+    return dt if dt.is_float else DType.float32
+
+
+def _count(x: Array, axes: tuple[int, ...]) -> int:
+    return math.prod(x.shape[i] for i in axes)
+
+
+def mean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False, *,
+         where: Any = None) -> Array:
+    """Arithmetic mean; integers give float32, float16 is summed in float32 (as JAX)."""
+    _no_where("mean", where)
+    x = asarray_(a)
+    out_dtype = _inexact(x.jdtype) if dtype is None else to_dtype(dtype)
+    compute = DType.float32 if out_dtype.is_float else out_dtype
+    axes = canonical_axes(axis, x.ndim)
+    total = sum(x, axes, dtype=compute, keepdims=keepdims)
+    return astype_(ufuncs.true_divide(total, _count(x, axes)), out_dtype)
+
+
+def var(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False,
+        *, where: Any = None) -> Array:
+    """Variance with divisor N - ddof (NaN where that is not positive, as JAX)."""
+    _no_where("var", where)
+    x = asarray_(a)
+    out_dtype = _inexact(x.jdtype) if dtype is None else to_dtype(dtype)
+    x = astype_(x, DType.float32 if out_dtype.is_float else out_dtype)
+    axes = canonical_axes(axis, x.ndim)
+    centered = ufuncs.square(x - mean(x, axes, keepdims=True))
+    divisor = _count(x, axes) - ddof
+    out = ufuncs.true_divide(sum(centered, axes, keepdims=keepdims),
+                             divisor if divisor > 0 else math.nan)
+    return astype_(out, out_dtype)
+
+
+def std(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False,
+        *, where: Any = None) -> Array:
+    """Standard deviation: sqrt of var (same arguments)."""
+    _no_where("std", where)
+    return ufuncs.sqrt(var(a, axis, dtype, ddof, keepdims))
+
+
+# --- positions and running folds ---------------------------------------------------
+
+def _arg_reduction(name: str, prim):
+    def fn(a: Any, axis: int | None = None, keepdims: bool = False) -> Array:
+        x = asarray_(a)
+        flat = x if axis is not None else ravel(x)
+        ax = canonical_axis(0 if axis is None else axis, flat.ndim)
+        out = prim.bind(flat, axes=(ax,), index_dtype=DType.int32)
+        return _keep(x, out, tuple(range(x.ndim)) if axis is None else (ax,), keepdims)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Index of the first {name[3:]} along `axis` (of the flattened array " \
+                 f"when None), as jax.numpy.{name}."
+    return fn
+
+
+argmax = _arg_reduction("argmax", red.argmax_p)
+argmin = _arg_reduction("argmin", red.argmin_p)
+
+
+def _cumulative(name: str):
+    prim = red.cumulative_prims[name]
+
+    def fn(a: Any, axis: int | None = None, dtype: Any = None) -> Array:
+        x = asarray_(a)
+        if axis is None:
+            x, axis = ravel(x), 0
+        if dtype is not None:
+            x = astype_(x, to_dtype(dtype))
+        elif x.jdtype.is_bool:   # counts, as JAX
+            x = astype_(x, DType.int32)
+        axis = canonical_axis(axis, x.ndim)
+        return _accumulate(x, lambda v: prim.bind(v, axis=axis))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Running {name[3:]} along `axis` (of the flattened array when None), " \
+                 f"as jax.numpy.{name}."
+    return fn
+
+
+cumsum = _cumulative("cumsum")
+cumprod = _cumulative("cumprod")
+
+__all__ = ["sum", "prod", "max", "min", "amax", "amin", "any", "all", "mean", "var", "std",
+           "argmax", "argmin", "cumsum", "cumprod"]

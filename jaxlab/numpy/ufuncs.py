@@ -1,21 +1,58 @@
-"""Elementwise functions of jaxlab.numpy: promote, broadcast, bind one primitive."""
+"""Elementwise functions of jaxlab.numpy, with JAX's dtype rules.
+
+Each function promotes its operands (float32 default float, int32 default
+int, Python scalars weakly typed), broadcasts them and binds primitives; the
+functions without a primitive of their own are composed from the others, and
+all of it fuses into one kernel.
+"""
 from __future__ import annotations
 
-from typing import Any
+import functools
+import math
+from typing import Any, Callable
+
+import numpy as np
 
 from jaxlab.array import Array
 from jaxlab.core import elementwise as ew
 from jaxlab.core.primitives import Primitive
 from jaxlab.ir.dtypes import DType
 from jaxlab.numpy._util import asarray_, astype_, broadcast_all, promote_args, promote_dtypes
+from jaxlab.numpy.creation import full
 
+_LN2 = math.log(2.0)
+
+
+# --- argument handling ----------------------------------------------------------
 
 def _float_args(*xs: Any) -> list[Array]:
+    """Promoted to an inexact dtype: integers and booleans become float32."""
     dt = promote_dtypes(*xs)
     return promote_args(*xs, dtype=dt if dt.is_float else DType.float32)
 
 
-def _unary_float(prim: Primitive, name: str):
+def _numeric_args(*xs: Any) -> list[Array]:
+    """Promoted to a numeric dtype: booleans become int32."""
+    dt = promote_dtypes(*xs)
+    return promote_args(*xs, dtype=DType.int32 if dt.is_bool else dt)
+
+
+# kind -> (accepts the dtype?, what to say when not)
+_KINDS: dict[str, tuple[Callable[[DType], bool], str]] = {
+    "any": (lambda d: True, ""),
+    "numeric": (lambda d: not d.is_bool, "numbers (not booleans)"),
+    "bitwise": (lambda d: not d.is_float, "integers or booleans"),
+    "integer": (lambda d: d.is_int, "integers"),
+}
+
+
+def _require(name: str, x: Array, kind: str) -> None:
+    ok, what = _KINDS[kind]
+    if not ok(x.jdtype):
+        raise TypeError(f"{name} needs {what}, got {x.jdtype} operands")
+
+
+def _unary_float(prim: Primitive, name: str) -> Callable[[Any], Array]:
     def fn(x: Any) -> Array:
         (x,) = _float_args(x)
         return prim.bind(x)
@@ -24,13 +61,30 @@ def _unary_float(prim: Primitive, name: str):
     return fn
 
 
-def _binary(prim: Primitive, name: str):
+def _binary(prim: Primitive, name: str, kind: str = "any",
+            on_bool: Primitive | None = None) -> Callable[[Any, Any], Array]:
+    """A broadcasting binary ufunc; `on_bool` replaces prim for booleans (as JAX's add is or)."""
     def fn(x: Any, y: Any) -> Array:
-        return prim.bind(*promote_args(x, y))
+        x, y = promote_args(x, y)
+        _require(name, x, kind)
+        return (on_bool if on_bool is not None and x.jdtype.is_bool else prim).bind(x, y)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise {name} with broadcasting and JAX's dtype promotion."
     return fn
 
+
+def _on_floats(body: Callable[..., Array]) -> Callable[..., Array]:
+    """A ufunc computed by `body` on operands promoted to a float dtype."""
+    @functools.wraps(body)
+    def fn(*xs: Any) -> Array:
+        xs = _float_args(*xs)
+        if xs[0].jdtype is DType.float16:   # compute in float32 and round once, as XLA does
+            return astype_(body(*(astype_(x, DType.float32) for x in xs)), DType.float16)
+        return body(*xs)
+    return fn
+
+
+# --- one primitive each ---------------------------------------------------------
 
 sin = _unary_float(ew.unary_prims["sin"], "sin")
 cos = _unary_float(ew.unary_prims["cos"], "cos")
@@ -42,20 +96,19 @@ sqrt = _unary_float(ew.unary_prims["sqrt"], "sqrt")
 tanh = _unary_float(ew.unary_prims["tanh"], "tanh")
 reciprocal = _unary_float(ew.unary_prims["reciprocal"], "reciprocal")
 
-add = _binary(ew.binary_prims["add"], "add")
-subtract = _binary(ew.binary_prims["sub"], "subtract")
-multiply = _binary(ew.binary_prims["mul"], "multiply")
+_or, _and = ew.binary_prims["or"], ew.binary_prims["and"]
+add = _binary(ew.binary_prims["add"], "add", on_bool=_or)
+subtract = _binary(ew.binary_prims["sub"], "subtract", "numeric")
+multiply = _binary(ew.binary_prims["mul"], "multiply", on_bool=_and)
 maximum = _binary(ew.binary_prims["max"], "maximum")
 minimum = _binary(ew.binary_prims["min"], "minimum")
 less = _binary(ew.binary_prims["lt"], "less")
 not_equal = _binary(ew.binary_prims["ne"], "not_equal")
 equal = _binary(ew.eq_p, "equal")
 less_equal = _binary(ew.le_p, "less_equal")
-bitwise_and = _binary(ew.binary_prims["and"], "bitwise_and")
-bitwise_or = _binary(ew.binary_prims["or"], "bitwise_or")
-bitwise_xor = _binary(ew.binary_prims["xor"], "bitwise_xor")
-left_shift = _binary(ew.binary_prims["shift_left"], "left_shift")
-right_shift = _binary(ew.binary_prims["shift_right"], "right_shift")
+bitwise_and = _binary(_and, "bitwise_and", "bitwise")
+bitwise_or = _binary(_or, "bitwise_or", "bitwise")
+bitwise_xor = _binary(ew.binary_prims["xor"], "bitwise_xor", "bitwise")
 
 
 def greater(x: Any, y: Any) -> Array:
@@ -66,6 +119,30 @@ def greater_equal(x: Any, y: Any) -> Array:
     return less_equal(y, x)
 
 
+_shl, _shr = ew.binary_prims["shift_left"], ew.binary_prims["shift_right"]
+
+
+def _shift_args(name: str, x: Any, y: Any) -> list[Array]:
+    x, y = _numeric_args(x, y)
+    _require(name, x, "integer")
+    return [x, y]
+
+
+def left_shift(x: Any, y: Any) -> Array:
+    x, y = _shift_args("left_shift", x, y)
+    # amounts outside [0, 32) shift every bit out, as in JAX (the primitive uses the low 5 bits)
+    return where((y >= 0) & (y < 32), _shl.bind(x, y), 0)
+
+
+def right_shift(x: Any, y: Any) -> Array:
+    """Arithmetic for int32, logical for uint32, as in JAX."""
+    x, y = _shift_args("right_shift", x, y)
+    if x.jdtype is DType.uint32:
+        return where(y < 32, _shr.bind(x, y), 0)
+    # an amount outside [0, 32) leaves only copies of the sign bit, as a shift by 31 does
+    return _shr.bind(x, where((y >= 0) & (y < 32), y, 31))
+
+
 def true_divide(x: Any, y: Any) -> Array:
     return ew.div_p.bind(*_float_args(x, y))
 
@@ -74,16 +151,13 @@ divide = true_divide
 
 
 def negative(x: Any) -> Array:
-    return ew.neg_p.bind(asarray_(x))
+    x = asarray_(x)
+    _require("negative", x, "numeric")
+    return ew.neg_p.bind(x)
 
 
 def positive(x: Any) -> Array:
     return asarray_(x)
-
-
-def square(x: Any) -> Array:
-    x = asarray_(x)
-    return multiply(x, x)
 
 
 def abs(x: Any) -> Array:  # noqa: A001  (numpy's name)
@@ -94,13 +168,14 @@ absolute = abs
 
 
 def sign(x: Any) -> Array:
-    return ew.sign_p.bind(asarray_(x))
+    x = asarray_(x)
+    _require("sign", x, "numeric")
+    return ew.sign_p.bind(x)
 
 
 def invert(x: Any) -> Array:
     x = asarray_(x)
-    if x.jdtype.is_float:
-        raise TypeError(f"invert/bitwise_not needs integers or booleans, got {x.jdtype}")
+    _require("invert", x, "bitwise")
     return ew.not_p.bind(x)
 
 
@@ -111,7 +186,7 @@ def logical_not(x: Any) -> Array:
     return ew.not_p.bind(astype_(asarray_(x), DType.bool))
 
 
-def _logical(name: str, fn):
+def _logical(name: str, fn: Callable[[Any, Any], Array]) -> Callable[[Any, Any], Array]:
     def logical(x: Any, y: Any) -> Array:
         return fn(astype_(asarray_(x), DType.bool), astype_(asarray_(y), DType.bool))
     logical.__name__ = logical.__qualname__ = name
@@ -123,27 +198,6 @@ logical_or = _logical("logical_or", bitwise_or)
 logical_xor = _logical("logical_xor", bitwise_xor)
 
 
-def floor(x: Any) -> Array:
-    x = asarray_(x)
-    return ew.unary_prims["floor"].bind(x) if x.jdtype.is_float else x
-
-
-def ceil(x: Any) -> Array:
-    x = asarray_(x)
-    return ew.unary_prims["ceil"].bind(x) if x.jdtype.is_float else x
-
-
-def round(x: Any, decimals: int = 0) -> Array:  # noqa: A001
-    x = asarray_(x)
-    if decimals == 0 or not x.jdtype.is_float:
-        return ew.round_p.bind(x)
-    scale = 10.0 ** decimals
-    return true_divide(ew.round_p.bind(multiply(x, scale)), scale)
-
-
-around = round
-
-
 def where(condition: Any, x: Any = None, y: Any = None) -> Array:
     if x is None or y is None:
         raise ValueError("jaxlab.numpy.where needs x and y (the one-argument form has a "
@@ -152,3 +206,299 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Array:
     dt = promote_dtypes(x, y)
     c, a, b = broadcast_all(cond, asarray_(x, dt), asarray_(y, dt))
     return ew.select_n_p.bind(c, b, a)
+
+
+# --- powers ---------------------------------------------------------------------
+
+def power(x: Any, y: Any) -> Array:
+    """x ** y; a Python int exponent uses exact repeated squaring, as in JAX."""
+    if isinstance(y, (int, np.integer)):
+        (x,) = _numeric_args(x)
+        return ew.integer_pow_p.bind(x, y=int(y))
+    return ew.pow_p.bind(*_numeric_args(x, y))
+
+
+def square(x: Any) -> Array:
+    return power(x, 2)
+
+
+@_on_floats
+def exp2(x: Array) -> Array:
+    return exp(x * _LN2)
+
+
+@_on_floats
+def expm1(x: Array) -> Array:
+    u = exp(x)
+    # Kahan: the rounding error of u cancels in (u-1)/log(u). Away from 0, u-1 is exact
+    # enough (and right for u = inf and u = 0); at u == 1 the answer is x.
+    kahan = (abs(x) <= 0.5) & (u != 1.0)
+    v = where(kahan, u, 2.0)   # a stand-in keeps the unused branch finite: no NaN gradients
+    return where(kahan, (v - 1.0) * x / log(v), where(u == 1.0, x, u - 1.0))
+
+
+@_on_floats
+def log1p(x: Array) -> Array:
+    u = 1.0 + x
+    # Goldberg: log(u)/(u-1) cancels the rounding of 1+x. Away from 0 plain log is
+    # accurate (and right for x = inf and x = -1); at u == 1 the answer is x.
+    goldberg = (abs(x) <= 0.5) & (u != 1.0)
+    v = where(goldberg, u, 2.0)   # a stand-in keeps the unused branch finite: no NaN gradients
+    return where(goldberg, x * log(v) / (v - 1.0), where(u == 1.0, x, log(u)))
+
+
+@_on_floats
+def log2(x: Array) -> Array:
+    return log(x) / _LN2
+
+
+@_on_floats
+def log10(x: Array) -> Array:
+    return log(x) / math.log(10.0)
+
+
+@_on_floats
+def logaddexp(x: Array, y: Array) -> Array:
+    delta = x - y
+    # delta is nan when both are the same infinity: then x + y is the answer
+    return where(delta != delta, x + y, maximum(x, y) + log1p(exp(-abs(delta))))
+
+
+@_on_floats
+def cbrt(x: Array) -> Array:
+    return copysign(exp(log(abs(x)) / 3.0), x)
+
+
+# --- trigonometric and hyperbolic ------------------------------------------------
+
+@_on_floats
+def tan(x: Array) -> Array:
+    return sin(x) / cos(x)
+
+
+@_on_floats
+def arccos(x: Array) -> Array:
+    # acos(x) = 2 atan(sqrt((1-x)/(1+x))): no cancellation near +-1, unlike pi/2 - asin
+    return 2.0 * arctan(sqrt((1.0 - x) / (1.0 + x)))
+
+
+@_on_floats
+def arctan2(y: Array, x: Array) -> Array:
+    return ew.atan2_p.bind(y, x)
+
+
+@_on_floats
+def sinh(x: Array) -> Array:
+    # (e^x - 1) - (e^-x - 1): two terms of opposite sign, so no cancellation near 0
+    return 0.5 * (expm1(x) - expm1(-x))
+
+
+@_on_floats
+def cosh(x: Array) -> Array:
+    e = exp(abs(x))
+    return 0.5 * e + 0.5 / e
+
+
+_LARGE = 1e4  # beyond it, sqrt(x*x +- 1) == |x| in float32 and x*x may overflow
+
+
+@_on_floats
+def arcsinh(x: Array) -> Array:
+    a = abs(x)
+    large = a > _LARGE
+    # each branch gets stand-ins where it is unused, so its gradient stays finite
+    big, small = where(large, a, _LARGE), where(large, 0.0, a)
+    # asinh(a) = log1p(a + a^2/(1 + sqrt(1 + a^2))), accurate near 0
+    near = log1p(small + small * small / (1.0 + sqrt(1.0 + small * small)))
+    return copysign(where(large, log(big) + _LN2, near), x)
+
+
+@_on_floats
+def arccosh(x: Array) -> Array:
+    t = x - 1.0
+    # acosh(x) = log1p(t + sqrt(t) sqrt(x+1)): t is exact near 1, and x < 1 gives NaN
+    return where(x > _LARGE, log(x) + _LN2, log1p(t + sqrt(t) * sqrt(x + 1.0)))
+
+
+@_on_floats
+def arctanh(x: Array) -> Array:
+    return 0.5 * log1p(2.0 * x / (1.0 - x))
+
+
+@_on_floats
+def deg2rad(x: Array) -> Array:
+    return x * (math.pi / 180.0)
+
+
+@_on_floats
+def rad2deg(x: Array) -> Array:
+    return x * (180.0 / math.pi)
+
+
+radians, degrees = deg2rad, rad2deg
+
+
+@_on_floats
+def hypot(x: Array, y: Array) -> Array:
+    """sqrt(x^2 + y^2) without overflow: big * sqrt(1 + (small/big)^2), as JAX."""
+    x, y = abs(x), abs(y)
+    big, small = maximum(x, y), minimum(x, y)
+    safe = where(big == 0.0, 1.0, big)
+    out = where(big == 0.0, big, big * sqrt(1.0 + square(small / safe)))
+    return where((x == math.inf) | (y == math.inf), math.inf, out)
+
+
+# --- signs, rounding and classification -------------------------------------------
+
+def signbit(x: Any) -> Array:
+    """True where the sign bit is set (also for -0.0 and negative NaNs)."""
+    x = asarray_(x)
+    if not x.jdtype.is_float:
+        return less(x, 0)
+    # float16 -> float32 is exact, sign bit included
+    bits = ew.bitcast_convert_type_p.bind(astype_(x, DType.float32), new_dtype=DType.int32)
+    return less(bits, 0)
+
+
+@_on_floats
+def copysign(x: Array, y: Array) -> Array:
+    return where(signbit(y), -abs(x), abs(x))
+
+
+def _float_rounding(prim: Primitive, name: str) -> Callable[[Any], Array]:
+    def fn(x: Any) -> Array:
+        x = asarray_(x)
+        return prim.bind(x) if x.jdtype.is_float else x   # integers are already whole
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+floor = _float_rounding(ew.unary_prims["floor"], "floor")
+ceil = _float_rounding(ew.unary_prims["ceil"], "ceil")
+
+
+def trunc(x: Any) -> Array:
+    x = asarray_(x)
+    return where(x < 0, ceil(x), floor(x)) if x.jdtype.is_float else x
+
+
+
+def round(x: Any, decimals: int = 0) -> Array:  # noqa: A001
+    """Round half to even at `decimals` digits, as jnp.round."""
+    x = asarray_(x)
+    if not x.jdtype.is_float:
+        if decimals < 0:
+            raise NotImplementedError("round of integers with decimals < 0 is not supported")
+        return x
+    if decimals == 0:
+        return ew.round_p.bind(x)
+    scale = 10.0 ** decimals
+    return ew.round_p.bind(x * scale) / scale
+
+
+around = round
+
+
+def clip(a: Any, min: Any = None, max: Any = None) -> Array:  # noqa: A002
+    """Clamp to [min, max] (either may be None); NaN stays NaN."""
+    out = asarray_(a)
+    if min is not None:
+        out = maximum(min, out)
+    if max is not None:
+        out = minimum(max, out)
+    return out
+
+
+def isnan(x: Any) -> Array:
+    x = asarray_(x)
+    return not_equal(x, x) if x.jdtype.is_float else full(x.shape, False, DType.bool)
+
+
+def isinf(x: Any) -> Array:
+    x = asarray_(x)
+    return equal(abs(x), math.inf) if x.jdtype.is_float else full(x.shape, False, DType.bool)
+
+
+def isfinite(x: Any) -> Array:
+    x = asarray_(x)
+    return ew.is_finite_p.bind(x) if x.jdtype.is_float else full(x.shape, True, DType.bool)
+
+
+def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: float | None = None,
+               neginf: float | None = None) -> Array:
+    """NaN -> `nan`, +-inf -> `posinf`/`neginf` (default: the dtype's largest finite)."""
+    x = asarray_(x)
+    if not x.jdtype.is_float:
+        return x
+    info = np.finfo(x.dtype)   # Python floats below stay weakly typed
+    x = where(isnan(x), nan, x)
+    x = where(x == math.inf, float(info.max) if posinf is None else posinf, x)
+    return where(x == -math.inf, float(info.min) if neginf is None else neginf, x)
+
+
+# --- division ---------------------------------------------------------------------
+
+_rem = ew.binary_prims["rem"]
+
+
+def _float_divmod(x: Array, y: Array) -> tuple[Array, Array]:
+    """Python's float divmod (CPython's float_divmod, as JAX)."""
+    mod = _rem.bind(x, y)
+    div = true_divide(where(y == 0.0, x, x - mod), y)
+    fix_up = (mod != 0.0) & (sign(y) != sign(mod))
+    return ew.round_p.bind(where(fix_up, div - 1.0, div)), where(fix_up, mod + y, mod)
+
+
+def floor_divide(x: Any, y: Any) -> Array:
+    """x // y rounding toward -inf, for integers and floats."""
+    x, y = _numeric_args(x, y)
+    if x.jdtype.is_float:
+        return _float_divmod(x, y)[0]
+    q = ew.div_p.bind(x, y)   # truncates
+    if x.jdtype is DType.uint32:
+        return q
+    return where((sign(x) != sign(y)) & (_rem.bind(x, y) != 0), q - 1, q)
+
+
+def remainder(x: Any, y: Any) -> Array:
+    """x % y with the sign of y, as Python and NumPy."""
+    x, y = _numeric_args(x, y)
+    if not x.jdtype.is_float:
+        y = where(y == 0, 1, y)   # x % 0 == 0 for integers, as JAX
+    trunc_mod = _rem.bind(x, y)
+    fix_up = (trunc_mod != 0) & ((trunc_mod < 0) != (y < 0))
+    return where(fix_up, trunc_mod + y, trunc_mod)
+
+
+mod = remainder
+
+
+def divmod(x: Any, y: Any) -> tuple[Array, Array]:  # noqa: A001
+    x, y = _numeric_args(x, y)
+    if x.jdtype.is_float:
+        return _float_divmod(x, y)
+    return floor_divide(x, y), remainder(x, y)
+
+
+def fmod(x: Any, y: Any) -> Array:
+    """Remainder with the sign of x (C's fmod)."""
+    x, y = _numeric_args(x, y)
+    if not x.jdtype.is_float:
+        y = where(y == 0, 1, y)
+    return _rem.bind(x, y)
+
+
+__all__ = [
+    "sin", "cos", "tan", "arcsin", "arccos", "arctan", "arctan2", "sinh", "cosh", "tanh",
+    "arcsinh", "arccosh", "arctanh", "deg2rad", "rad2deg", "radians", "degrees", "hypot",
+    "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "logaddexp", "sqrt", "cbrt",
+    "reciprocal", "power", "square",
+    "add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "remainder",
+    "mod", "fmod", "divmod", "negative", "positive", "abs", "absolute", "sign", "signbit",
+    "copysign", "maximum", "minimum", "clip", "floor", "ceil", "trunc", "round",
+    "around", "isnan", "isinf", "isfinite", "nan_to_num", "where",
+    "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+    "logical_and", "logical_or", "logical_xor", "logical_not",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "invert",
+    "left_shift", "right_shift",
+]

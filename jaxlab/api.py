@@ -71,27 +71,22 @@ def linearize(fun: Callable, *primals: Any) -> tuple[Any, Callable]:
 def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     """(fun(*primals), a function from output cotangents to input cotangents)."""
     p_flat, in_tree = _flat_args(primals)
-    aux_box: list = []
-
-    def fun_main(*args: Any) -> Any:
-        out = fun(*args)
-        if has_aux:
-            out, aux = out
-            aux_box.append(aux)
-        return out
-    f, out_tree = flatten_fun(fun_main, in_tree)
+    # aux values ride along as extra outputs: primal outputs come out known
+    # (concrete) from linearization, and their cotangents are zero.
+    f, out_tree = flatten_fun(fun if has_aux else lambda *a: (fun(*a), None), in_tree)
     outs, f_vjp_flat = vjp_flat(f, p_flat)
+    main_tree, aux_tree = out_tree[0].children
+    n_main = main_tree.num_leaves
 
     def f_vjp(cotangent: Any) -> tuple:
-        ct_flat = [_as_array(c) for c in treedef_flatten_up_to(out_tree[0], cotangent)]
+        from jaxlab.numpy.creation import zeros_like
+        ct_flat = [_as_array(c) for c in treedef_flatten_up_to(main_tree, cotangent)]
+        ct_flat += [zeros_like(o) for o in outs[n_main:]]
         return tree_unflatten(in_tree, f_vjp_flat(*ct_flat))
-    out = tree_unflatten(out_tree[0], outs)
-    return (out, f_vjp, _lower_aux(aux_box[0])) if has_aux else (out, f_vjp)
-
-
-def _lower_aux(aux: Any) -> Any:
-    from jaxlab.core.trace import full_lower
-    return tree_map(full_lower, aux)
+    out = tree_unflatten(main_tree, outs[:n_main])
+    if has_aux:
+        return out, f_vjp, tree_unflatten(aux_tree, outs[n_main:])
+    return out, f_vjp
 
 
 def _argnums_tuple(argnums: int | Sequence[int]) -> tuple[int, ...]:

@@ -103,7 +103,6 @@ def _scatter(x: Lazy, idx: Lazy, upd: Lazy, *, axis: int, mode: str) -> Lazy:
 def _gather_rows(u: Lazy, which: Lazy) -> Lazy:
     """u (p, q, k), which (p, n, q) in [-1, k): u[p, q, max(which, 0)] as (p, n, q)."""
     p, q, k = u.shape
-    n = which.shape[1]
     src = lz.realize(u, "gather source")
     i_p = iota(which.shape, 0, DType.int32, u.device)
     i_q = iota(which.shape, 2, DType.int32, u.device)

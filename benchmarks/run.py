@@ -1,0 +1,231 @@
+"""Run the workloads for jaxlab (each device) and its peers in ONE process run.
+
+    python -m benchmarks.run                       # every workload, every device
+    python -m benchmarks.run --workloads W4,W7 --devices cpu
+
+Prints a table and writes benchmarks/RESULTS.md. Ratios are peer time /
+jaxlab time (above 1: jaxlab is faster). Every result is checked against
+NumPy before it is timed; compile time is never mixed into a warm figure.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+from benchmarks.workloads import WORKLOADS, Workload, _w4_step
+
+REPEATS = 5
+
+
+def _median_time(fn: Callable[[], Any], sync: Callable[[Any], Any], repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        sync(fn())
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def _check(name: str, lib: str, got: Any, want: Any, rtol: float) -> None:
+    got_l = got if isinstance(got, tuple) else (got,)
+    want_l = want if isinstance(want, tuple) else (want,)
+    for g, w in zip(got_l, want_l):
+        g = np.asarray(g, dtype=np.float64)
+        w = np.asarray(w, dtype=np.float64)
+        err = np.max(np.abs(g - w) / (np.abs(w) + 1e-3)) if w.size else 0.0
+        if not err <= rtol * 10:
+            raise AssertionError(f"{name} on {lib}: result differs from NumPy (rel err {err:.2e})")
+
+
+# --- libraries: how to place inputs, build, synchronise -----------------------------------
+class Lib:
+    def __init__(self, label: str, module: Any, put: Callable, sync: Callable, key: str) -> None:
+        self.label, self.module, self.put, self.sync, self.key = label, module, put, sync, key
+
+
+def _jaxlab_libs(devices: list[str]) -> list[Lib]:
+    import jaxlab
+    from jaxlab.tree_util import tree_map
+    libs = []
+    for d in devices:
+        dev = jaxlab.engine.devices.get_device(d)
+        put = lambda tree, dev=dev: tree_map(lambda x: jaxlab.device_put(x, dev), tree)  # noqa
+        sync = lambda out: tree_map(lambda x: x.block_until_ready(), out)  # noqa: E731
+        libs.append(Lib(f"jaxlab[{d}]", jaxlab, put, sync, "jaxlab"))
+    return libs
+
+
+def _jax_lib() -> Lib | None:
+    try:
+        import jax
+    except ImportError:
+        return None
+    return Lib(f"jax[{jax.default_backend()}]", jax, lambda t: jax.tree_util.tree_map(
+        jax.device_put, t), jax.block_until_ready, "jax")
+
+
+def _numpy_lib() -> Lib:
+    return Lib("numpy", np, lambda t: t, lambda out: out, "numpy")
+
+
+def _result_of(w: Workload, out: Any) -> Any:
+    return out[1] if w.name == "W4" else out
+
+
+def _reference(w: Workload, inputs: tuple) -> Any:
+    return w.numpy(*inputs)
+
+
+def run_workload(w: Workload, libs: list[Lib], size: str) -> dict[str, dict]:
+    inputs = w.inputs(size)
+    want = _reference(w, inputs)
+    rows = {}
+    for lib in libs:
+        if lib.key not in w.build:
+            continue
+        args = lib.put(inputs)
+        fn = w.build[lib.key](lib.module)
+        ctx = _device_ctx(lib)
+        with ctx:
+            t0 = time.perf_counter()
+            out = fn(*args)
+            lib.sync(out)
+            first = time.perf_counter() - t0
+            _check(w.name, lib.label, _result_of(w, out), want, w.rtol)
+            warm = _median_time(lambda: fn(*args), lib.sync, REPEATS)
+        rows[lib.label] = {"seconds": warm, "compile_s": max(first - warm, 0.0),
+                           "figure": w.work(inputs) / warm}
+    return rows
+
+
+def _device_ctx(lib: Lib):
+    import contextlib
+    if lib.key != "jaxlab":
+        return contextlib.nullcontext()
+    import jaxlab
+    return jaxlab.default_device(lib.label[len("jaxlab["):-1])
+
+
+def numpy_single_thread_matmul(n: int) -> float:
+    """W3 with 1-thread BLAS, in a subprocess (thread counts are fixed at import)."""
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    code = ("import numpy as np, time, statistics\n"
+            f"a = np.random.default_rng(0).standard_normal(({n},{n})).astype(np.float32)\n"
+            "a @ a\nts = []\n"
+            "for _ in range(5):\n t = time.perf_counter(); a @ a; ts.append(time.perf_counter() - t)\n"
+            "print(statistics.median(ts))\n")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True)
+    return float(out.stdout.strip())
+
+
+def w7_latency(libs: list[Lib]) -> dict[str, dict]:
+    """Cold jit of the W4 step (trace + fuse + codegen + compile) and warm dispatch of
+    jit(x + 1) on a (16,) array."""
+    from benchmarks.workloads import _w4_inputs
+    inputs = _w4_inputs("cpu")
+    rows = {}
+    for lib in libs:
+        if lib.key == "numpy":
+            continue
+        with _device_ctx(lib):
+            args = lib.put(inputs)
+            step = _w4_step(lib.module)
+            t0 = time.perf_counter()
+            lib.sync(step(*args))
+            first = time.perf_counter() - t0
+            warm = _median_time(lambda: step(*args), lib.sync, 3)
+            inc = lib.module.jit(lambda x: x + 1)
+            x = lib.put(np.ones(16, np.float32))
+            lib.sync(inc(x))
+            n = 2000
+            t0 = time.perf_counter()
+            for _ in range(n):
+                out = inc(x)
+            lib.sync(out)
+            dispatch = (time.perf_counter() - t0) / n
+        rows[lib.label] = {"cold_ms": (first - warm) * 1e3, "dispatch_us": dispatch * 1e6}
+    return rows
+
+
+def _versions() -> dict[str, str]:
+    out = {"python": platform.python_version(), "numpy": np.__version__}
+    for mod in ("jax", "wasmtime", "wgpu"):
+        try:
+            out[mod] = __import__(mod).__version__
+        except Exception:
+            pass
+    return out
+
+
+def _format(results: dict, w3_single: float | None) -> list[str]:
+    lines = []
+    for name, rows in results.items():
+        if name == "W7":
+            continue
+        w = WORKLOADS[name]
+        lines.append(f"\n### {name}: {w.title} ({w.unit})\n")
+        jaxlab_rows = {k: v for k, v in rows.items() if k.startswith("jaxlab")}
+        peers = {k: v for k, v in rows.items() if not k.startswith("jaxlab")}
+        if name == "W3" and w3_single is not None:
+            n_flops = WORKLOADS["W3"].work(WORKLOADS["W3"].inputs("cpu"))
+            peers["numpy (1-thread BLAS)"] = {"seconds": w3_single,
+                                             "figure": n_flops / w3_single, "compile_s": 0.0}
+        lines.append("| library | time (ms) | figure | compile (ms) | " +
+                     " | ".join(f"{p} / this" for p in peers) + " |")
+        lines.append("|---|---|---|---|" + "---|" * len(peers))
+        for label, r in {**jaxlab_rows, **peers}.items():
+            ratios = " | ".join(f"{peers[p]['seconds'] / r['seconds']:.2f}" for p in peers)
+            lines.append(f"| {label} | {r['seconds'] * 1e3:.2f} | {r['figure']:.2f} | "
+                         f"{r['compile_s'] * 1e3:.0f} | {ratios} |")
+    if "W7" in results:
+        lines.append("\n### W7: latency\n")
+        lines.append("| library | cold jit of W4 step (ms) | warm dispatch jit(x+1) (us) |")
+        lines.append("|---|---|---|")
+        for label, r in results["W7"].items():
+            lines.append(f"| {label} | {r['cold_ms']:.1f} | {r['dispatch_us']:.1f} |")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--workloads", default="W1,W2,W3,W4,W5,W6,W7")
+    ap.add_argument("--devices", default=None, help="jaxlab devices (default: all)")
+    ap.add_argument("--size", default="cpu", choices=["cpu", "gpu"])
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "RESULTS.md"))
+    args = ap.parse_args(argv)
+    import jaxlab
+    devices = args.devices.split(",") if args.devices else [d.platform for d in jaxlab.devices()]
+    libs = _jaxlab_libs(devices) + [_numpy_lib()] + ([_jax_lib()] if _jax_lib() else [])
+    results: dict[str, Any] = {}
+    names = args.workloads.split(",")
+    for name in names:
+        if name == "W7":
+            results["W7"] = w7_latency(libs)
+        else:
+            results[name] = run_workload(WORKLOADS[name], libs, args.size)
+        print(f"{name} done", file=sys.stderr)
+    w3_single = numpy_single_thread_matmul(1024) if "W3" in names and args.size == "cpu" else None
+    header = [f"# Benchmark results\n",
+              f"Command: `python -m benchmarks.run {' '.join(argv or sys.argv[1:])}`  ",
+              f"Machine: {platform.platform()}, {os.cpu_count()} CPUs  ",
+              "Versions: " + ", ".join(f"{k} {v}" for k, v in _versions().items()) + "  ",
+              f"Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}  ",
+              "Ratios are peer time / jaxlab time, measured in this one run "
+              f"(median of {REPEATS} warm runs).\n"]
+    text = "\n".join(header + _format(results, w3_single)) + "\n"
+    print(text)
+    with open(args.out, "w") as f:
+        f.write(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Sequence
 
-from jaxlab.array import ArrayBase
+from jaxlab.array import Array, ArrayBase
 from jaxlab.core.batching import vmap_flat
 from jaxlab.core.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401
 from jaxlab.core.jaxpr import ClosedJaxpr, eval_jaxpr, trace_to_jaxpr
@@ -271,6 +271,14 @@ class JittedFunction:
         return tuple(args), {**dyn_kwargs, **dict(static_kw)}
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not kwargs and not self.static_argnums and all(type(a) is Array for a in args):
+            hit = self.cache.get((len(args), tuple((a.shape, a.jdtype, a.device) for a in args)))
+            if hit is not None:   # the common warm call: flat arrays, nothing static
+                program, out_tree = hit
+                return tree_unflatten(out_tree, program(args))
+        return self._call_slow(args, kwargs)
+
+    def _call_slow(self, args: tuple, kwargs: dict) -> Any:
         from jaxlab.core.jit import compile_program
         from jaxlab.core.trace import Tracer
         from jaxlab.engine.devices import current_device
@@ -286,6 +294,10 @@ class JittedFunction:
         if entry is None:
             entry = self._compile(in_tree, leaves, statics, device, compile_program)
             self.cache[key] = entry
+            if not kwargs and not self.static_argnums and \
+                    all(type(a) is Array and a.device is device for a in args):
+                fast_key = (len(args), tuple((a.shape, a.jdtype, a.device) for a in args))
+                self.cache[fast_key] = entry
         program, out_tree = entry
         return tree_unflatten(out_tree, program(leaves))
 

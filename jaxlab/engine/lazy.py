@@ -42,13 +42,26 @@ class Pending:
 
 
 class Lazy:
-    __slots__ = ("shape", "dtype", "device", "exp", "pending", "origin")
+    __slots__ = ("shape", "dtype", "device", "_exp", "_buf", "pending", "origin")
 
-    def __init__(self, shape: tuple, dtype: DType, device: Device, exp: AluExp,
-                 pending: Optional[Pending] = None, origin: tuple = ()) -> None:
+    def __init__(self, shape: tuple, dtype: DType, device: Device, exp: Optional[AluExp],
+                 pending: Optional[Pending] = None, origin: tuple = (),
+                 buffer: Optional[Buffer] = None) -> None:
         self.shape, self.dtype, self.device = tuple(shape), dtype, device
-        self.exp, self.pending = exp, pending
+        self._exp, self._buf, self.pending = exp, buffer, pending
         self.origin = origin   # the jaxpr equations fused into this value so far
+
+    @property
+    def exp(self) -> AluExp:
+        """The expression; for a realized array, built only when someone looks
+        (realized arrays are made on every dispatch and most are never fused)."""
+        if self._exp is None:
+            self._exp = AluExp.view(self._buf, ShapeTracker.contiguous(self.shape), self.dtype)
+        return self._exp
+
+    @exp.setter
+    def exp(self, value: AluExp) -> None:
+        self._exp, self._buf = value, None
 
     @property
     def size(self) -> int:
@@ -57,7 +70,9 @@ class Lazy:
     @property
     def buffer(self) -> Optional[Buffer]:
         """The buffer when this array is exactly one realized contiguous buffer."""
-        e = self.exp
+        if self._buf is not None:
+            return self._buf
+        e = self._exp
         if self.pending is None and e.op is AluOp.GlobalView:
             buf, st = e.arg
             if st.is_contiguous and buf.size == self.size and buf.dtype is self.dtype:
@@ -85,9 +100,7 @@ class Lazy:
 # --- construction -----------------------------------------------------------
 
 def from_buffer(buf: Buffer, shape: Sequence[int]) -> Lazy:
-    shape = tuple(shape)
-    return Lazy(shape, buf.dtype, buf.device,
-                AluExp.view(buf, ShapeTracker.contiguous(shape), buf.dtype))
+    return Lazy(shape, buf.dtype, buf.device, None, buffer=buf)
 
 
 def from_numpy(data: np.ndarray, dtype: DType, device: Device) -> Lazy:

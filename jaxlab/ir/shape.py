@@ -8,6 +8,7 @@ the logical index, and each view below reads the flat position of the one above.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Optional, Sequence
@@ -220,7 +221,7 @@ class ShapeTracker:
 
     @staticmethod
     def contiguous(shape: Sequence[int]) -> "ShapeTracker":
-        return ShapeTracker((View.contiguous(shape),))
+        return _contiguous_tracker(tuple(shape))
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -309,3 +310,7 @@ class ShapeTracker:
             text += f" +{len(self.views) - 1}v" if len(self.views) > 1 else ""
         return text + "]"
 
+
+@functools.lru_cache(maxsize=4096)
+def _contiguous_tracker(shape: tuple[int, ...]) -> ShapeTracker:
+    return ShapeTracker((View.contiguous(shape),))

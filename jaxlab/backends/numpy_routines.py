@@ -6,6 +6,7 @@ a failed Cholesky gives NaNs instead of raising.
 """
 from __future__ import annotations
 
+import math
 from typing import Callable
 
 import numpy as np
@@ -24,7 +25,8 @@ def _argsort(x: np.ndarray, **_) -> list[np.ndarray]:
 def _cholesky(a: np.ndarray, **_) -> list[np.ndarray]:
     a64 = a.astype(np.float64)
     out = np.full_like(a64, np.nan)
-    flat_in, flat_out = a64.reshape(-1, *a.shape[-2:]), out.reshape(-1, *a.shape[-2:])
+    flat = (math.prod(a.shape[:-2]), *a.shape[-2:])   # not -1: a 0x0 matrix has size 0
+    flat_in, flat_out = a64.reshape(flat), out.reshape(flat)
     for i, m in enumerate(flat_in):   # one LAPACK call per matrix, so one failure stays local
         try:
             flat_out[i] = np.linalg.cholesky(m)
@@ -55,7 +57,7 @@ def _triangular_solve(a: np.ndarray, b: np.ndarray, *, left_side: bool, lower: b
 def _lu(a: np.ndarray, **_) -> list[np.ndarray]:
     """LU with partial pivoting: (lu, pivots, permutation) as jax.lax.linalg.lu."""
     m, n = a.shape[-2:]
-    lu = a.astype(np.float64).reshape(-1, m, n).copy()
+    lu = a.astype(np.float64).reshape(math.prod(a.shape[:-2]), m, n).copy()
     batch = lu.shape[0]
     k = min(m, n)
     pivots = np.zeros((batch, k), np.int32)

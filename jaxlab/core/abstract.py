@@ -17,7 +17,7 @@ from jaxlab.core.primitives import Primitive, abstract_evals, lowerings
 from jaxlab.core.trace import new_dynamic
 from jaxlab.engine import lazy as lz
 from jaxlab.engine.buffer import Buffer
-from jaxlab.engine.devices import Device
+from jaxlab.engine.devices import Device, default_device
 from jaxlab.ir.dtypes import DType
 
 
@@ -58,7 +58,9 @@ def abstract_eval(prim: Primitive, avals: Sequence[ShapedArray], params: dict) \
         -> list[ShapedArray]:
     if prim in abstract_evals:
         return list(abstract_evals[prim](*avals, **params))
-    with new_dynamic(None):   # lowerings that call user code must evaluate, not stage
+    # lowerings that call user code must evaluate, not stage, and the constants
+    # that code makes (jnp.arange...) must live beside the phantom operands
+    with new_dynamic(None), default_device(PHANTOM):
         out = lowerings[prim](*(phantom(a) for a in avals), **params)
     outs = out if prim.multiple_results else [out]
     return [ShapedArray(o.shape, o.dtype) for o in outs]

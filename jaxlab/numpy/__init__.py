@@ -7,6 +7,8 @@ from jaxlab.numpy.ufuncs import *  # noqa: F401,F403
 from jaxlab.numpy.reductions import *  # noqa: F401,F403
 from jaxlab.numpy.shape_ops import *  # noqa: F401,F403
 from jaxlab.numpy.products import *  # noqa: F401,F403
+from jaxlab.numpy.sorting import *  # noqa: F401,F403
+from jaxlab.numpy import linalg  # noqa: F401
 from jaxlab.numpy.indexing import *  # noqa: F401,F403  (also x[idx] and x.at)
 from jaxlab.numpy import _methods  # noqa: F401  (operators and methods on Array)
 

@@ -40,6 +40,7 @@ _METHODS = {
     "mean": jnp.mean, "var": jnp.var, "std": jnp.std, "any": jnp.any, "all": jnp.all,
     "argmax": jnp.argmax, "argmin": jnp.argmin, "cumsum": jnp.cumsum, "cumprod": jnp.cumprod,
     "clip": jnp.clip, "round": jnp.round,
+    "sort": jnp.sort, "argsort": jnp.argsort, "dot": jnp.dot,
     "ravel": jnp.ravel, "flatten": jnp.ravel, "squeeze": jnp.squeeze,
     "swapaxes": jnp.swapaxes, "repeat": jnp.repeat, "take": jnp.take,
     "astype": lambda self, dtype: astype_(self, dtype),

@@ -1,0 +1,48 @@
+"""jax.lax.linalg: factorizations and triangular solves on (batched) matrices."""
+from __future__ import annotations
+
+from typing import Any
+
+from jaxlab.array import Array
+from jaxlab.core.linalg import cholesky_p, lu_p, triangular_solve_p
+from jaxlab.numpy._util import asarray_
+from jaxlab.numpy.shape_ops import transpose
+from jaxlab.numpy.ufuncs import add, multiply
+
+__all__ = ["cholesky", "lu", "triangular_solve"]
+
+
+def _check_square(name: str, x: Array) -> None:
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+        raise ValueError(f"{name} needs square matrices in the last two axes, got shape "
+                         f"{x.shape}")
+
+
+def _swap_last(x: Array) -> Array:
+    """x with its last two axes swapped (a view)."""
+    return transpose(x, tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2))
+
+
+def cholesky(x: Any, *, symmetrize_input: bool = True) -> Array:
+    """Lower L with L L^T = x; NaNs where x is not positive definite. Symmetrizing
+    uses both triangles, (x + x^T) / 2, as JAX does."""
+    x = asarray_(x)
+    _check_square("cholesky", x)
+    if symmetrize_input:
+        x = multiply(add(x, _swap_last(x)), 0.5)
+    return cholesky_p.bind(x)
+
+
+def lu(x: Any) -> tuple[Array, Array, Array]:
+    """LU with partial pivoting: (lu, pivots, permutation) with x[perm] = L U,
+    L unit lower (below lu's diagonal) and U upper (on and above it)."""
+    return lu_p.bind(asarray_(x))
+
+
+def triangular_solve(a: Any, b: Any, *, left_side: bool = False, lower: bool = False,
+                     transpose_a: bool = False, conjugate_a: bool = False,
+                     unit_diagonal: bool = False) -> Array:
+    """Solve op(a) x = b (left_side) or x op(a) = b with a triangular; op
+    transposes when transpose_a. conjugate_a changes nothing for real dtypes."""
+    return triangular_solve_p.bind(asarray_(a), asarray_(b), left_side=left_side, lower=lower,
+                                   transpose_a=transpose_a, unit_diagonal=unit_diagonal)

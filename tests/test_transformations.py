@@ -304,3 +304,20 @@ def test_every_primitive_has_its_rules():
             missing.append(f"{name}: transpose")
     assert not missing, missing
     assert len(PRIMITIVES) >= 50
+
+
+def test_linalg_routine_gradients_match_jax():
+    a = RNG.standard_normal((4, 4)).astype(np.float32)
+    spd = a @ a.T + 4 * np.eye(4, dtype=np.float32)
+    b = RNG.standard_normal((4, 2)).astype(np.float32)
+    assert_close(jaxlab.grad(lambda m: jnp.linalg.cholesky(m).sum())(jnp.asarray(spd)),
+                 jax.grad(lambda m: jjnp.linalg.cholesky(m).sum())(spd), rtol=1e-4, atol=1e-5)
+    low = np.tril(spd)
+    for argnum in (0, 1):
+        ours = jaxlab.grad(lambda l, r: jnp.sum(lax.linalg.triangular_solve(
+            l, r, left_side=True, lower=True) ** 2), argnums=argnum)(jnp.asarray(low),
+                                                                    jnp.asarray(b))
+        theirs = jax.grad(lambda l, r: jjnp.sum(jax.lax.linalg.triangular_solve(
+            l, r, left_side=True, lower=True) ** 2), argnums=argnum)(low, b)
+        assert_close(jnp.tril(ours) if argnum == 0 else ours,
+                     np.tril(theirs) if argnum == 0 else theirs, rtol=1e-4, atol=1e-5)

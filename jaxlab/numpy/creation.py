@@ -124,6 +124,26 @@ def tri(N: int, M: Optional[int] = None, k: int = 0, dtype: Any = None) -> Array
     return _host(np.tri(N, M, k), _dt(dtype))
 
 
-__all__ = ["array", "asarray", "full", "zeros", "ones", "empty", "zeros_like", "ones_like",
+def _triangle(m: Any, k: int, lower: bool) -> Array:
+    from jaxlab.numpy.ufuncs import where
+    m = asarray_(m)
+    if m.ndim < 2:
+        raise ValueError(f"{'tril' if lower else 'triu'} needs at least 2 dims, got {m.shape}")
+    rows, cols = m.shape[-2:]
+    keep = np.tri(rows, cols, k, dtype=bool) if lower else ~np.tri(rows, cols, k - 1, dtype=bool)
+    return where(_host(keep, DType.bool), m, 0)
+
+
+def tril(m: Any, k: int = 0) -> Array:
+    """The lower triangle (below and on diagonal k) of the last two axes."""
+    return _triangle(m, k, True)
+
+
+def triu(m: Any, k: int = 0) -> Array:
+    """The upper triangle (above and on diagonal k) of the last two axes."""
+    return _triangle(m, k, False)
+
+
+__all__ = ["tril", "triu", "array", "asarray", "full", "zeros", "ones", "empty", "zeros_like", "ones_like",
            "full_like", "empty_like", "arange", "linspace", "eye", "identity", "tri"]
 

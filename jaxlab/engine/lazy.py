@@ -161,6 +161,8 @@ def elementwise(op: AluOp, srcs: Sequence[Lazy], dtype: Optional[DType] = None,
         srcs = [realize(s, "kernel size or input-count limit") for s in srcs]
     out_dtype = _result_dtype(op, srcs, dtype)
     exp = AluExp(op, out_dtype, tuple(s.exp for s in srcs), arg)
+    if all(s.exp.is_const for s in srcs):   # constants fold now, never become kernels
+        exp = exp.simplify()
     pending = next((s.pending for s in srcs if s.pending is not None), None)
     return Lazy(shape, out_dtype, device, exp, pending, merge_origins(*srcs))
 

@@ -54,24 +54,25 @@ def _shift(fn: Callable) -> Callable:
 
 
 def _threefry(k0, k1, c0, c1, which: int) -> np.ndarray:
-    x = threefry2x32(*(np.asarray(v, np.uint32) for v in (k0, k1, c0, c1)))
-    return x[which]
+    return threefry2x32(k0, k1, c0, c1)[which]
 
 
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 
 
 def threefry2x32(k0, k1, c0, c1) -> tuple[np.ndarray, np.ndarray]:
-    """Threefry-2x32 with 20 rounds (Salmon et al. 2011), as JAX uses it."""
-    k0, k1, c0, c1 = np.broadcast_arrays(k0, k1, c0, c1)
+    """Threefry-2x32 with 20 rounds (Salmon et al. 2011), as JAX uses it.
+    Arguments are anything NumPy converts to uint32 (arrays broadcast)."""
+    k0, k1, c0, c1 = np.broadcast_arrays(*(np.asarray(v, np.uint32) for v in (k0, k1, c0, c1)))
     ks = (k0, k1, k0 ^ k1 ^ np.uint32(0x1BD11BDA))
-    x0, x1 = c0 + ks[0], c1 + ks[1]
-    for group in range(5):
-        for r in _ROTATIONS[group % 2]:
-            x0 = x0 + x1
-            x1 = ((x1 << np.uint32(r)) | (x1 >> np.uint32(32 - r))) ^ x0
-        x0 = x0 + ks[(group + 1) % 3]
-        x1 = x1 + ks[(group + 2) % 3] + np.uint32(group + 1)
+    with np.errstate(over="ignore"):   # uint32 arithmetic wraps by design
+        x0, x1 = c0 + ks[0], c1 + ks[1]
+        for group in range(5):
+            for r in _ROTATIONS[group % 2]:
+                x0 = x0 + x1
+                x1 = ((x1 << np.uint32(r)) | (x1 >> np.uint32(32 - r))) ^ x0
+            x0 = x0 + ks[(group + 1) % 3]
+            x1 = x1 + ks[(group + 2) % 3] + np.uint32(group + 1)
     return x0, x1
 
 

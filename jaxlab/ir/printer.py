@@ -37,7 +37,7 @@ def _node_text(e: AluExp, args: list[str]) -> str:
     if op is AluOp.GlobalIndex:
         return f"in{e.arg}[{_strip(args[0])}]"
     if op in (AluOp.Cast, AluOp.Bitcast):
-        return f"{op.value}<{e.dtype.short}>({args[0]})"
+        return f"{op.value}<{e.dtype.short}>({_strip(args[0])})"
     if op is AluOp.Threefry2x32:
         return f"threefry2x32.{e.arg}({', '.join(args)})"
     return f"{op.value}({', '.join(_strip(a) for a in args)})"

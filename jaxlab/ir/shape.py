@@ -280,9 +280,8 @@ class ShapeTracker:
         for each run of logical dims, e.g. [(gidx, 2), (ridx, 1)] for a
         reduction over the last axis of a 3-d shape."""
         valid = AluExp.const(True, DType.bool)
-        for depth, view in enumerate(reversed(self.views)):
-            if depth:   # a lower view reads the flat position the view above computed
-                parts = [(index, len(view.shape))]
+        below_ndims = [len(v.shape) for v in reversed(self.views[:-1])] + [0]
+        for view, below_ndim in zip(reversed(self.views), below_ndims):
             dims = list(zip(view.shape, view.strides, view._mask_or_full()))
             merged: list[tuple[int, int, tuple[int, int]]] = []
             idxs: list[AluExp] = []
@@ -299,6 +298,7 @@ class ShapeTracker:
                                   tuple(d[2] for d in merged))
             index, v = flat_view.index_and_valid(idxs)
             valid = valid & v
+            parts = [(index, below_ndim)]   # the view below reads this flat position
         return index, valid
 
     def short(self) -> str:

@@ -180,6 +180,41 @@ def _rule_add(e: AluExp) -> Optional[AluExp]:
     return None
 
 
+def _ravel_pair(high: AluExp, low: AluExp) -> Optional[AluExp]:
+    """`(x // a) * a + x % a` is x and `((x // a) % b) * a + x % a` is x % (a*b): an
+    index unravelled into dims and ravelled again (true for truncating division)."""
+    if not low.src[1].is_const or low.src[1].arg <= 0:   # low is a Mod
+        return None
+    x, a = low.src[0], low.src[1].arg
+    y, k = _factor(high)
+    if y is None or k != a:
+        return None
+    def is_x_div_a(q: AluExp) -> bool:
+        return q.op is AluOp.Idiv and q.src[0] is x and _is(q.src[1], a)
+
+    if is_x_div_a(y):
+        return x
+    if y.op is AluOp.Mod and is_x_div_a(y.src[0]) and y.src[1].is_const and \
+            0 < a * y.src[1].arg <= _INT_RANGE[DType.int32][1]:
+        return x % AluExp.const(a * y.src[1].arg, x.dtype)
+    return None
+
+
+def _rule_ravel(e: AluExp) -> Optional[AluExp]:
+    if e.dtype is not DType.int32:
+        return None
+    terms = _terms(e)
+    for i, low in enumerate(terms):
+        if low.op is not AluOp.Mod:
+            continue
+        for j, high in enumerate(terms):
+            merged = None if i == j else _ravel_pair(high, low)
+            if merged is not None:
+                return _sum([t for n, t in enumerate(terms) if n not in (i, j)] + [merged],
+                            e.dtype)
+    return None
+
+
 def _rule_sub(e: AluExp) -> Optional[AluExp]:
     a, b = e.src
     if _is(b, 0):
@@ -207,8 +242,10 @@ def _rule_mul(e: AluExp) -> Optional[AluExp]:
 
 
 def _nonneg_int_by_const(e: AluExp) -> Optional[int]:
+    # int32 only: a uint32 sum that wrapped still has a non-negative range, so there
+    # `lo >= 0` would not prove the sums and products below were computed exactly.
     a, b = e.src
-    if e.dtype.is_int and b.is_const and b.arg > 0 and value_range(a)[0] >= 0:
+    if e.dtype is DType.int32 and b.is_const and b.arg > 0 and value_range(a)[0] >= 0:
         return b.arg
     return None
 
@@ -299,7 +336,7 @@ def _rule_float_div(e: AluExp) -> Optional[AluExp]:
 
 
 RULES: dict[AluOp, tuple[Callable, ...]] = {
-    AluOp.Add: (_rule_add,), AluOp.Sub: (_rule_sub,), AluOp.Mul: (_rule_mul,),
+    AluOp.Add: (_rule_add, _rule_ravel), AluOp.Sub: (_rule_sub,), AluOp.Mul: (_rule_mul,),
     AluOp.Idiv: (_rule_idiv,), AluOp.Mod: (_rule_mod,),
     AluOp.Min: (_rule_minmax,), AluOp.Max: (_rule_minmax,),
     AluOp.Where: (_rule_where,), AluOp.And: (_rule_logic,), AluOp.Or: (_rule_logic,),

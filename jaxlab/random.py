@@ -1,0 +1,315 @@
+"""jaxlab.random: JAX's default PRNG (threefry2x32, partitionable), bit for bit.
+
+Keys are raw uint32[2] arrays, as jax.random.PRNGKey returns them. Every
+sample is threefry2x32(key, counter) with the counter the flat index of the
+output element (its high and low 32 bits): sampling is elementwise work that
+jit fuses, and vmap maps it over a batch of keys.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+
+from jaxlab import lax
+from jaxlab import numpy as jnp
+from jaxlab.array import Array
+from jaxlab.core.elementwise import threefry2x32_p
+from jaxlab.ir.dtypes import DType, to_dtype
+from jaxlab.numpy._util import asarray_, broadcast_shapes, canonical_axis
+
+Shape = int | Sequence[int]
+
+__all__ = ["PRNGKey", "split", "fold_in", "bits", "uniform", "normal", "randint",
+           "permutation", "bernoulli", "gumbel", "categorical"]
+
+
+# --- keys and counters -------------------------------------------------------------
+
+def _shape(shape: Shape) -> tuple[int, ...]:
+    return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(map(int, shape))
+
+
+def _check_key(name: str, key: Any) -> Array:
+    key = asarray_(key)
+    if key.shape != (2,) or key.jdtype is not DType.uint32:
+        raise TypeError(f"random.{name}: expected a raw key of shape (2,) and dtype uint32 "
+                        f"(use vmap for a batch of keys), got {key.jdtype}{list(key.shape)}")
+    return key
+
+
+def _check_shape(name: str, shape: tuple[int, ...], *param_shapes: tuple[int, ...]) -> None:
+    if broadcast_shapes(shape, *param_shapes) != shape:
+        raise ValueError(f"random.{name}: parameter shapes {list(param_shapes)} must broadcast "
+                         f"to the shape argument {shape}")
+
+
+def _to_uint32(name: str, x: Any) -> Array:
+    """The low 32 bits, reinterpreted (as XLA's integer conversion does)."""
+    x = asarray_(x)
+    if x.jdtype.is_float or x.jdtype.is_bool:
+        raise TypeError(f"random.{name}: expected an integer, got {x.jdtype}")
+    return lax.convert_element_type(x, DType.uint32)
+
+
+def _hash(key: Array, hi: Array, lo: Array) -> tuple[Array, Array]:
+    """The two words of threefry2x32 keyed by `key`, at counters (hi, lo)."""
+    k0, k1 = (jnp.broadcast_to(key[i], lo.shape) for i in (0, 1))
+    return threefry2x32_p.bind(k0, k1, hi, lo)
+
+
+def _hash_iota(key: Array, shape: tuple[int, ...]) -> tuple[Array, Array]:
+    """Threefry of each element's flat index (a 64-bit counter split in two words)."""
+    size = math.prod(shape)
+    if size >= 2 ** 32:   # the high counter word would be nonzero
+        raise NotImplementedError(f"random arrays of {size} >= 2**32 elements")
+    lo = jnp.arange(size, dtype=DType.uint32).reshape(shape)
+    return _hash(key, jnp.zeros(shape, DType.uint32), lo)
+
+
+def PRNGKey(seed: Any) -> Array:
+    """A raw key from an integer seed. Like JAX without x64, the seed is taken
+    as a 32-bit integer, so the high word is 0 and the low word is seed mod 2**32."""
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        seed = np.uint32(int(seed) & 0xFFFFFFFF)
+    seed = asarray_(seed)
+    if seed.shape:
+        raise TypeError(f"random.PRNGKey: the seed must be a scalar, got shape {seed.shape}")
+    return jnp.stack([jnp.zeros((), DType.uint32), _to_uint32("PRNGKey", seed)])
+
+
+def split(key: Any, num: Shape = 2) -> Array:
+    """`num` new keys (a shape when a tuple): key i is the two threefry words at counter i."""
+    key = _check_key("split", key)
+    return jnp.stack(_hash_iota(key, _shape(num)), axis=-1)
+
+
+def fold_in(key: Any, data: Any) -> Array:
+    """A new key from key and a 32-bit integer: the threefry words at counter (0, data)."""
+    key = _check_key("fold_in", key)
+    data = _to_uint32("fold_in", data)
+    if data.shape:
+        raise TypeError(f"random.fold_in: data must be a scalar, got shape {data.shape} "
+                        f"(use vmap for a batch)")
+    return jnp.stack(_hash(key, jnp.zeros((), DType.uint32), data))
+
+
+def _bits(key: Array, shape: tuple[int, ...]) -> Array:
+    w0, w1 = _hash_iota(key, shape)
+    return w0 ^ w1
+
+
+def bits(key: Any, shape: Shape = (), dtype: Any = DType.uint32) -> Array:
+    """Uniform random uint32 bits."""
+    if to_dtype(dtype) is not DType.uint32:
+        raise TypeError(f"random.bits: only uint32 is supported, got {dtype}")
+    return _bits(_check_key("bits", key), _shape(shape))
+
+
+# --- floats ------------------------------------------------------------------------
+
+_FLOAT32_ONE_BITS = 0x3F800000
+_FLOAT32_MANTISSA = 23
+
+
+def _float_params(name: str, shape: Shape, dtype: Any, *params: Any) -> tuple:
+    """(shape, the params as arrays of dtype) after checking dtype and broadcasting."""
+    shape, dt = _shape(shape), to_dtype(dtype)
+    if dt is not DType.float32:
+        raise TypeError(f"random.{name}: only float32 is supported, got {dt}")
+    arrays = [asarray_(p, dt) for p in params]
+    _check_shape(name, shape, *(a.shape for a in arrays))
+    return (shape, *arrays)
+
+
+# XLA contracts JAX's `u * (maxval - minval) + minval` into a fused multiply-add on
+# CPU and GPU, rounding once. Float32 ops round every step, so the fma is emulated
+# with error-free transformations: exact product (Dekker), exact sum (Knuth) and a
+# round-to-odd step that makes the final rounding correct (Boldo & Melquiond 2008).
+
+def _two_sum(a: Array, b: Array) -> tuple[Array, Array]:
+    s = a + b
+    b_part = s - a
+    return s, (a - (s - b_part)) + (b - b_part)
+
+
+def _split(a: Array) -> tuple[Array, Array]:
+    """a = hi + lo with 12 significant bits each (hi: a with its low 12 bits cleared)."""
+    bits = lax.bitcast_convert_type(a, DType.uint32) & np.uint32(0xFFFFF000)
+    hi = lax.bitcast_convert_type(bits, DType.float32)
+    return hi, a - hi
+
+
+def _two_product(a: Array, b: Array) -> tuple[Array, Array]:
+    p = a * b
+    (ah, al), (bh, bl) = _split(a), _split(b)
+    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+def _add_round_to_odd(a: Array, b: Array) -> Array:
+    """a + b rounded to the neighbour with an odd last bit when inexact."""
+    s, err = _two_sum(a, b)
+    bits = lax.bitcast_convert_type(s, DType.int32)
+    toward_err = jnp.where((err > 0) == (s > 0), 1, -1)   # one ulp up or down in magnitude
+    nudged = lax.bitcast_convert_type(bits + toward_err, DType.float32)
+    return jnp.where((err != 0) & ((bits & 1) == 0), nudged, s)
+
+
+def _fma(a: Array, b: Array, c: Array) -> Array:
+    """a * b + c with a single rounding."""
+    p, p_err = _two_product(a, b)
+    s, s_err = _two_sum(c, p)
+    return s + _add_round_to_odd(s_err, p_err)
+
+
+def _exact_scaling(minval: Any, maxval: Any) -> bool:
+    """Whether the span is a static power of two (as for the defaults, normal and
+    gumbel): then u * span is exact and two roundings give the fma's result."""
+    if not all(isinstance(v, (int, float, np.number)) for v in (minval, maxval)):
+        return False
+    span = np.float32(maxval) - np.float32(minval)
+    return bool(span > 0 and np.frexp(span)[0] == 0.5)
+
+
+def uniform(key: Any, shape: Shape = (), dtype: Any = DType.float32, minval: Any = 0.0,
+            maxval: Any = 1.0) -> Array:
+    """Uniform floats in [minval, maxval): random mantissa bits under exponent 0 give
+    [1, 2), shifted and scaled."""
+    key = _check_key("uniform", key)
+    shape, lo, hi = _float_params("uniform", shape, dtype, minval, maxval)
+    mantissa = jnp.right_shift(_bits(key, shape), 32 - _FLOAT32_MANTISSA)
+    one_to_two = lax.bitcast_convert_type(mantissa | _FLOAT32_ONE_BITS, DType.float32)
+    lo, hi = jnp.broadcast_to(lo, shape), jnp.broadcast_to(hi, shape)
+    u = one_to_two - 1.0
+    scaled = u * (hi - lo) + lo if _exact_scaling(minval, maxval) else _fma(u, hi - lo, lo)
+    return jnp.maximum(lo, scaled)
+
+
+# Giles' single-precision erf_inv ("Approximating the erfinv function", GPU Gems),
+# as XLA computes it: a polynomial in w - 2.5 for w < 5, in sqrt(w) - 3 beyond.
+_ERF_INV_CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
+                    0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
+_ERF_INV_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
+                 0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+
+
+def _erf_inv(x: Array) -> Array:
+    w = -jnp.log1p(-x * x)
+    central = w < 5.0
+    w = jnp.where(central, w - 2.5, jnp.sqrt(w) - 3.0)
+    coeffs = [jnp.where(central, c, t) for c, t in zip(_ERF_INV_CENTRAL, _ERF_INV_TAIL)]
+    p = coeffs[0]
+    for c in coeffs[1:]:   # Horner
+        p = c + p * w
+    return jnp.where(jnp.abs(x) == 1.0, x * math.inf, p * x)
+
+
+def normal(key: Any, shape: Shape = (), dtype: Any = DType.float32) -> Array:
+    """Standard normal samples: sqrt(2) erf_inv(u) for u uniform in (-1, 1)."""
+    key = _check_key("normal", key)
+    lo = float(np.nextafter(np.float32(-1.0), np.float32(0.0)))
+    return math.sqrt(2.0) * _erf_inv(uniform(key, shape, dtype, lo, 1.0))
+
+
+def bernoulli(key: Any, p: Any = 0.5, shape: Shape | None = None) -> Array:
+    """True with probability p (shape defaults to p's)."""
+    key = _check_key("bernoulli", key)
+    p = asarray_(p)
+    if not p.jdtype.is_float:
+        raise TypeError(f"random.bernoulli: p must be floating point, got {p.jdtype}")
+    shape = p.shape if shape is None else _shape(shape)
+    _check_shape("bernoulli", shape, p.shape)
+    return uniform(key, shape, p.jdtype) < p
+
+
+def gumbel(key: Any, shape: Shape = (), dtype: Any = DType.float32) -> Array:
+    """Standard Gumbel samples, -log(-log(u)) for u uniform in [tiny, 1)."""
+    key = _check_key("gumbel", key)
+    tiny = float(np.finfo(to_dtype(dtype).np).tiny)
+    return -jnp.log(-jnp.log(uniform(key, shape, dtype, tiny, 1.0)))
+
+
+def categorical(key: Any, logits: Any, axis: int = -1, shape: Shape | None = None) -> Array:
+    """Indices along `axis` drawn with probabilities softmax(logits), by the Gumbel-max
+    trick. `shape` (default: logits' shape without axis) may add leading sample axes."""
+    key = _check_key("categorical", key)
+    logits = asarray_(logits)
+    axis = canonical_axis(axis, logits.ndim)
+    batch = logits.shape[:axis] + logits.shape[axis + 1:]
+    shape = batch if shape is None else _shape(shape)
+    _check_shape("categorical", shape, batch)
+    n_prefix = len(shape) - len(batch)
+    sample_shape = shape[n_prefix:n_prefix + axis] + logits.shape[axis:axis + 1] + \
+        shape[n_prefix + axis:]
+    noise = gumbel(key, shape[:n_prefix] + sample_shape, logits.jdtype)
+    return jnp.argmax(noise + logits, axis=axis - logits.ndim)
+
+
+# --- integers and permutations -------------------------------------------------------
+
+_INT_RANGE = {DType.int32: (-2 ** 31, 2 ** 31 - 1), DType.uint32: (0, 2 ** 32 - 1)}
+
+
+def _clip_convert(x: Array, dtype: DType) -> Array:
+    """x in dtype, clipped to its range rather than wrapped."""
+    (lo, hi), (x_lo, x_hi) = _INT_RANGE[dtype], _INT_RANGE[x.jdtype]
+    return lax.convert_element_type(jnp.clip(x, max(lo, x_lo), min(hi, x_hi)), dtype)
+
+
+def _int_param(x: Any) -> Array:
+    x = asarray_(x)
+    return lax.convert_element_type(x, DType.int32) if x.jdtype not in _INT_RANGE else x
+
+
+def randint(key: Any, shape: Shape, minval: Any, maxval: Any,
+            dtype: Any = DType.int32) -> Array:
+    """Integers in [minval, maxval), as JAX: 64 random bits per value, reduced mod the span."""
+    key = _check_key("randint", key)
+    shape, dt = _shape(shape), to_dtype(dtype)
+    if dt not in _INT_RANGE:
+        raise TypeError(f"random.randint: dtype must be int32 or uint32, got {dt}")
+    minval, maxval = _int_param(minval), _int_param(maxval)
+    _check_shape("randint", shape, minval.shape, maxval.shape)
+    # maxval beyond dtype's range: the span is one more than the clipped values give
+    out_of_range = maxval > _clip_convert(asarray_(_INT_RANGE[dt][1], dt), maxval.jdtype)
+    out_of_range = jnp.broadcast_to(out_of_range, shape)
+    minval, maxval = (jnp.broadcast_to(_clip_convert(v, dt), shape) for v in (minval, maxval))
+    keys = split(key)
+    higher, lower = _bits(keys[0], shape), _bits(keys[1], shape)
+    span = jnp.where(maxval <= minval, np.uint32(1),
+                     lax.convert_element_type(maxval - minval, DType.uint32))
+    span = jnp.where(out_of_range & (maxval > minval), span + np.uint32(1), span)
+    # (higher * 2**32 + lower) % span without 64-bit integers: 2**32 % span is
+    # ((2**16 % span)**2) % span, and (a*b) % n = ((a % n)*(b % n)) % n
+    multiplier = lax.rem(jnp.full(span.shape, 2 ** 16, DType.uint32), span)
+    multiplier = lax.rem(multiplier * multiplier, span)
+    offset = lax.rem(lax.rem(higher, span) * multiplier + lax.rem(lower, span), span)
+    return minval + lax.convert_element_type(offset, dt)
+
+
+def _shuffle(key: Array, x: Array, axis: int) -> Array:
+    """JAX's sort-based shuffle: stable sorts by fresh random 32-bit keys, enough
+    rounds that all elements likely get distinct key strings."""
+    rounds = math.ceil(3 * math.log(max(1, x.size)) / math.log(2 ** 32 - 1))
+    for _ in range(rounds):
+        keys = split(key)
+        key = keys[0]
+        order = jnp.argsort(_bits(keys[1], x.shape), axis=axis)
+        x = jnp.take_along_axis(x, order, axis=axis)
+    return x
+
+
+def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> Array:
+    """A shuffled arange(x) for an integer x; else x shuffled along axis (the same
+    permutation for every slice unless `independent`)."""
+    key = _check_key("permutation", key)
+    if isinstance(x, (int, np.integer)):
+        x = jnp.arange(int(x))
+    x = asarray_(x)
+    if x.ndim == 0:
+        raise TypeError("random.permutation: x must be an integer or at least 1-dimensional")
+    axis = canonical_axis(axis, x.ndim)
+    if independent or x.ndim == 1:
+        return _shuffle(key, x, axis)
+    return jnp.take(x, _shuffle(key, jnp.arange(x.shape[axis]), 0), axis=axis)

@@ -1,0 +1,208 @@
+"""jaxlab.random against jax.random: bit for bit (normal: within 1e-6), also under
+jit and vmap. The JAX comparisons run on the default device; the backend tests
+check that every device computes the same bits."""
+from __future__ import annotations
+
+import jax
+import jax.random as jr
+import numpy as np
+import pytest
+
+import jaxlab
+import jaxlab.numpy as jnp
+from jaxlab import random
+
+SHAPES = [(), (1,), (7,), (3, 5), (2, 3, 4)]
+
+
+def assert_same(actual, expected):
+    actual, expected = np.asarray(actual), np.asarray(expected)
+    assert actual.shape == expected.shape, f"shape {actual.shape} != {expected.shape}"
+    assert actual.dtype == expected.dtype, f"dtype {actual.dtype} != {expected.dtype}"
+    np.testing.assert_array_equal(actual, expected)
+
+
+@pytest.fixture
+def keys():
+    """(jaxlab key, jax key) for the same seed."""
+    return random.PRNGKey(1234), jr.PRNGKey(1234)
+
+
+@pytest.mark.parametrize("seed", [0, 42, 2 ** 40 + 5, -1, 2 ** 32 + 7])
+def test_prng_key(seed):
+    assert_same(random.PRNGKey(seed), jr.PRNGKey(seed))
+
+
+def test_prng_key_traced_seed():
+    assert_same(jaxlab.jit(random.PRNGKey)(np.int32(-5)), jr.PRNGKey(-5))
+
+
+@pytest.mark.parametrize("num", [2, 3, 5, (2, 3)])
+def test_split(keys, num):
+    assert_same(random.split(keys[0], num), jr.split(keys[1], num))
+
+
+@pytest.mark.parametrize("data", [0, 7, 2 ** 31 - 1])
+def test_fold_in(keys, data):
+    assert_same(random.fold_in(keys[0], data), jr.fold_in(keys[1], data))
+
+
+def test_split_of_split_and_fold_in(keys):
+    k, jk = keys
+    assert_same(random.split(random.fold_in(random.split(k)[1], 3), 4),
+                jr.split(jr.fold_in(jr.split(jk)[1], 3), 4))
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_bits(keys, shape):
+    assert_same(random.bits(keys[0], shape), jr.bits(keys[1], shape))
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_uniform(keys, shape):
+    assert_same(random.uniform(keys[0], shape), jr.uniform(keys[1], shape))
+
+
+# JAX's scaling rounds once (XLA fuses the multiply-add): these ranges catch a
+# second rounding in roughly half of the samples
+@pytest.mark.parametrize("minval,maxval", [(-3.0, 2.5), (10.0, 1e6), (-1e-3, 0.0),
+                                           (-27.3, 7.5e35)])
+def test_uniform_range(keys, minval, maxval):
+    assert_same(random.uniform(keys[0], (1000,), minval=minval, maxval=maxval),
+                jr.uniform(keys[1], (1000,), minval=minval, maxval=maxval))
+
+
+def test_uniform_traced_bounds(keys):
+    f = jaxlab.jit(lambda k, lo, hi: random.uniform(k, (100,), minval=lo, maxval=hi))
+    assert_same(f(keys[0], np.float32(-3.0), np.float32(2.5)),
+                jr.uniform(keys[1], (100,), minval=-3.0, maxval=2.5))
+
+
+def test_uniform_array_bounds(keys):
+    lo = np.array([[-1.0], [0.0], [5.0]], np.float32)
+    hi = np.array([1.0, 2.0, 3.0, 40.0, 50.0], np.float32)
+    assert_same(random.uniform(keys[0], (3, 5), minval=lo, maxval=hi),
+                jr.uniform(keys[1], (3, 5), minval=lo, maxval=hi))
+
+
+@pytest.mark.parametrize("shape", SHAPES + [(20000,)])
+def test_normal(keys, shape):
+    actual, expected = np.asarray(random.normal(keys[0], shape)), jr.normal(keys[1], shape)
+    assert actual.shape == expected.shape and actual.dtype == np.float32
+    np.testing.assert_allclose(actual, expected, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("minval,maxval", [(0, 10), (-5, 5), (-100, 3), (0, 1), (3, 3),
+                                           (9, 2), (7, 1000003), (-2 ** 31, 2 ** 31 - 1)])
+def test_randint(keys, minval, maxval):
+    assert_same(random.randint(keys[0], (4, 5), minval, maxval),
+                jr.randint(keys[1], (4, 5), minval, maxval))
+
+
+def test_randint_uint32_and_array_bounds(keys):
+    assert_same(random.randint(keys[0], (6,), 0, 10, dtype=jnp.uint32),
+                jr.randint(keys[1], (6,), 0, 10, dtype=np.uint32))
+    lo, hi = np.array([-3, 0, 100], np.int32), np.array([[5], [2 ** 20]], np.int32)
+    assert_same(random.randint(keys[0], (2, 3), lo, hi), jr.randint(keys[1], (2, 3), lo, hi))
+
+
+@pytest.mark.parametrize("n", [1, 10, 1000, 2000])   # 2000 takes two sorting rounds
+def test_permutation_of_range(keys, n):
+    assert_same(random.permutation(keys[0], n), jr.permutation(keys[1], n))
+
+
+@pytest.mark.parametrize("axis,independent", [(0, False), (1, False), (0, True), (1, True)])
+def test_permutation_of_array(keys, axis, independent):
+    x = np.arange(30, dtype=np.float32).reshape(5, 6)
+    assert_same(random.permutation(keys[0], x, axis, independent),
+                jr.permutation(keys[1], x, axis, independent))
+
+
+def test_bernoulli(keys):
+    assert_same(random.bernoulli(keys[0], 0.3, (50,)), jr.bernoulli(keys[1], 0.3, (50,)))
+    p = np.linspace(0.0, 1.0, 12, dtype=np.float32).reshape(3, 4)
+    assert_same(random.bernoulli(keys[0], p), jr.bernoulli(keys[1], p))
+    assert_same(random.bernoulli(keys[0], p, (2, 3, 4)), jr.bernoulli(keys[1], p, (2, 3, 4)))
+
+
+def test_gumbel(keys):
+    np.testing.assert_allclose(random.gumbel(keys[0], (100,)), jr.gumbel(keys[1], (100,)),
+                               rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("axis,shape", [(-1, None), (0, None), (1, None), (-1, (3, 5)),
+                                        (0, (2, 4))])
+def test_categorical(keys, axis, shape):
+    logits = np.random.default_rng(0).normal(size=(5, 4)).astype(np.float32)
+    assert_same(random.categorical(keys[0], logits, axis, shape),
+                jr.categorical(keys[1], logits, axis, shape))
+
+
+# --- under jit and vmap ---------------------------------------------------------------
+
+SAMPLERS = {
+    "split": lambda r, k: r.split(k, 3),
+    "fold_in": lambda r, k: r.fold_in(k, 11),
+    "bits": lambda r, k: r.bits(k, (3, 2)),
+    "uniform": lambda r, k: r.uniform(k, (5,), minval=-2.0, maxval=3.0),
+    "randint": lambda r, k: r.randint(k, (5,), -7, 20),
+    "permutation": lambda r, k: r.permutation(k, 10),
+    "permutation_2d": lambda r, k: r.permutation(k, np.arange(12.0, dtype=np.float32)
+                                                 .reshape(4, 3)),
+    "bernoulli": lambda r, k: r.bernoulli(k, 0.4, (6,)),
+    "categorical": lambda r, k: r.categorical(k, np.linspace(-1, 1, 12, dtype=np.float32)
+                                              .reshape(3, 4)),
+}
+
+
+@pytest.mark.parametrize("name", SAMPLERS)
+def test_under_jit(keys, name):
+    sample = SAMPLERS[name]
+    assert_same(jaxlab.jit(lambda k: sample(random, k))(keys[0]), sample(jr, keys[1]))
+
+
+@pytest.mark.parametrize("name", SAMPLERS)
+def test_under_vmap_over_split_keys(keys, name):
+    sample = SAMPLERS[name]
+    expected = jax.vmap(lambda k: sample(jr, k))(jr.split(keys[1], 4))
+    batched = jaxlab.vmap(lambda k: sample(random, k))
+    assert_same(batched(random.split(keys[0], 4)), expected)
+    assert_same(jaxlab.jit(batched)(random.split(keys[0], 4)), expected)
+
+
+def test_normal_under_jit_and_vmap(keys):
+    expected = jax.vmap(lambda k: jr.normal(k, (5,)))(jr.split(keys[1], 3))
+    actual = jaxlab.jit(jaxlab.vmap(lambda k: random.normal(k, (5,))))(random.split(keys[0], 3))
+    np.testing.assert_allclose(actual, expected, rtol=0, atol=1e-6)
+
+
+def test_vmap_fold_in_over_data(keys):
+    data = np.arange(4, dtype=np.int32)
+    assert_same(jaxlab.vmap(random.fold_in, in_axes=(None, 0))(keys[0], data),
+                jax.vmap(jr.fold_in, in_axes=(None, 0))(keys[1], data))
+
+
+# --- every device, and errors -----------------------------------------------------------
+
+def test_bits_on_every_device(backend):
+    assert_same(random.bits(random.PRNGKey(7), (3, 5)), jr.bits(jr.PRNGKey(7), (3, 5)))
+
+
+def test_uniform_statistics(backend):
+    u = np.asarray(random.uniform(random.PRNGKey(0), (4000,), minval=2.0, maxval=4.0))
+    assert u.min() >= 2.0 and u.max() < 4.0
+    assert abs(u.mean() - 3.0) < 0.05
+
+
+@pytest.mark.parametrize("call,error", [
+    (lambda: random.split(np.zeros(3, np.uint32)), TypeError),
+    (lambda: random.bits(np.zeros(2, np.int32), (2,)), TypeError),
+    (lambda: random.uniform(random.PRNGKey(0), (2, 3), minval=np.zeros(4)), ValueError),
+    (lambda: random.randint(random.PRNGKey(0), (3,), 0, 5, dtype=jnp.float32), TypeError),
+    (lambda: random.fold_in(random.PRNGKey(0), np.arange(2)), TypeError),
+    (lambda: random.permutation(random.PRNGKey(0), jnp.float32(3.0)), TypeError),
+    (lambda: random.PRNGKey(1.5), TypeError),
+])
+def test_errors(call, error):
+    with pytest.raises(error):
+        call()

@@ -102,7 +102,8 @@ class Array(ArrayBase):
 
     def __repr__(self) -> str:
         values = np.array2string(self.to_numpy(), separator=", ", prefix="Array(")
-        return f"Array({values}, dtype={self.jdtype})"
+        shape = f", shape={self.shape}" if self.size == 0 else ""
+        return f"Array({values}{shape}, dtype={self.jdtype})"
 
     def __str__(self) -> str:
         return str(self.to_numpy())

@@ -24,7 +24,9 @@ from jaxlab.engine.buffer import Buffer
 from jaxlab.engine.devices import Device
 from jaxlab.ir.kernel import Kernel
 
-_EXPENSIVE_SHARED_NODES = 6   # a shared value bigger than this is computed once
+
+
+_SHARED_NODES = 24   # a shared expression bigger than this is stored, not recomputed
 
 
 @dataclass
@@ -140,8 +142,11 @@ def _eqn_text(eqn: Any) -> str:
 
 
 def _worth_sharing(o: lz.Lazy) -> bool:
+    """Reductions and large expressions are computed once; elementwise producers
+    are recomputed in each consumer's kernel: arithmetic, even an exp, costs less
+    than writing and re-reading the values through memory."""
     return o.buffer is None and (o.pending is not None or
-                                 len(o.exp.toposort()) > _EXPENSIVE_SHARED_NODES)
+                                 len(o.exp.toposort()) > _SHARED_NODES)
 
 
 def _needs_buffer(o: lz.Lazy) -> bool:

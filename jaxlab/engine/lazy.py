@@ -128,8 +128,16 @@ def set_realizer(fn: Callable[[Lazy, str], Lazy]) -> None:
 
 
 def realize(lz: Lazy, reason: str = "its value is read") -> Lazy:
-    """Run the kernel that computes lz; `reason` says why it must exist in memory."""
-    return lz if lz.buffer is not None else _realizer(lz, reason)
+    """Run the kernel that computes lz; `reason` says why it must exist in memory.
+
+    lz itself becomes the realized value (same value, new representation), so
+    every array and every later consumer holding it reads the buffer instead
+    of recomputing: a matmul feeding three softmax steps runs once."""
+    if lz.buffer is not None:
+        return lz
+    out = _realizer(lz, reason)
+    lz._exp, lz._buf, lz.pending, lz.origin = None, out.buffer, None, ()
+    return lz
 
 
 def merge_origins(*lazies: Lazy) -> tuple:
@@ -199,7 +207,8 @@ def _push(lz: Lazy, fn: Callable[[ShapeTracker], ShapeTracker], shape: tuple) ->
     return Lazy(shape, lz.dtype, lz.device, lz.exp.substitute(mapping), origin=lz.origin)
 
 
-def _is_cheap(lz: Lazy) -> bool:
+def is_cheap(lz: Lazy) -> bool:
+    """Small and free of transcendental ops: recomputing it per use costs little."""
     nodes = lz.exp.toposort()
     return len(nodes) <= _CHEAP_EXPAND_NODES and not any(n.op in _EXPENSIVE for n in nodes)
 
@@ -211,7 +220,7 @@ def movement(lz: Lazy, method: str, *args: Any) -> Lazy:
     if lz.pending is not None:
         lz = realize(lz, f"end of a reduction's epilogue ({method} follows)")
     probe = getattr(ShapeTracker.contiguous(lz.shape), method)(*args)
-    if method == "expand" and probe.size > lz.size and not _is_cheap(lz):
+    if method == "expand" and probe.size > lz.size and not is_cheap(lz):
         lz = realize(lz, "broadcast into a wider op (recomputing it per copy would "
                          "multiply work)")
     out = _push(lz, lambda st: getattr(st, method)(*args), probe.shape)

@@ -69,4 +69,8 @@ def lower(lz: Lazy) -> tuple[Kernel, list[Buffer]]:
         kernel_args = dict(exp=body, reduction=Reduction(p.op, red_size, epilogue),
                            reduce_shape=p.red_shape)
     inputs = tuple((b.dtype, b.size) for b in slots.buffers)
-    return Kernel(shape=lz.shape, inputs=inputs, **kernel_args), slots.buffers
+    # size-1 dims do not change the loop nest: leave them out of the kernel's shape
+    shape = tuple(d for d in lz.shape if d != 1)
+    if "reduce_shape" in kernel_args:
+        kernel_args["reduce_shape"] = tuple(d for d in kernel_args["reduce_shape"] if d != 1)
+    return Kernel(shape=shape, inputs=inputs, **kernel_args), slots.buffers

@@ -1,0 +1,114 @@
+"""Index analysis for the wasm code generator.
+
+A kernel is rewritten over three loop axes: the flat output index becomes
+gidx = row * cols + col, and the reduction index stays ridx. The simplifier
+then folds the unravelling (`(row*N + col) // N` is `row`), so a load's index
+is usually affine in the axes: `row*K + ridx`, `ridx*N + col`. From that the
+tuner sees which loads are contiguous along a lane axis, and the code
+generator turns affine indices into pointers with constant offsets.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from jaxlab.ir.alu import AluExp, AluOp
+from jaxlab.ir.dtypes import DType
+from jaxlab.ir.kernel import GIDX, Kernel
+
+ROW, COL, RIDX = "row", "col", "ridx"
+
+
+@dataclass(frozen=True)
+class AxisForm:
+    """A kernel's expressions over (row, col, ridx)."""
+    rows: int
+    cols: int
+    steps: int                    # reduction length (0 without a reduction)
+    body: AluExp                  # the kernel's exp
+    epilogue: Optional[AluExp]    # over acc, row and col
+    out_index: AluExp             # row * cols + col
+
+
+def axis_form(kernel: Kernel, cols: int) -> AxisForm:
+    rows = kernel.size // cols
+    row, col = AluExp.special(ROW, rows), AluExp.special(COL, cols)
+    out_index = (row * cols + col).simplify()
+    gidx = {AluExp.special(GIDX, kernel.size): out_index}
+    body = kernel.exp.substitute(gidx).simplify()
+    red = kernel.reduction
+    epilogue = red.epilogue.substitute(gidx).simplify() if red else None
+    return AxisForm(rows, cols, red.size if red else 0, body, epilogue, out_index)
+
+
+class Deps:
+    """Which loop axes each node depends on (the accumulator counts as row and col)."""
+
+    def __init__(self) -> None:
+        self._memo: dict[AluExp, frozenset[str]] = {}
+
+    def __call__(self, e: Optional[AluExp]) -> frozenset[str]:
+        if e is None:
+            return frozenset()
+        for node in e.toposort():
+            if node in self._memo:
+                continue
+            if node.op is AluOp.Special:
+                d = frozenset({node.arg[0]})
+            elif node.op is AluOp.Variable:
+                d = frozenset({ROW, COL})
+            else:
+                d = frozenset().union(*(self._memo[s] for s in node.src))
+            self._memo[node] = d
+        return self._memo[e]
+
+
+@dataclass(frozen=True)
+class Affine:
+    """index = sum(coeff * axis) + const + rest, where rest holds the other terms."""
+    coeffs: tuple[tuple[str, int], ...]
+    const: int
+    rest: Optional[AluExp]
+
+    def coeff(self, axis: str) -> int:
+        return dict(self.coeffs).get(axis, 0)
+
+
+def affine(index: AluExp) -> Affine:
+    coeffs: dict[str, int] = {}
+    const = 0
+    rest: list[AluExp] = []
+    stack = [index]
+    while stack:
+        t = stack.pop()
+        if t.op is AluOp.Add:
+            stack.extend(t.src)
+        elif t.is_const:
+            const += t.arg
+        elif t.op is AluOp.Special:
+            coeffs[t.arg[0]] = coeffs.get(t.arg[0], 0) + 1
+        elif t.op is AluOp.Mul and t.src[0].op is AluOp.Special and t.src[1].is_const:
+            name = t.src[0].arg[0]
+            coeffs[name] = coeffs.get(name, 0) + t.src[1].arg
+        else:
+            rest.append(t)
+    rest_sum = None
+    for t in rest:
+        rest_sum = t if rest_sum is None else AluExp(AluOp.Add, DType.int32, (rest_sum, t))
+    return Affine(tuple(sorted((a, c) for a, c in coeffs.items() if c)), const, rest_sum)
+
+
+def in_bounds(index: AluExp, count: int) -> bool:
+    """True when range analysis proves 0 <= index < count."""
+    lo, hi = index.vmin, index.vmax
+    return lo >= 0 and hi < count
+
+
+def contiguous(index: AluExp, lane: str, deps: Deps) -> bool:
+    """Four consecutive values of `lane` read four consecutive elements."""
+    aff = affine(index)
+    return aff.coeff(lane) == 1 and lane not in deps(aff.rest)
+
+
+def loads(e: Optional[AluExp]) -> list[AluExp]:
+    return [] if e is None else [n for n in e.toposort() if n.op is AluOp.GlobalIndex]

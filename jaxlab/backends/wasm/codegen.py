@@ -1,0 +1,543 @@
+"""Kernel -> WebAssembly text (WAT). Pure text: no wasmtime here.
+
+The generated function is `kernel(out, in0, in1, ...)`, each argument a byte
+offset into the one shared linear memory. Its loops follow the Plan:
+
+    row loop (register tiles of tile_rows rows, then single rows)
+      col loop (tile_vectors vectors of 4 lanes, then single vectors, then scalars)
+        tile: values of the IR nodes for every (row, col) copy in the tile
+        [ridx loop: accumulate the body into one accumulator per copy]
+        store out[row*cols + col] (the epilogue, for reductions)
+
+Every IR node becomes a named local (`$v12_r1c4`: node 12, vector, at row+1,
+col+4) set once per copy, with a comment saying what it computes. Nodes that
+do not depend on ridx are computed before the reduction loop; loads whose
+index is affine in the loop axes use a pointer and constant offsets, and a
+pointer that moves with ridx is bumped each iteration instead of recomputed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from jaxlab.backends.wasm import mathlib
+from jaxlab.backends.wasm.analysis import (COL, RIDX, ROW, AxisForm, Deps, affine,
+                                           contiguous, in_bounds)
+from jaxlab.backends.wasm.optable import (F16_EXACT, MEM, SCALAR_TYPE, const, divide_by_constant,
+                                          extract, kind, replace, splat, templates)
+from jaxlab.backends.wasm.tune import Plan
+from jaxlab.ir.alu import AluExp, AluOp
+from jaxlab.ir.dtypes import DType
+from jaxlab.ir.kernel import Kernel, reduce_identity
+from jaxlab.ir.printer import render
+
+AXES = (ROW, COL, RIDX)
+Pos = dict[str, int]          # copy offsets from the loop variables, per axis
+
+
+@dataclass(frozen=True)
+class Val:
+    text: str                 # a WAT expression (usually a local.get)
+    vector: bool              # v128 of four lanes, or a scalar
+
+
+def generate(kernel: Kernel, plan: Plan, form: AxisForm) -> str:
+    """The whole module: imports, the math functions it calls, the kernel."""
+    return _KernelWat(kernel, plan, form).module()
+
+
+def _indent(lines: list[str], n: int = 1) -> list[str]:
+    return ["  " * n + line for line in lines]
+
+
+class _KernelWat:
+    def __init__(self, kernel: Kernel, plan: Plan, form: AxisForm) -> None:
+        self.kernel, self.plan, self.form = kernel, plan, form
+        self.deps = Deps()
+        self.ids: dict[AluExp, int] = {}
+        self.locals: dict[str, str] = {"row": "i32", "col": "i32", "ridx": "i32"}
+        self.labels = 0
+
+    # --- names -------------------------------------------------------------
+    def local(self, name: str, wasm_type: str) -> str:
+        known = self.locals.setdefault(name, wasm_type)
+        assert known == wasm_type, f"local ${name} is {known}, not {wasm_type}"
+        return name
+
+    def label(self, node: AluExp) -> str:
+        return f"n{self.ids.setdefault(node, len(self.ids))}"
+
+    def restrict(self, node: AluExp, pos: Pos) -> tuple[tuple[str, int], ...]:
+        d = self.deps(node)
+        return tuple((a, pos[a]) for a in AXES if a in d and a in pos)
+
+    def fresh(self, stem: str) -> str:
+        self.labels += 1
+        return f"{stem}{self.labels}"
+
+    # --- module --------------------------------------------------------------
+    def module(self) -> str:
+        body = self._outputs()
+        k, plan, form = self.kernel, self.plan, self.form
+        params = " ".join(["(param $out i32)"] + [f"(param $in{i} i32)"
+                                                  for i in range(len(k.inputs))])
+        head = [f";; {line}" for line in k.text().splitlines()]
+        head.append(f";; loops: {form.rows} rows x {form.cols} cols"
+                    + (f", reduction of {form.steps}" if k.reduction else "")
+                    + f"; lanes along {plan.lane or 'nothing (scalar)'}")
+        decls = [f"(local ${n} {t})" for n, t in self.locals.items()]
+        decls = [" ".join(decls[i:i + 6]) for i in range(0, len(decls), 6)]
+        func = ([f'(func $kernel (export "kernel") {params}']
+                + _indent(decls) + _indent(body) + [")"])
+        math = [line for fn in mathlib.functions_for("\n".join(body)) for line in fn.splitlines()]
+        text = (head + ['(import "env" "memory" (memory 1))'] + math + func)
+        return "\n".join(["(module"] + _indent(text) + [")"])
+
+    # --- loops over the outputs ----------------------------------------------
+    def _loop(self, var: str, start: int, stop: int, step: int, body: list[str],
+              what: str) -> list[str]:
+        if stop <= start:
+            return []
+        head = [f"(local.set ${var} (i32.const {start}))"]
+        if stop - start == step:
+            return head + body
+        label = self.fresh(var)
+        return (head + [f"(loop ${label}  ;; {what}: {var} = {start}, {start + step}, ... < {stop}"]
+                + _indent(body)
+                + _indent([f"(local.set ${var} (i32.add (local.get ${var}) (i32.const {step})))",
+                           f"(br_if ${label} (i32.lt_u (local.get ${var}) (i32.const {stop}))))"]))
+
+    def _outputs(self) -> list[str]:
+        plan, form = self.plan, self.form
+        width = plan.width if plan.lane == COL else 1
+        rows_main = form.rows // plan.tile_rows * plan.tile_rows
+        row_parts = [(0, rows_main, plan.tile_rows), (rows_main, form.rows, 1)]
+        lines: list[str] = []
+        for r0, r1, tm in row_parts:
+            if r1 <= r0:
+                continue
+            inner: list[str] = []
+            for c0, c1, tn, w in self._col_parts(width):
+                what = (f"tiles of {tm} row(s) x {tn * w} column(s)"
+                        + (f" ({tn} x {w} lanes)" if w > 1 else ""))
+                inner += self._loop("col", c0, c1, tn * w, self._tile(tm, tn, w), what)
+            lines += self._loop("row", r0, r1, tm, inner, f"rows {tm} at a time")
+        return lines
+
+    def _col_parts(self, width: int) -> list[tuple[int, int, int, int]]:
+        """(start, stop, vectors per tile, lanes) for the main, single-vector and scalar parts."""
+        cols, tn = self.form.cols, self.plan.tile_vectors
+        a = cols // (tn * width) * (tn * width)
+        parts = [(0, a, tn, width)]
+        if width > 1:
+            b = cols // width * width
+            parts += [(a, b, 1, width), (b, cols, 1, 1)]
+        else:
+            parts.append((a, cols, 1, 1))
+        return [p for p in parts if p[1] > p[0]]
+
+    # --- one tile ----------------------------------------------------------------
+    def _tile(self, tm: int, tn: int, w: int) -> list[str]:
+        tile = _Scope(self, COL if w > 1 else None)
+        copies = [{ROW: r, COL: c * w} for r in range(tm) for c in range(tn)]
+        if self.kernel.reduction is None:
+            for pos in copies:
+                self._store(tile, self.form.body, pos)
+            return tile.lines
+        pre = tile.lines
+        loops = self._reduce(tile, copies)
+        tile.lines = post = []
+        for pos in copies:
+            self._store(tile, self.form.epilogue, pos)
+        return pre + loops + post
+
+    def _store(self, scope: "_Scope", root: AluExp, pos: Pos) -> None:
+        dtype = self.kernel.dtype
+        mem = MEM[dtype]
+        ptr, off = scope.address("(local.get $out)", dtype.itemsize, self.form.out_index, pos)
+        if scope.lane is not None:
+            v = scope.vec(root, pos)
+            if mem.encode:
+                v = scope.bind(mem.encode.format(v=v), True, DType.int32, "encoded")
+            scope.lines.append(mem.store_vector.format(off=off, addr=ptr, v=v)
+                               + f"  ;; out[{self._where(pos)}..+3]")
+            return
+        v = scope.sca(root, pos)
+        if dtype is DType.float16:   # the encoder is a vector function: use lane 0
+            v = extract(DType.int32, mem.encode.format(v=splat(DType.float32, v)), 0)
+        scope.lines.append(f"({mem.store} offset={off} {ptr} {v})  ;; out[{self._where(pos)}]")
+
+    @staticmethod
+    def _where(pos: Pos) -> str:
+        return ", ".join(f"{a}+{o}" if o else a for a, o in pos.items())
+
+    # --- reductions ------------------------------------------------------------------
+    def _reduce(self, tile: "_Scope", copies: list[Pos]) -> list[str]:
+        """The ridx loops; leaves each copy's folded value in tile.accs."""
+        red, dtype = self.kernel.reduction, self.kernel.exp.dtype
+        k = kind(dtype)
+        s_op, v_op = templates(red.op, k, k)
+        ident = reduce_identity(red.op, dtype)
+        steps, plan = self.form.steps, self.plan
+        scalar_type = SCALAR_TYPE[k]
+        if plan.lane == RIDX:
+            return self._reduce_along_ridx(tile, copies[0], s_op, v_op, ident, dtype)
+        vector = tile.lane is not None
+        op = v_op if vector else s_op
+        accs = {}
+        for ci, pos in enumerate(copies):
+            for a in range(plan.accumulators):
+                name = self.local(f"{'v' if vector else 's'}acc{ci}_{a}",
+                                  "v128" if vector else scalar_type)
+                tile.lines.append(f"(local.set ${name} {const(ident, dtype, vector)})")
+                accs[ci, a] = name
+        main = steps // plan.unroll * plan.unroll
+        loops = []
+        for start, stop, unroll in ((0, main, plan.unroll), (main, steps, 1)):
+            if stop <= start:
+                continue
+            loop = _Scope(self, tile.lane, parent=tile, start=start)
+            for u in range(unroll):
+                for ci, pos in enumerate(copies):
+                    v = loop.value(self.form.body, {**pos, RIDX: u}, vector)
+                    acc = accs[ci, u % plan.accumulators]
+                    loop.lines.append(f"(local.set ${acc} {op.format(a=f'(local.get ${acc})', b=v)})"
+                                      f"  ;; acc {red.op.name.lower()}= body[{self._where(pos)}]")
+            loops += self._ridx_loop(loop, start, stop, unroll)
+        for ci, pos in enumerate(copies):
+            acc = accs[ci, 0]
+            for a in range(1, plan.accumulators):
+                loops.append(f"(local.set ${acc} {op.format(a=f'(local.get ${acc})', b=f'(local.get ${accs[ci, a]})')})")
+            tile.accs[self._acc_key(pos)] = self._round_acc(loops, acc, dtype, vector)
+        return loops
+
+    def _reduce_along_ridx(self, tile: "_Scope", pos: Pos, s_op: str, v_op: str, ident,
+                           dtype: DType) -> list[str]:
+        """Four ridx values per vector, `unroll` vectors per step, then a scalar tail."""
+        steps, nvec = self.form.steps, self.plan.unroll
+        acc = self.local("acc", SCALAR_TYPE[kind(dtype)])
+        main = steps // (4 * nvec) * (4 * nvec)
+        loops: list[str] = []
+        tile.lines.append(f"(local.set ${acc} {const(ident, dtype, False)})")
+        if main:
+            vaccs = [self.local(f"vacc{u}", "v128") for u in range(nvec)]
+            tile.lines += [f"(local.set ${v} {const(ident, dtype, True)})" for v in vaccs]
+            loop = _Scope(self, RIDX, parent=tile)
+            for u, vacc in enumerate(vaccs):
+                v = loop.vec(self.form.body, {**pos, RIDX: 4 * u})
+                loop.lines.append(f"(local.set ${vacc} {v_op.format(a=f'(local.get ${vacc})', b=v)})"
+                                  f"  ;; lanes of acc: ridx+{4 * u}..+3")
+            loops += self._ridx_loop(loop, 0, main, 4 * nvec)
+            loops.append(";; fold the vector accumulators, then their lanes")
+            width = nvec
+            while width > 1:   # a tree: (0+1)+(2+3)
+                half = (width + 1) // 2
+                for u in range(width - half):
+                    loops.append(f"(local.set ${vaccs[u]} "
+                                 f"{v_op.format(a=f'(local.get ${vaccs[u]})', b=f'(local.get ${vaccs[u + half]})')})")
+                width = half
+            lanes = [extract(dtype, f"(local.get ${vaccs[0]})", lane) for lane in range(4)]
+            lane_names = [self.local(f"lane{i}", SCALAR_TYPE[kind(dtype)]) for i in range(4)]
+            loops += [f"(local.set ${n} {t})" for n, t in zip(lane_names, lanes)]
+            get = [f"(local.get ${n})" for n in lane_names]
+            loops.append(f"(local.set ${acc} "
+                         f"{s_op.format(a=s_op.format(a=get[0], b=get[1]), b=s_op.format(a=get[2], b=get[3]))})")
+        if main < steps:
+            loop = _Scope(self, None, parent=tile, start=main)
+            v = loop.sca(self.form.body, {**pos, RIDX: 0})
+            loop.lines.append(f"(local.set ${acc} {s_op.format(a=f'(local.get ${acc})', b=v)})"
+                              "  ;; the last ridx one at a time")
+            loops += self._ridx_loop(loop, main, steps, 1)
+        tile.accs[self._acc_key(pos)] = self._round_acc(loops, acc, dtype, False)
+        return loops
+
+    def _round_acc(self, lines: list[str], acc: str, dtype: DType, vector: bool) -> Val:
+        """float16 accumulates in f32 (as the cpu backend) and rounds once at the end."""
+        if dtype is DType.float16:
+            lines.append(f"(local.set ${acc} {_round_f16(f'(local.get ${acc})', vector)})")
+        return Val(f"(local.get ${acc})", vector)
+
+    def _acc_key(self, pos: Pos) -> tuple:
+        return tuple((a, pos[a]) for a in (ROW, COL) if a in pos)
+
+    def _ridx_loop(self, loop: "_Scope", start: int, stop: int, step: int) -> list[str]:
+        label = self.fresh("ridx")
+        bumps = [f"(local.set ${p} (i32.add (local.get ${p}) (i32.const {per * step})))"
+                 for p, per in loop.increments.items()]
+        return (loop.prelude + [f"(local.set $ridx (i32.const {start}))",
+                                f"(loop ${label}  ;; reduce: ridx = {start}, {start + step}, ... < {stop}"]
+                + _indent(loop.lines + bumps
+                          + [f"(local.set $ridx (i32.add (local.get $ridx) (i32.const {step})))",
+                             f"(br_if ${label} (i32.lt_u (local.get $ridx) (i32.const {stop}))))"]))
+
+
+def _round_f16(text: str, vector: bool) -> str:
+    if vector:
+        return f"(call $f16_round {text})"
+    return extract(DType.float32, f"(call $f16_round {splat(DType.float32, text)})", 0)
+
+
+class _Scope:
+    """Where values are computed: a tile (before and after its loops) or one loop body.
+
+    Values are memoised per (node, copy offsets on the axes the node depends on),
+    so a value shared by copies (a row value in a matmul tile) is computed once.
+    Nodes that do not depend on ridx always belong to the tile scope.
+    """
+
+    def __init__(self, gen: _KernelWat, lane: Optional[str], parent: Optional["_Scope"] = None,
+                 start: int = 0):
+        self.gen, self.lane, self.parent = gen, lane, parent
+        self.start = start                      # a loop's first ridx
+        self.memo: dict[tuple, Val] = {}
+        self.lines: list[str] = []
+        self.prelude: list[str] = []            # a loop's pointer set-up, run before it
+        self.increments: dict[str, int] = {}   # pointer -> bytes per ridx step
+        self.accs: dict[tuple, Val] = {}
+
+    def owner(self, node: AluExp) -> "_Scope":
+        if self.parent is not None and RIDX not in self.gen.deps(node):
+            return self.parent
+        return self
+
+    # --- values in the form a consumer needs --------------------------------------
+    def get(self, node: AluExp, pos: Pos) -> Val:
+        scope = self.owner(node)
+        key = (node, self.gen.restrict(node, pos))
+        if key not in scope.memo:
+            scope.memo[key] = scope._make(node, pos, key[1])
+        return scope.memo[key]
+
+    def value(self, node: AluExp, pos: Pos, vector: bool) -> str:
+        return self.vec(node, pos) if vector else self.sca(node, pos)
+
+    def sca(self, node: AluExp, pos: Pos) -> str:
+        v = self.get(node, pos)
+        assert not v.vector, f"scalar wanted for {node.op.name}"
+        return v.text
+
+    def vec(self, node: AluExp, pos: Pos) -> str:
+        if node.is_const:
+            return const(node.arg, node.dtype, True)
+        scope = self.owner(node)
+        if scope.lane is not None and scope.lane in self.gen.deps(node):
+            return self.get(node, pos).text
+        key = (node, self.gen.restrict(node, pos), "splat")
+        if key not in scope.memo:
+            text = scope._load_splat(node, pos)
+            if text is None:
+                text = splat(node.dtype, self.sca(node, pos))
+            got = scope.bind(text, True, node.dtype, f"{self.gen.label(node)} in every lane",
+                             f"{self.gen.label(node)}x4{_suffix(key[1])}")
+            scope.memo[key] = Val(got, True)
+        return scope.memo[key].text
+
+    def bind(self, text: str, vector: bool, dtype: DType, comment: str,
+             name: Optional[str] = None) -> str:
+        """Set a new local to `text`; returns its local.get."""
+        name = self.gen.local(name or self.gen.fresh("t"),
+                              "v128" if vector else SCALAR_TYPE[kind(dtype)])
+        self.lines.append(f"(local.set ${name} {text})  ;; {comment}")
+        return f"(local.get ${name})"
+
+    # --- computing one node ----------------------------------------------------------
+    def _make(self, node: AluExp, pos: Pos, key: tuple) -> Val:
+        op = node.op
+        vector = self.lane is not None and self.lane in self.gen.deps(node)
+        if op is AluOp.Const:
+            return Val(const(node.arg, node.dtype, False), False)
+        if op is AluOp.Variable:
+            return self.accs[tuple((a, o) for a, o in key)]
+        if op is AluOp.Special:
+            axis = node.arg[0]
+            scalar = f"(local.get ${axis})"
+            if pos.get(axis, 0):
+                scalar = f"(i32.add {scalar} (i32.const {pos[axis]}))"
+            if not vector:
+                return Val(scalar, False)
+            text = f"(i32x4.add (i32x4.splat {scalar}) (v128.const i32x4 0 1 2 3))"
+        elif op is AluOp.GlobalIndex:
+            text = self._load(node, pos, vector)
+        else:
+            text = self._compute(node, pos, vector)
+        ident = self.gen.label(node)
+        name = f"{'v' if vector else 's'}{ident[1:]}{_suffix(key)}"
+        comment = f"{ident} = {self._describe(node)}" + (f"  @ {_suffix(key)[1:]}" if _suffix(key) else "")
+        return Val(self.bind(text, vector, node.dtype, comment, name), vector)
+
+    def _describe(self, node: AluExp) -> str:
+        if node.op is AluOp.GlobalIndex:
+            return _one_line(render(node))
+        names = {s: self.gen.label(s) for s in node.src
+                 if s.op not in (AluOp.Const, AluOp.Special, AluOp.Variable)}
+        return _one_line(render(node, names))
+
+    def _compute(self, node: AluExp, pos: Pos, vector: bool) -> str:
+        op, srcs = node.op, node.src
+        k_in = kind(srcs[-1].dtype)
+        tmpl = None
+        if op in (AluOp.Idiv, AluOp.Mod) and srcs[1].is_const:
+            tmpl = divide_by_constant(op, k_in, srcs[1].arg, srcs[0].vmin >= 0)
+        s_t, v_t = tmpl or templates(op, kind(node.dtype), k_in)
+        args: dict[str, object] = {"arg": node.arg}
+        letters = "abcd"
+        if vector and v_t is not None and not ("{b_s}" in v_t and self._is_vec(srcs[1])):
+            for letter, s in zip(letters, srcs):
+                args[letter] = self.vec(s, pos)
+            if "{b_s}" in v_t:
+                args["b_s"] = self.sca(srcs[1], pos)
+            text = v_t.format(**args)
+        elif vector:
+            text = self._lanewise(node, s_t, pos)
+        elif s_t is not None:
+            for letter, s in zip(letters, srcs):
+                args[letter] = self.sca(s, pos)
+            text = s_t.format(**args)
+        else:   # only the vector form exists: run it on splats, keep lane 0
+            for letter, s in zip(letters, srcs):
+                args[letter] = splat(s.dtype, self.sca(s, pos))
+            args["b_s"] = args.get("b")
+            text = extract(node.dtype, v_t.format(**args), 0)
+        if node.dtype is DType.float16 and op not in F16_EXACT:
+            text = _round_f16(text, vector)
+        return text
+
+    def _is_vec(self, node: AluExp) -> bool:
+        owner = self.owner(node)
+        return owner.lane is not None and owner.lane in self.gen.deps(node)
+
+    def _lanewise(self, node: AluExp, s_t: str, pos: Pos) -> str:
+        """No SIMD instruction: the scalar one on each lane."""
+        srcs = [(s, self.vec(s, pos) if self._is_vec(s) else None) for s in node.src]
+        lanes = []
+        for lane in range(4):
+            args: dict[str, object] = {"arg": node.arg}
+            for letter, (s, v) in zip("abcd", srcs):
+                args[letter] = extract(s.dtype, v, lane) if v is not None else self.sca(s, pos)
+            args["b_s"] = args.get("b")
+            lanes.append(s_t.format(**args))
+        text = splat(node.dtype, lanes[0])
+        for lane in range(1, 4):
+            text = replace(node.dtype, text, lane, lanes[lane])
+        return text
+
+    # --- memory ---------------------------------------------------------------------
+    def _load(self, node: AluExp, pos: Pos, vector: bool) -> str:
+        slot, dtype = node.arg, node.dtype
+        count = self.gen.kernel.inputs[slot][1]
+        if count == 0:
+            return const(0, dtype, vector)
+        mem, isz = MEM[dtype], dtype.itemsize
+        base = f"(local.get $in{slot})"
+        index = node.src[0]
+        safe = in_bounds(index, count)
+        if vector and safe and contiguous(index, self.lane, self.gen.deps):
+            ptr, off = self.address(base, isz, index, pos)
+            raw = mem.load_vector.format(off=off, addr=ptr)
+        elif vector:   # a gather: one scalar load per lane
+            idx = self.vec(index if safe else _clamp(index, count), pos)
+            lanes = [f"({mem.load} {_scaled(base, isz, extract(DType.int32, idx, lane))})"
+                     for lane in range(4)]
+            raw = f"({mem.raw_lanes}.splat {lanes[0]})"
+            for lane in range(1, 4):
+                raw = f"({mem.raw_lanes}.replace_lane {lane} {raw} {lanes[lane]})"
+        elif safe:
+            ptr, off = self.address(base, isz, index, pos)
+            raw = f"({mem.load} offset={off} {ptr})"
+        else:
+            raw = f"({mem.load} {_scaled(base, isz, self.sca(_clamp(index, count), pos))})"
+        if not mem.decode:
+            return raw
+        if vector:
+            return mem.decode.format(v=raw)
+        if dtype is DType.float16:
+            return extract(dtype, mem.decode.format(v=f"(i32x4.splat {raw})"), 0)
+        return raw   # a bool byte is already 0 or 1
+
+    def _load_splat(self, node: AluExp, pos: Pos) -> Optional[str]:
+        """A 4-byte scalar load wanted in every lane: v128.load32_splat reads it once."""
+        if node.op is not AluOp.GlobalIndex or node.dtype.itemsize != 4:
+            return None
+        count = self.gen.kernel.inputs[node.arg][1]
+        if count == 0 or not in_bounds(node.src[0], count):
+            return None
+        ptr, off = self.address(f"(local.get $in{node.arg})", 4, node.src[0], pos)
+        return f"(v128.load32_splat offset={off} {ptr})"
+
+    def address(self, base: str, isz: int, index: AluExp, pos: Pos) -> tuple[str, int]:
+        """(pointer, constant byte offset) of element `index` at copy `pos`.
+
+        The pointer holds base + isz*(sum of coeff*axis + the non-affine rest) and is
+        shared by every copy; the copies differ only in the constant offset. A
+        pointer linear in ridx is set up before its loop, at the loop's first ridx,
+        and moves with the loop.
+        """
+        gen = self.gen
+        aff = affine(index)
+        rest_deps = gen.deps(aff.rest)
+        moves = aff.coeff(RIDX) != 0 and RIDX not in rest_deps
+        terms = tuple((a, c) for a, c in aff.coeffs if not (a == RIDX and moves))
+        holder = self if RIDX in rest_deps or moves else (self.parent or self)
+        rest_key = gen.restrict(aff.rest, pos) if aff.rest is not None else ()
+        key = ("ptr", base, isz, terms, aff.rest, rest_key, aff.coeff(RIDX) if moves else 0)
+        if key not in holder.memo:
+            parts = [base] + [_scaled_axis(a, c * isz) for a, c in terms]
+            if moves and self.start:
+                parts.append(f"(i32.const {aff.coeff(RIDX) * isz * self.start})")
+            if aff.rest is not None:
+                parts.append(_times(self.sca(aff.rest, pos), isz))
+            text = parts[0]
+            for p in parts[1:]:
+                text = f"(i32.add {text} {p})"
+            name = gen.local(gen.fresh("p"), "i32")
+            (holder.prelude if moves else holder.lines).append(
+                f"(local.set ${name} {text})  ;; address of {_one_line(render(index))}"
+                + (f" at ridx = {self.start}" if moves else ""))
+            holder.memo[key] = Val(name, False)
+        ptr = holder.memo[key].text
+        if moves:
+            self.increments[ptr] = aff.coeff(RIDX) * isz
+        off = isz * (sum(c * pos.get(a, 0) for a, c in aff.coeffs) + aff.const)
+        # Wasm adds a load's offset to the pointer without wrapping: a pointer that can sit
+        # below its buffer (a flipped axis) takes the offset in a wrapping i32.add instead
+        sizes = {ROW: gen.form.rows, COL: gen.form.cols, RIDX: gen.form.steps}
+        lowest = sum(min(0, c * (sizes[a] - 1)) for a, c in aff.coeffs) + \
+            (aff.rest.vmin if aff.rest is not None else 0)
+        if (off < 0 or lowest < 0) and off != 0:
+            return f"(i32.add (local.get ${ptr}) (i32.const {off}))", 0
+        return f"(local.get ${ptr})", off
+
+
+def _one_line(text: str) -> str:
+    """The printer names shared subexpressions on lines of their own; a comment is one line."""
+    return "; ".join(text.splitlines())
+
+
+_MARK = {ROW: "r", COL: "c", RIDX: "k"}
+
+
+def _suffix(key: tuple) -> str:
+    marks = "".join(f"{_MARK[a]}{o}" for a, o in key if o)
+    return f"_{marks}" if marks else ""
+
+
+def _clamp(index: AluExp, count: int) -> AluExp:
+    """Indices the range analysis cannot bound are clamped, as np.take(mode='clip')."""
+    return index.max(0).min(count - 1)
+
+
+def _times(text: str, k: int) -> str:
+    if k == 1:
+        return text
+    if k & (k - 1) == 0:
+        return f"(i32.shl {text} (i32.const {k.bit_length() - 1}))"
+    return f"(i32.mul {text} (i32.const {k}))"
+
+
+def _scaled_axis(axis: str, k: int) -> str:
+    return _times(f"(local.get ${axis})", k) if k > 0 else \
+        f"(i32.mul (local.get ${axis}) (i32.const {k}))"
+
+
+def _scaled(base: str, isz: int, index: str) -> str:
+    return f"(i32.add {base} {_times(index, isz)})"

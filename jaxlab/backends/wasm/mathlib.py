@@ -1,0 +1,491 @@
+"""The wasm math library: WAT functions that kernels call.
+
+Float math works on four lanes (f32x4 in, f32x4 out) and is branch-free, so a
+vectorised kernel calls it once per four elements; scalar code splats its
+value and takes lane 0. Polynomials are Cephes' float32 ones (about 1 ulp);
+sin and cos reduce their argument in double precision, and erf/erfc compute
+ir/evaluate.py's own double-precision formula, so they agree with the cpu
+backend bit for bit but for rare roundings. Edges follow NumPy: NaN in gives
+NaN out, log(0) = -inf, log(-1) = NaN, exp(inf) = inf, tanh(inf) = 1.
+
+Integer division and float remainder are scalar helpers: Wasm's i32.div_s
+traps on x/0 and INT_MIN/-1, which the IR defines (x//0 = -1, x%0 = x).
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+from jaxlab.ir.evaluate import _ERFC_COEFFS
+
+
+def _k(value: float, lanes: str = "f32x4") -> str:
+    """A constant in every lane."""
+    n = 4 if lanes in ("f32x4", "i32x4") else 2
+    text = repr(float(value)) if lanes[0] == "f" else str(int(value))
+    return f"(v128.const {lanes} {' '.join([text] * n)})"
+
+
+def _horner(x: str, coeffs: Sequence[float], lanes: str = "f32x4") -> str:
+    """coeffs[0]*x^n + ... + coeffs[n], highest power first."""
+    acc = _k(coeffs[0], lanes)
+    for c in coeffs[1:]:
+        acc = f"({lanes}.add ({lanes}.mul {acc} {x}) {_k(c, lanes)})"
+    return acc
+
+
+def _copysign(mag: str, sign_of: str) -> str:
+    return f"(v128.bitselect {sign_of} {mag} {_k(-(1 << 31), 'i32x4')})"
+
+
+def _get(name: str) -> str:
+    return f"(local.get ${name})"
+
+
+@dataclass(frozen=True)
+class MathFunction:
+    name: str
+    text: str
+    needs: tuple[str, ...] = ()
+
+
+FUNCTIONS: dict[str, MathFunction] = {}
+
+
+def _define(name: str, text: str, needs: tuple[str, ...] = ()) -> None:
+    FUNCTIONS[name] = MathFunction(name, text.strip("\n"), needs)
+
+
+X, N, R, P = (_get(v) for v in ("x", "n", "r", "p"))
+
+# --- exp ---------------------------------------------------------------------
+_define("exp", f"""
+(func $exp (param $x v128) (result v128)  ;; e^x, four lanes
+  (local $n v128) (local $r v128) (local $p v128) (local $ni v128) (local $half v128)
+  ;; keep 2^n finite after the split below; min/max pass NaN through
+  (local.set $x (f32x4.max (f32x4.min {X} {_k(88.8)}) {_k(-103.98)}))
+  ;; x = n*ln2 + r with |r| <= ln2/2 (ln2 in two parts, so n*ln2_hi is exact)
+  (local.set $n (f32x4.nearest (f32x4.mul {X} {_k(1.4426950408889634)})))
+  (local.set $r (f32x4.sub (f32x4.sub {X} (f32x4.mul {N} {_k(0.693359375)}))
+                           (f32x4.mul {N} {_k(-2.12194440e-4)})))
+  ;; e^r = 1 + r + r^2 * P(r)
+  (local.set $p {_horner(R, [1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3,
+                            4.1665795894E-2, 1.6666665459E-1, 5.0000001201E-1])})
+  (local.set $p (f32x4.add (f32x4.add (f32x4.mul {P} (f32x4.mul {R} {R})) {R}) {_k(1.0)}))
+  ;; times 2^n as 2^(n/2) * 2^(n - n/2): a subnormal result is rounded once
+  (local.set $ni (i32x4.trunc_sat_f32x4_s {N}))
+  (local.set $half (i32x4.shr_s (local.get $ni) (i32.const 1)))
+  (f32x4.mul (f32x4.mul {P} (i32x4.shl (i32x4.add (local.get $half) {_k(127, 'i32x4')}) (i32.const 23)))
+             (i32x4.shl (i32x4.add (i32x4.sub (local.get $ni) (local.get $half))
+                                   {_k(127, 'i32x4')}) (i32.const 23))))
+""")
+
+# --- log ---------------------------------------------------------------------
+_define("log", f"""
+(func $log (param $x v128) (result v128)  ;; natural log, four lanes
+  (local $tiny v128) (local $bits v128) (local $e v128) (local $f v128) (local $z v128)
+  (local $small v128) (local $ef v128) (local $r v128)
+  ;; subnormals: scale into the normal range by 2^23 first
+  (local.set $tiny (f32x4.lt {X} {_k(1.17549435e-38)}))
+  (local.set $bits (v128.bitselect (f32x4.mul {X} {_k(8388608.0)}) {X} (local.get $tiny)))
+  ;; x = m * 2^e with m in [0.5, 1)
+  (local.set $e (i32x4.sub (i32x4.sub (i32x4.shr_u (local.get $bits) (i32.const 23)) {_k(126, 'i32x4')})
+                           (v128.and (local.get $tiny) {_k(23, 'i32x4')})))
+  (local.set $f (v128.or (v128.and (local.get $bits) {_k(0x7fffff, 'i32x4')})
+                         {_k(0x3f000000, 'i32x4')}))
+  ;; m < sqrt(1/2): use 2m and e - 1, so that f = m - 1 is in [sqrt(1/2) - 1, sqrt(2) - 1)
+  (local.set $small (f32x4.lt (local.get $f) {_k(0.707106781186547524)}))
+  (local.set $e (i32x4.add (local.get $e) (local.get $small)))
+  (local.set $f (f32x4.sub (f32x4.add (local.get $f)
+                                      (v128.and (local.get $f) (local.get $small))) {_k(1.0)}))
+  (local.set $ef (f32x4.convert_i32x4_s (local.get $e)))
+  (local.set $z (f32x4.mul (local.get $f) (local.get $f)))
+  ;; log(1 + f) = f - f^2/2 + f^3 * P(f), plus e*ln2 in two parts
+  (local.set $r (f32x4.mul (f32x4.mul (local.get $f) (local.get $z))
+                           {_horner('(local.get $f)', [7.0376836292E-2, -1.1514610310E-1,
+                                                       1.1676998740E-1, -1.2420140846E-1,
+                                                       1.4249322787E-1, -1.6668057665E-1,
+                                                       2.0000714765E-1, -2.4999993993E-1,
+                                                       3.3333331174E-1])}))
+  (local.set $r (f32x4.add {R} (f32x4.mul (local.get $ef) {_k(-2.12194440e-4)})))
+  (local.set $r (f32x4.sub {R} (f32x4.mul (local.get $z) {_k(0.5)})))
+  (local.set $r (f32x4.add (f32x4.add (local.get $f) {R})
+                           (f32x4.mul (local.get $ef) {_k(0.693359375)})))
+  ;; edges as NumPy: log(+-0) = -inf, log(x < 0) = NaN, log(inf) = inf, NaN stays NaN
+  (local.set $r (v128.bitselect {_k(-math.inf)} {R} (f32x4.eq {X} {_k(0.0)})))
+  (local.set $r (v128.bitselect {_k(math.nan)} {R} (f32x4.lt {X} {_k(0.0)})))
+  (v128.bitselect {X} {R} (v128.or (f32x4.ne {X} {X}) (f32x4.eq {X} {_k(math.inf)}))))
+""")
+
+
+# --- sin and cos ---------------------------------------------------------------
+def _reduce_half(lanes_expr: str, j: str, r: str) -> str:
+    """x (two lanes as f64) = j*pi/2 + r, with pi/2 in two parts (fdlibm's pio2_1, pio2_1t)."""
+    return f"""
+  (local.set ${j} (f64x2.nearest (f64x2.mul {lanes_expr} {_k(2 / math.pi, 'f64x2')})))
+  (local.set ${r} (f64x2.sub (f64x2.sub {lanes_expr}
+                                       (f64x2.mul (local.get ${j}) {_k(1.57079632673412561417, 'f64x2')}))
+                            (f64x2.mul (local.get ${j}) {_k(6.07710050650619224932e-11, 'f64x2')})))"""
+
+
+_LOW_HALVES = "i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23"
+Z = _get("z")
+BIG_ARGUMENT = 1e6   # below this, two-part pi/2 in double precision reduces exactly enough
+
+# 2/pi in 24-bit chunks (fdlibm's ipio2): chunk k weighs 2^(-24(k+1))
+_TWO_OVER_PI = (0xA2F983, 0x6E4E44, 0x1529FC, 0x2757D1, 0xF534DD, 0xC0DB62, 0x95993C,
+                0x439041, 0xFE5163)
+
+
+def _big_terms() -> str:
+    out = []
+    for k, chunk in enumerate(_TWO_OVER_PI):
+        scale = (f"(f64.reinterpret_i64 (i64.shl (i64.add (local.get $e) "
+                 f"(i64.const {1023 - 150 - 24 * (k + 1)})) (i64.const 52)))")
+        out.append(f"  (local.set $t (f64.mul (f64.mul (local.get $m) (f64.const {chunk})) {scale}))")
+        out.append("  (local.set $y (f64.add (local.get $y) (f64.sub (local.get $t) (f64.mul "
+                   "(f64.const 4) (f64.floor (f64.mul (local.get $t) (f64.const 0.25)))))))")
+    return "\n".join(out)
+
+
+_define("reduce_big", f"""
+(func $reduce_big (param $x f32) (result f64)  ;; x * 2/pi mod 4 for a huge finite x (Payne-Hanek)
+  (local $bits i32) (local $m f64) (local $e i64) (local $t f64) (local $y f64)
+  ;; |x| = m * 2^(e - 150) with m < 2^24; m times a chunk is exact in f64, and each term
+  ;; is reduced mod 4 exactly, so the terms that are multiples of 4 drop out
+  (local.set $bits (i32.reinterpret_f32 (f32.abs (local.get $x))))
+  (local.set $m (f64.convert_i32_u (i32.or (i32.and (local.get $bits) (i32.const 0x7fffff))
+                                           (i32.const 0x800000))))
+  (local.set $e (i64.extend_i32_u (i32.shr_u (local.get $bits) (i32.const 23))))
+{_big_terms()}
+  (local.set $y (f64.sub (local.get $y) (f64.mul (f64.const 4) (f64.floor (f64.mul (local.get $y) (f64.const 0.25))))))
+  (select (f64.sub (f64.const 4) (local.get $y)) (local.get $y) (f32.lt (local.get $x) (f32.const 0))))
+""")
+
+
+def _patch_big_lanes() -> str:
+    out = []
+    for lane in range(4):
+        x = f"(f32x4.extract_lane {lane} (local.get $x))"
+        out.append(f"""      (if (i32.and (f32.gt (f32.abs {x}) (f32.const {BIG_ARGUMENT}))
+                   (f32.ne (f32.abs {x}) (f32.const inf)))
+        (then
+          (local.set $y (call $reduce_big {x}))
+          (local.set $yj (f64.nearest (local.get $y)))
+          (local.set $r (f32x4.replace_lane {lane} {R} (f32.demote_f64
+              (f64.mul (f64.sub (local.get $y) (local.get $yj)) (f64.const {math.pi / 2})))))
+          (local.set $q (i32x4.replace_lane {lane} (local.get $q)
+              (i32.add (i32.trunc_sat_f64_s (local.get $yj)) (local.get $quarter))))))""")
+    return "\n".join(out)
+
+
+_define("sincos", f"""
+(func $sincos (param $x v128) (param $quarter i32) (result v128)  ;; sin(x + quarter*pi/2)
+  (local $jlo v128) (local $jhi v128) (local $rlo v128) (local $rhi v128)
+  (local $r v128) (local $q v128) (local $z v128) (local $s v128) (local $c v128)
+  (local $y f64) (local $yj f64)
+  ;; x = j*pi/2 + r, reduced in double precision two lanes at a time
+  {_reduce_half('(f64x2.promote_low_f32x4 (local.get $x))', 'jlo', 'rlo')}
+  {_reduce_half('(f64x2.promote_low_f32x4 (i8x16.shuffle 8 9 10 11 12 13 14 15 0 1 2 3 4 5 6 7 (local.get $x) (local.get $x)))', 'jhi', 'rhi')}
+  (local.set $r ({_LOW_HALVES} (f32x4.demote_f64x2_zero (local.get $rlo))
+                                (f32x4.demote_f64x2_zero (local.get $rhi))))
+  (local.set $q (i32x4.add ({_LOW_HALVES} (i32x4.trunc_sat_f64x2_s_zero (local.get $jlo))
+                                          (i32x4.trunc_sat_f64x2_s_zero (local.get $jhi)))
+                           (i32x4.splat (local.get $quarter))))
+  ;; |x| > {BIG_ARGUMENT:g} (rare): j*pi/2 is no longer exact, reduce those lanes one by one
+  (if (v128.any_true (f32x4.gt (f32x4.abs (local.get $x)) {_k(BIG_ARGUMENT)}))
+    (then
+{_patch_big_lanes()}))
+  ;; |r| <= pi/4: sin(r) = r + r^3 S(r^2), cos(r) = 1 - r^2/2 + r^4 C(r^2)
+  (local.set $z (f32x4.mul {R} {R}))
+  (local.set $s (f32x4.add {R} (f32x4.mul (f32x4.mul {R} {Z})
+      {_horner(Z, [-1.9515295891E-4, 8.3321608736E-3, -1.6666654611E-1])})))
+  (local.set $c (f32x4.add (f32x4.sub {_k(1.0)} (f32x4.mul {Z} {_k(0.5)}))
+      (f32x4.mul (f32x4.mul {Z} {Z})
+                 {_horner(Z, [2.443315711809948E-005, -1.388731625493765E-003,
+                              4.166664568298827E-002])})))
+  ;; quadrant q: odd quadrants take the cosine, quadrants 2 and 3 flip the sign
+  (local.set $s (v128.bitselect (local.get $c) (local.get $s)
+                                (i32x4.ne (v128.and (local.get $q) {_k(1, 'i32x4')}) {_k(0, 'i32x4')})))
+  (v128.xor (local.get $s) (i32x4.shl (v128.and (local.get $q) {_k(2, 'i32x4')}) (i32.const 30))))
+""", ("reduce_big",))
+_define("sin", "(func $sin (param $x v128) (result v128) (call $sincos (local.get $x) (i32.const 0)))",
+        ("sincos",))
+_define("cos", "(func $cos (param $x v128) (result v128) (call $sincos (local.get $x) (i32.const 1)))",
+        ("sincos",))
+
+# --- tanh, atan, asin ------------------------------------------------------------
+A = _get("a")
+_define("tanh", f"""
+(func $tanh (param $x v128) (result v128)  ;; four lanes
+  (local $a v128) (local $z v128) (local $big v128)
+  (local.set $a (f32x4.abs {X}))
+  (local.set $z (f32x4.mul {X} {X}))
+  ;; |x| >= 0.625: 1 - 2/(e^2|x| + 1), which is 1 for large |x| and NaN for NaN
+  (local.set $big (f32x4.sub {_k(1.0)} (f32x4.div {_k(2.0)}
+      (f32x4.add (call $exp (f32x4.add {A} {A})) {_k(1.0)}))))
+  ;; |x| < 0.625: x + x^3 P(x^2)
+  (v128.bitselect
+    (f32x4.add {X} (f32x4.mul (f32x4.mul {X} {Z})
+        {_horner(Z, [-5.70498872745E-3, 2.06390887954E-2, -5.37397155531E-2,
+                     1.33314422036E-1, -3.33332819422E-1])}))
+    {_copysign('(local.get $big)', X)}
+    (f32x4.lt {A} {_k(0.625)})))
+""", ("exp",))
+
+_define("atan", f"""
+(func $atan (param $x v128) (result v128)  ;; four lanes
+  (local $a v128) (local $big v128) (local $mid v128) (local $t v128) (local $z v128)
+  (local.set $a (f32x4.abs {X}))
+  ;; reduce: |x| > tan(3pi/8): pi/2 + atan(-1/|x|); |x| > tan(pi/8): pi/4 + atan((|x|-1)/(|x|+1))
+  (local.set $big (f32x4.gt {A} {_k(2.414213562373095)}))
+  (local.set $mid (v128.andnot (f32x4.gt {A} {_k(0.4142135623730950)}) (local.get $big)))
+  (local.set $t (v128.bitselect (f32x4.div {_k(-1.0)} {A})
+      (v128.bitselect (f32x4.div (f32x4.sub {A} {_k(1.0)}) (f32x4.add {A} {_k(1.0)})) {A}
+                      (local.get $mid))
+      (local.get $big)))
+  (local.set $z (f32x4.mul (local.get $t) (local.get $t)))
+  {_copysign(f'''(f32x4.add
+      (v128.or (v128.and (local.get $big) {_k(math.pi / 2)}) (v128.and (local.get $mid) {_k(math.pi / 4)}))
+      (f32x4.add (local.get $t) (f32x4.mul (f32x4.mul {Z} (local.get $t))
+          {_horner(Z, [8.05374449538e-2, -1.38776856032E-1, 1.99777106478E-1,
+                       -3.33329491539E-1])})))''', X)})
+""")
+
+_define("asin", f"""
+(func $asin (param $x v128) (result v128)  ;; four lanes
+  (local $a v128) (local $big v128) (local $z v128) (local $t v128) (local $p v128)
+  (local.set $a (f32x4.abs {X}))
+  ;; |x| > 1/2: asin(|x|) = pi/2 - 2 asin(sqrt((1 - |x|)/2))
+  (local.set $big (f32x4.gt {A} {_k(0.5)}))
+  (local.set $z (v128.bitselect (f32x4.mul {_k(0.5)} (f32x4.sub {_k(1.0)} {A}))
+                                (f32x4.mul {A} {A}) (local.get $big)))
+  (local.set $t (v128.bitselect (f32x4.sqrt {Z}) {A} (local.get $big)))
+  (local.set $p (f32x4.add (local.get $t) (f32x4.mul (f32x4.mul {Z} (local.get $t))
+      {_horner(Z, [4.2163199048E-2, 2.4181311049E-2, 4.5470025998E-2, 7.4953002686E-2,
+                   1.6666752422E-1])})))
+  (local.set $p (v128.bitselect (f32x4.sub {_k(math.pi / 2)} (f32x4.add {P} {P})) {P}
+                                (local.get $big)))
+  ;; |x| > 1 has no arcsine
+  (v128.bitselect {_k(math.nan)} {_copysign(P, X)} (f32x4.gt {A} {_k(1.0)})))
+""")
+
+
+# --- erf and erfc: ir/evaluate.py's formula, in double precision ----------------------
+def _exp64_poly() -> list[float]:
+    return [1 / math.factorial(k) for k in range(13, -1, -1)]
+
+
+_define("exp64", f"""
+(func $exp64 (param $x v128) (result v128)  ;; e^x on two f64 lanes
+  (local $n v128) (local $r v128) (local $ni v128) (local $half v128)
+  (local.set $x (f64x2.max (f64x2.min {X} {_k(710.0, 'f64x2')}) {_k(-746.0, 'f64x2')}))
+  (local.set $n (f64x2.nearest (f64x2.mul {X} {_k(1 / math.log(2), 'f64x2')})))
+  (local.set $r (f64x2.sub (f64x2.sub {X} (f64x2.mul {N} {_k(6.93147180369123816490e-01, 'f64x2')}))
+                           (f64x2.mul {N} {_k(1.90821492927058770002e-10, 'f64x2')})))
+  ;; e^r for |r| <= ln2/2 by its Taylor series to r^13 (error below 1e-17)
+  (local.set $ni (i64x2.extend_low_i32x4_s (i32x4.trunc_sat_f64x2_s_zero {N})))
+  (local.set $half (i64x2.shr_s (local.get $ni) (i32.const 1)))
+  (f64x2.mul (f64x2.mul {_horner(R, _exp64_poly(), 'f64x2')}
+                        (i64x2.shl (i64x2.add (local.get $half) {_k(1023, 'i64x2')}) (i32.const 52)))
+             (i64x2.shl (i64x2.add (i64x2.sub (local.get $ni) (local.get $half))
+                                   {_k(1023, 'i64x2')}) (i32.const 52))))
+""")
+
+T = _get("t")
+
+
+def _erfc_poly() -> str:
+    poly = _k(0.0, "f64x2")
+    for c in reversed(_ERFC_COEFFS[1:]):
+        poly = f"(f64x2.mul (f64x2.add {poly} {_k(c, 'f64x2')}) {T})"
+    return poly
+
+
+_define("erfc64", f"""
+(func $erfc64 (param $x v128) (result v128)  ;; two f64 lanes, Chebyshev fit (error < 1.2e-7)
+  (local $z v128) (local $t v128) (local $r v128)
+  (local.set $z (f64x2.abs {X}))
+  (local.set $t (f64x2.div {_k(1.0, 'f64x2')} (f64x2.add {_k(1.0, 'f64x2')}
+                                                        (f64x2.mul {_k(0.5, 'f64x2')} {Z}))))
+  (local.set $r (f64x2.mul {T} (call $exp64 (f64x2.add (f64x2.add
+      (f64x2.neg (f64x2.mul {Z} {Z})) {_k(_ERFC_COEFFS[0], 'f64x2')}) {_erfc_poly()}))))
+  (v128.bitselect {R} (f64x2.sub {_k(2.0, 'f64x2')} {R}) (f64x2.ge {X} {_k(0.0, 'f64x2')})))
+""", ("exp64",))
+
+
+def _erf_series() -> str:
+    """|x| < 0.5: Taylor series of erf, term by term as evaluate.py sums it."""
+    lines = []
+    for n in range(1, 14):
+        lines.append(f"  (local.set $term (f64x2.div (f64x2.mul (local.get $term) (local.get $mx2)) "
+                     f"{_k(n, 'f64x2')}))")
+        lines.append(f"  (local.set $sum (f64x2.add (local.get $sum) (f64x2.div (local.get $term) "
+                     f"{_k(2 * n + 1, 'f64x2')})))")
+    return "\n".join(lines)
+
+
+_define("erf64", f"""
+(func $erf64 (param $x v128) (result v128)  ;; two f64 lanes
+  (local $mx2 v128) (local $term v128) (local $sum v128)
+  (local.set $mx2 (f64x2.neg (f64x2.mul {X} {X})))
+  (local.set $term {X})
+  (local.set $sum {X})
+{_erf_series()}
+  (v128.bitselect (f64x2.mul (local.get $sum) {_k(2.0 / math.sqrt(math.pi), 'f64x2')})
+                  (f64x2.sub {_k(1.0, 'f64x2')} (call $erfc64 {X}))
+                  (f64x2.lt (f64x2.abs {X}) {_k(0.5, 'f64x2')})))
+""", ("erfc64",))
+
+
+def _via_f64(name: str, inner: str) -> None:
+    _define(name, f"""
+(func ${name} (param $x v128) (result v128)  ;; four lanes, two at a time in double precision
+  ({_LOW_HALVES}
+    (f32x4.demote_f64x2_zero (call ${inner} (f64x2.promote_low_f32x4 {X})))
+    (f32x4.demote_f64x2_zero (call ${inner} (f64x2.promote_low_f32x4
+        (i8x16.shuffle 8 9 10 11 12 13 14 15 0 1 2 3 4 5 6 7 {X} {X}))))))
+""", (inner,))
+
+
+_via_f64("erf", "erf64")
+_via_f64("erfc", "erfc64")
+
+
+# --- threefry2x32 ----------------------------------------------------------------
+def _threefry_rounds() -> str:
+    rotations = ((13, 15, 26, 6), (17, 29, 16, 24))
+    x0, x1 = _get("x0"), _get("x1")
+    out = []
+    for group in range(5):
+        for r in rotations[group % 2]:
+            out.append(f"  (local.set $x0 (i32x4.add {x0} {x1}))")
+            out.append(f"  (local.set $x1 (v128.xor (v128.or (i32x4.shl {x1} (i32.const {r})) "
+                       f"(i32x4.shr_u {x1} (i32.const {32 - r}))) {x0}))")
+        out.append(f"  ;; key injection {group + 1}")
+        out.append(f"  (local.set $x0 (i32x4.add {x0} (local.get $ks{(group + 1) % 3})))")
+        out.append(f"  (local.set $x1 (i32x4.add (i32x4.add {x1} (local.get $ks{(group + 2) % 3})) "
+                   f"{_k(group + 1, 'i32x4')}))")
+    return "\n".join(out)
+
+
+_define("threefry2x32", f"""
+(func $threefry2x32 (param $k0 v128) (param $k1 v128) (param $c0 v128) (param $c1 v128)
+                    (param $word i32) (result v128)
+  ;; Threefry-2x32, 20 rounds (Salmon et al. 2011), four counters at once; returns word 0 or 1
+  (local $ks0 v128) (local $ks1 v128) (local $ks2 v128) (local $x0 v128) (local $x1 v128)
+  (local.set $ks0 (local.get $k0))
+  (local.set $ks1 (local.get $k1))
+  (local.set $ks2 (v128.xor (v128.xor (local.get $k0) (local.get $k1)) {_k(0x1BD11BDA, 'i32x4')}))
+  (local.set $x0 (i32x4.add (local.get $c0) (local.get $ks0)))
+  (local.set $x1 (i32x4.add (local.get $c1) (local.get $ks1)))
+{_threefry_rounds()}
+  (select (local.get $x1) (local.get $x0) (local.get $word)))
+""")
+
+# --- float16 <-> float32 (IEEE half bit patterns in the low 16 bits of i32 lanes) ---------
+H = _get("h")
+_define("f16_to_f32", f"""
+(func $f16_to_f32 (param $h v128) (result v128)
+  (local $body v128)
+  ;; exponent and mantissa moved into f32 position, then rebiased by 2^112: exact for
+  ;; normals and subnormals alike
+  (local.set $body (i32x4.shl (v128.and {H} {_k(0x7fff, 'i32x4')}) (i32.const 13)))
+  (v128.or
+    (v128.bitselect (v128.or (local.get $body) {_k(0x7f800000, 'i32x4')})
+                    (f32x4.mul (local.get $body) {_k(2.0 ** 112)})
+                    (i32x4.eq (v128.and {H} {_k(0x7c00, 'i32x4')}) {_k(0x7c00, 'i32x4')}))
+    (i32x4.shl (v128.and {H} {_k(0x8000, 'i32x4')}) (i32.const 16))))
+""")
+
+_define("f32_to_f16", f"""
+(func $f32_to_f16 (param $x v128) (result v128)  ;; round to nearest even, as NumPy
+  (local $a v128) (local $h v128)
+  (local.set $a (v128.and {X} {_k(0x7fffffff, 'i32x4')}))
+  ;; normal halves: add half an ulp (ties to even) and rebias the exponent by -112
+  (local.set $h (i32x4.shr_u (i32x4.add (i32x4.add {A} {_k(-0x37fff001, 'i32x4')})
+                                        (v128.and (i32x4.shr_u {A} (i32.const 13)) {_k(1, 'i32x4')})) (i32.const 13)))
+  ;; subnormal halves (|x| < 2^-14): adding 0.5 rounds to a multiple of 2^-24
+  (local.set $h (v128.bitselect
+      (i32x4.sub (f32x4.add {A} {_k(0.5)}) {_k(0x3f000000, 'i32x4')}) (local.get $h)
+      (i32x4.lt_s {A} {_k(0x38800000, 'i32x4')})))
+  ;; too large for a half (65520 and up round to inf), inf, NaN
+  (local.set $h (v128.bitselect {_k(0x7c00, 'i32x4')} (local.get $h)
+                                (i32x4.ge_s {A} {_k(0x477ff000, 'i32x4')})))
+  (local.set $h (v128.bitselect {_k(0x7e00, 'i32x4')} (local.get $h)
+                                (i32x4.gt_s {A} {_k(0x7f800000, 'i32x4')})))
+  (v128.or (local.get $h) (v128.and (i32x4.shr_u {X} (i32.const 16)) {_k(0x8000, 'i32x4')})))
+""")
+
+_define("f16_round", """
+(func $f16_round (param $x v128) (result v128)  ;; nearest float16 value, as an f32
+  (call $f16_to_f32 (call $f32_to_f16 (local.get $x))))
+""", ("f16_to_f32", "f32_to_f16"))
+
+# --- scalar integer division and float remainder ----------------------------------------
+_define("idiv_s", """
+(func $idiv_s (param $a i32) (param $b i32) (result i32)  ;; x//0 = -1, INT_MIN//-1 = INT_MIN
+  (if (result i32) (i32.eqz (local.get $b)) (then (i32.const -1))
+    (else (if (result i32) (i32.eq (local.get $b) (i32.const -1))
+      (then (i32.sub (i32.const 0) (local.get $a)))
+      (else (i32.div_s (local.get $a) (local.get $b)))))))
+""")
+_define("idiv_u", """
+(func $idiv_u (param $a i32) (param $b i32) (result i32)  ;; x//0 = 0xffffffff
+  (if (result i32) (i32.eqz (local.get $b)) (then (i32.const -1))
+    (else (i32.div_u (local.get $a) (local.get $b)))))
+""")
+for _sign in "su":
+    _define(f"rem_{_sign}", f"""
+(func $rem_{_sign} (param $a i32) (param $b i32) (result i32)  ;; x%0 = x
+  (if (result i32) (i32.eqz (local.get $b)) (then (local.get $a))
+    (else (i32.rem_{_sign} (local.get $a) (local.get $b)))))
+""")
+
+_define("fmod", """
+(func $fmod (param $a f32) (param $b f32) (result f32)  ;; C fmod, exact, as np.fmod
+  (local $x f64) (local $y f64) (local $s f64) (local $q f64) (local $shift i64)
+  ;; fmod(x, 0), fmod(+-inf, y) and NaNs give NaN; fmod(x, inf) = x
+  (if (i32.or (i32.or (f32.eq (local.get $b) (f32.const 0)) (f32.eq (f32.abs (local.get $a)) (f32.const inf)))
+              (i32.or (f32.ne (local.get $a) (local.get $a)) (f32.ne (local.get $b) (local.get $b))))
+    (then (return (f32.const nan))))
+  (local.set $x (f64.promote_f32 (f32.abs (local.get $a))))
+  (local.set $y (f64.promote_f32 (f32.abs (local.get $b))))
+  (block $done
+    (loop $reduce
+      (br_if $done (f64.lt (local.get $x) (local.get $y)))
+      ;; s = y * 2^shift with x/s < 2^27, so q*s is exact in f64 and so is x - q*s
+      (local.set $shift (i64.sub (i64.sub (i64.shr_u (i64.reinterpret_f64 (local.get $x)) (i64.const 52))
+                                          (i64.shr_u (i64.reinterpret_f64 (local.get $y)) (i64.const 52)))
+                                 (i64.const 26)))
+      (local.set $shift (select (local.get $shift) (i64.const 0) (i64.gt_s (local.get $shift) (i64.const 0))))
+      (local.set $s (f64.reinterpret_i64 (i64.add (i64.reinterpret_f64 (local.get $y))
+                                                  (i64.shl (local.get $shift) (i64.const 52)))))
+      (local.set $q (f64.floor (f64.div (local.get $x) (local.get $s))))
+      (local.set $x (f64.sub (local.get $x) (f64.mul (local.get $q) (local.get $s))))
+      ;; x/s rounded up to the next integer: one s too many was taken
+      (if (f64.lt (local.get $x) (f64.const 0)) (then (local.set $x (f64.add (local.get $x) (local.get $s)))))
+      (br $reduce)))
+  (f32.copysign (f32.demote_f64 (local.get $x)) (local.get $a)))
+""")
+
+_CALL = re.compile(r"\(call \$([A-Za-z0-9_]+)")
+
+
+def functions_for(code: str) -> list[str]:
+    """The texts of every function `code` calls, with their own needs, each once."""
+    order: list[str] = []
+
+    def visit(name: str) -> None:
+        if name in order:
+            return
+        fn = FUNCTIONS[name]
+        for dep in fn.needs:
+            visit(dep)
+        order.append(name)
+
+    for name in sorted(set(_CALL.findall(code))):
+        visit(name)
+    return [FUNCTIONS[n].text for n in order]

@@ -1,0 +1,147 @@
+"""The wasm tuner: how a kernel's loops are split, vectorised, tiled and unrolled.
+
+Every choice goes into the Plan with the reason for it; the plan is what the
+event's `tuning` shows.
+
+- split: the output is walked as rows x cols (gidx = row*cols + col), either
+  flat (one row) or with cols = the last output axis, whichever leaves fewer
+  gathers (loads whose four lanes are not four neighbours in memory).
+- lanes: four-wide SIMD along col (elementwise kernels, and reductions whose
+  loads are contiguous or broadcast along the output), or along ridx
+  (reductions that read contiguous runs, e.g. a row sum), else scalar.
+- register tile: a reduction with one operand broadcast along rows and another
+  along cols (matmul) gets a rows x vectors tile of accumulators, so each
+  loaded value is reused across the tile.
+- unroll and accumulators: several independent accumulators hide the add
+  latency and sum in a tree, which is also more accurate for floats.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from jaxlab.backends.wasm.analysis import (COL, RIDX, ROW, AxisForm, Deps, axis_form,
+                                           contiguous, loads)
+from jaxlab.ir.kernel import Kernel
+
+WIDTH = 4                 # f32x4 / i32x4
+ELEMENTWISE_VECTORS = 2   # vectors per elementwise iteration
+MATMUL_TILE = (4, 2)      # rows x vectors of accumulators: 8 v128 registers of 16
+RIDX_VECTORS = 4          # vectors per step of a reduction along ridx (16 partial sums)
+
+
+@dataclass(frozen=True)
+class Plan:
+    cols: int                     # gidx = row * cols + col
+    lane: Optional[str]           # the axis SIMD lanes run along: COL, RIDX or None
+    width: int                    # lanes per vector (1 when scalar)
+    tile_rows: int = 1            # rows per register tile
+    tile_vectors: int = 1         # vectors (or scalars) per tile along col
+    unroll: int = 1               # ridx steps per reduction-loop iteration
+    accumulators: int = 1         # independent accumulators along ridx
+    reasons: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+
+    def as_dict(self, form: AxisForm) -> dict[str, Any]:
+        return {
+            "split": [form.rows, form.cols],
+            "lane_axis": self.lane or "none",
+            "vector_width": self.width,
+            "tile": [self.tile_rows, self.tile_vectors * (self.width if self.lane == COL else 1)],
+            "unroll": self.unroll,
+            "accumulators": self.accumulators,
+            "reasons": dict(self.reasons),
+        }
+
+
+def _gathers(form: AxisForm, lane: str, deps: Deps, weight_loop: int = 1) -> int:
+    """Loads that depend on `lane` but do not read four neighbours (loop loads weigh more)."""
+    count = 0
+    for e in (form.body, form.epilogue):
+        for ld in loads(e):
+            d = deps(ld)
+            if lane in d and not contiguous(ld.src[0], lane, deps):
+                count += weight_loop if RIDX in d else 1
+    return count
+
+
+def _splits(kernel: Kernel) -> list[int]:
+    last = kernel.shape[-1] if kernel.shape else 1
+    return sorted({kernel.size, last}, reverse=True)
+
+
+def tune(kernel: Kernel) -> tuple[Plan, AxisForm]:
+    deps = Deps()
+    if kernel.reduction is None:
+        return _tune_elementwise(kernel, deps)
+    return _tune_reduction(kernel, deps)
+
+
+def _tune_elementwise(kernel: Kernel, deps: Deps) -> tuple[Plan, AxisForm]:
+    forms = [axis_form(kernel, c) for c in _splits(kernel)]
+    form = min(forms, key=lambda f: (f.cols < WIDTH, _gathers(f, COL, deps)))
+    reasons = {"split": _split_reason(form, forms, deps)}
+    if form.cols < WIDTH:
+        reasons["lanes"] = f"scalar: {form.cols} columns are fewer than {WIDTH} lanes"
+        return Plan(form.cols, None, 1, reasons=reasons), form
+    vectors = max(1, min(ELEMENTWISE_VECTORS, form.cols // WIDTH))
+    reasons["lanes"] = f"{WIDTH} lanes along col, a scalar loop for the last {form.cols % WIDTH}"
+    reasons["tile"] = (f"{vectors} vectors per iteration: independent work for the CPU "
+                       "to overlap, few enough that values stay in registers")
+    return Plan(form.cols, COL, WIDTH, tile_vectors=vectors, reasons=reasons), form
+
+
+def _split_reason(form: AxisForm, forms: list[AxisForm], deps: Deps) -> str:
+    if len(forms) == 1:
+        return f"{form.rows} x {form.cols}: the only split"
+    other = next(f for f in forms if f is not form)
+    return (f"{form.rows} x {form.cols}: {_gathers(form, COL, deps)} gathers along col, "
+            f"against {_gathers(other, COL, deps)} with {other.rows} x {other.cols}")
+
+
+def _tune_reduction(kernel: Kernel, deps: Deps) -> tuple[Plan, AxisForm]:
+    steps = kernel.reduction.size
+    # (gathers, prefer, lane, form) for each possible way to vectorise
+    options = []
+    for cols in _splits(kernel):
+        form = axis_form(kernel, cols)
+        if cols >= WIDTH:
+            options.append((_gathers(form, COL, deps, steps), 1, COL, form))
+        if steps >= WIDTH:
+            options.append((_gathers(form, RIDX, deps, steps), 0 if steps >= 16 else 2, RIDX,
+                            form))
+    if not options:
+        form = axis_form(kernel, _splits(kernel)[0])
+        return Plan(form.cols, None, 1, reasons={
+            "lanes": f"scalar: {form.cols} outputs and {steps} steps are both under {WIDTH}"}), form
+    gathers, _, lane, form = min(options, key=lambda o: o[:2])
+    costs = ", ".join(f"{o[2]} on {o[3].rows}x{o[3].cols}: {o[0]}" for o in options)
+    reasons = {"lanes": f"{WIDTH} lanes along {lane}; weighted gathers per option: {costs}"}
+    if lane == RIDX:
+        vectors = max(1, min(RIDX_VECTORS, steps // WIDTH))
+        reasons["unroll"] = (f"{vectors} vectors of ridx per iteration, each its own "
+                             f"accumulator: {vectors * WIDTH} partial results summed as a tree")
+        return Plan(form.cols, RIDX, WIDTH, unroll=vectors, accumulators=vectors,
+                    reasons=reasons), form
+    return _tile_plan(form, deps, reasons), form
+
+
+def _tile_plan(form: AxisForm, deps: Deps, reasons: dict[str, str]) -> Plan:
+    """Lanes along col: pick the register tile."""
+    loop_loads = [deps(ld) for ld in loads(form.body) if RIDX in deps(ld)]
+    row_side = any(COL not in d and ROW in d for d in loop_loads)
+    col_side = any(ROW not in d and COL in d for d in loop_loads)
+    vectors_available = form.cols // WIDTH
+    if row_side and col_side:
+        rows = min(MATMUL_TILE[0], form.rows)
+        vectors = min(MATMUL_TILE[1], vectors_available)
+        reasons["tile"] = (f"{rows} rows x {vectors * WIDTH} columns of accumulators: one input "
+                           "varies only along rows and another only along columns, so each "
+                           f"loaded row value serves {vectors} vectors and each column vector "
+                           f"serves {rows} rows")
+        return Plan(form.cols, COL, WIDTH, rows, vectors, reasons=reasons)
+    vectors = min(4, vectors_available)
+    accs = 2 if vectors == 1 else 1
+    reasons["tile"] = (f"1 row x {vectors * WIDTH} columns: independent accumulators to hide "
+                       "the add latency" + (", two of them along ridx" if accs == 2 else ""))
+    return Plan(form.cols, COL, WIDTH, 1, vectors, unroll=accs, accumulators=accs,
+                reasons=reasons)

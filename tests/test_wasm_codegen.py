@@ -1,0 +1,347 @@
+"""The wasm backend's own tests: generated WAT, module cache, traps, memory, the math
+library's accuracy, and hand-built kernels run on wasm and on the cpu reference."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("wasmtime")
+
+import jaxlab  # noqa: E402
+import jaxlab.numpy as jnp  # noqa: E402
+from jaxlab.backends.cpu import run_kernel_numpy  # noqa: E402
+from jaxlab.backends.wasm import create  # noqa: E402
+from jaxlab.backends.wasm.codegen import generate  # noqa: E402
+from jaxlab.backends.wasm.memory import ALIGN, LinearMemory, size_class  # noqa: E402
+from jaxlab.backends.wasm.runtime import WasmBackend, WasmTrapError  # noqa: E402
+from jaxlab.backends.wasm.tune import tune  # noqa: E402
+from jaxlab.ir.alu import AluExp, AluOp  # noqa: E402
+from jaxlab.ir.dtypes import DType  # noqa: E402
+from jaxlab.ir.evaluate import _erf, _erfc  # noqa: E402
+from jaxlab.ir.kernel import Kernel, Reduction, acc_variable  # noqa: E402
+
+I32, U32, F16, F32, BOOL = DType.int32, DType.uint32, DType.float16, DType.float32, DType.bool
+
+
+@pytest.fixture(scope="module")
+def wasm() -> WasmBackend:
+    return create()
+
+
+def gidx(n: int) -> AluExp:
+    return AluExp.special("gidx", n)
+
+
+def ridx(n: int) -> AluExp:
+    return AluExp.special("ridx", n)
+
+
+def load(slot: int, index: AluExp, dtype: DType = F32) -> AluExp:
+    return AluExp.load(slot, index, dtype)
+
+
+def elementwise(exp: AluExp, shape: tuple, *inputs: np.ndarray) -> Kernel:
+    return Kernel(shape=shape, inputs=tuple((DType(a.dtype.name), a.size) for a in inputs),
+                  exp=exp)
+
+
+def run_wasm(be: WasmBackend, kernel: Kernel, *arrays: np.ndarray) -> np.ndarray:
+    handles = []
+    for a in arrays:
+        h = be.allocate(max(4, a.nbytes))
+        be.write(h, a)
+        handles.append(h)
+    out = be.allocate(max(4, kernel.size * kernel.dtype.itemsize))
+    be.dispatch(be.prepare_kernel(kernel), handles, [out])
+    result = be.read(out, kernel.dtype, kernel.size)
+    for h in handles + [out]:
+        be.free(h)
+    return result
+
+
+def run_cpu(kernel: Kernel, *arrays: np.ndarray) -> np.ndarray:
+    out = np.zeros(kernel.size, kernel.dtype.np)
+    run_kernel_numpy(kernel, [np.ascontiguousarray(a).reshape(-1) for a in arrays], out)
+    return out
+
+
+def same(wasm_out: np.ndarray, cpu_out: np.ndarray, ulps: int = 0) -> None:
+    if cpu_out.dtype.kind == "f" and ulps:
+        np.testing.assert_array_max_ulp(wasm_out, cpu_out, maxulp=ulps)
+    else:
+        np.testing.assert_array_equal(wasm_out, cpu_out)
+
+
+# --- generated text ----------------------------------------------------------------
+
+def wat_of(kernel: Kernel) -> str:
+    plan, form = tune(kernel)
+    return generate(kernel, plan, form)
+
+
+def test_contiguous_float_kernel_is_simd_with_a_scalar_tail() -> None:
+    x = np.zeros(10, np.float32)
+    k = elementwise(load(0, gidx(10)) * 2.0 + 1.0, (10,), x)
+    wat = wat_of(k)
+    assert "v128.load" in wat and "f32x4.mul" in wat and "f32x4.add" in wat
+    assert "v128.store" in wat
+    # sizes not divisible by 4 end with a scalar loop over the last elements
+    assert "f32.load" in wat and "f32.store" in wat and "col = 8, 9, ... < 10" in wat
+    assert ";; n1 = n0 * 2.0" in wat          # a comment per IR node
+    assert "(local $v0 v128)" in wat or "$v0 v128" in wat   # named locals
+
+
+def test_codegen_needs_no_wasmtime() -> None:
+    code = ("import sys; import jaxlab.backends.wasm.codegen, jaxlab.backends.wasm.tune; "
+            "assert 'wasmtime' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_matmul_gets_a_register_tile_with_reasons() -> None:
+    a, b = np.zeros((16, 8), np.float32), np.zeros((8, 12), np.float32)
+    g, r = gidx(16 * 12), ridx(8)
+    body = load(0, (g // 12) * 8 + r) * load(1, r * 12 + g % 12)
+    k = Kernel(shape=(16, 12), inputs=((F32, a.size), (F32, b.size)), exp=body,
+               reduction=Reduction(AluOp.Add, 8, acc_variable(F32)), reduce_shape=(8,))
+    plan, form = tune(k)
+    tuning = plan.as_dict(form)
+    assert tuning["lane_axis"] == "col" and tuning["vector_width"] == 4
+    assert tuning["tile"] == [4, 8] and "rows" in tuning["reasons"]["tile"]
+    wat = generate(k, plan, form)
+    assert "v128.load32_splat" in wat           # a row value broadcast to the lanes
+    assert "f32x4.mul" in wat and "reduce: ridx" in wat
+
+
+def test_row_sum_vectorises_along_ridx() -> None:
+    x = np.zeros((3, 37), np.float32)
+    body = load(0, gidx(3) * 37 + ridx(37))
+    k = Kernel(shape=(3,), inputs=((F32, x.size),), exp=body,
+               reduction=Reduction(AluOp.Add, 37, acc_variable(F32)), reduce_shape=(37,))
+    plan, form = tune(k)
+    assert plan.lane == "ridx" and plan.accumulators > 1
+    wat = generate(k, plan, form)
+    assert "v128.load" in wat and "the last ridx one at a time" in wat
+
+
+# --- runtime: events, cache, traps ---------------------------------------------------
+
+def test_event_carries_wat_tuning_and_cache_hit() -> None:
+    with jaxlab.default_device(_wasm_device()):
+        x = jnp.asarray(np.arange(7, dtype=np.float32))
+        with jaxlab.capture() as log:
+            (x * 3 + 1).block_until_ready()
+            (x * 3 + 1).block_until_ready()
+    first, second = log.kernels()
+    assert first.backend == "wasm" and first.source_language == "wat"
+    assert first.source.startswith("(module") and "reasons" in first.tuning
+    assert first.compile_ms > 0
+    assert not first.cache_hit and second.cache_hit
+
+
+def test_module_cache_by_text() -> None:
+    be = create()
+    k = elementwise(load(0, gidx(5)) + 1.0, (5,), np.zeros(5, np.float32))
+    first, second = be.prepare_kernel(k), be.prepare_kernel(k)
+    assert not first.extra["module_cache_hit"] and second.extra["module_cache_hit"]
+    assert first.program.call is second.program.call
+
+
+def test_trap_is_a_python_error_and_the_device_keeps_working(wasm: WasmBackend) -> None:
+    k = elementwise(load(0, gidx(8)) + 1.0, (8,), np.zeros(8, np.float32))
+    exe = wasm.prepare_kernel(k)
+    out = wasm.allocate(32)
+    with pytest.raises(WasmTrapError, match="E_8") as info:
+        wasm.dispatch(exe, [(1 << 32) - 16], [out])   # an input far outside the memory
+    assert isinstance(info.value, RuntimeError) and "out of bounds" in str(info.value)
+    x = np.arange(8, dtype=np.float32)
+    np.testing.assert_array_equal(run_wasm(wasm, k, x), x + 1)
+
+
+def test_out_of_fuel_traps_then_recovers() -> None:
+    be = WasmBackend(fuel=50)
+    x = np.arange(4096, dtype=np.float32)
+    k = elementwise(load(0, gidx(x.size)) * 2.0, (x.size,), x)
+    with pytest.raises(WasmTrapError, match="fuel"):
+        run_wasm(be, k, x)
+    be.fuel = 10 ** 7
+    np.testing.assert_array_equal(run_wasm(be, k, x), x * 2)
+
+
+# --- memory --------------------------------------------------------------------------
+
+def test_allocator_aligns_reuses_and_grows_without_moving_data(wasm: WasmBackend) -> None:
+    mem: LinearMemory = wasm.memory
+    a = mem.allocate(100)
+    b = mem.allocate(100)
+    assert a % ALIGN == 0 and b % ALIGN == 0 and a != b
+    mem.write(a, np.arange(25, dtype=np.int32))
+    mem.free(b)
+    assert mem.allocate(90) == b                         # same size class: reused
+    before = mem.size
+    big = [mem.allocate(3 << 20) for _ in range(4)]      # forces the memory to grow
+    assert mem.size > before
+    np.testing.assert_array_equal(mem.read(a, I32, 25), np.arange(25))
+    for h in big + [a, b]:
+        mem.free(h)
+
+
+@pytest.mark.parametrize("n, cls", [(1, 64), (64, 64), (65, 128), (1024, 1024), (1025, 1280),
+                                    (5000, 5120), (1 << 20, 1 << 20), ((1 << 20) + 1, 1310720)])
+def test_size_classes(n: int, cls: int) -> None:
+    assert size_class(n) == cls and cls % ALIGN == 0 and cls - n <= max(ALIGN - 1, n // 4)
+
+
+# --- the math library, in ulps of NumPy float32 ------------------------------------------
+
+def _unary(fn: str, x: np.ndarray, wasm: WasmBackend) -> np.ndarray:
+    op = {"exp": AluOp.Exp, "log": AluOp.Log, "sin": AluOp.Sin, "cos": AluOp.Cos,
+          "tanh": AluOp.Tanh, "atan": AluOp.Atan, "asin": AluOp.Asin, "erf": AluOp.Erf,
+          "erfc": AluOp.Erfc}[fn]
+    k = elementwise(load(0, gidx(x.size)).unary(op), (x.size,), x)
+    return run_wasm(wasm, k, x)
+
+
+REFERENCES = {"exp": (np.exp, (-87, 88)), "log": (np.log, (1e-30, 1e30)),
+              "sin": (np.sin, (-1e4, 1e4)), "cos": (np.cos, (-1e4, 1e4)),
+              "tanh": (np.tanh, (-10, 10)), "atan": (np.arctan, (-100, 100)),
+              "asin": (np.arcsin, (-1, 1)), "erf": (_erf, (-5, 5)), "erfc": (_erfc, (-5, 10))}
+
+
+@pytest.mark.parametrize("fn", sorted(REFERENCES))
+def test_math_within_4_ulp(fn: str, wasm: WasmBackend) -> None:
+    ref, (lo, hi) = REFERENCES[fn]
+    rng = np.random.default_rng(1)
+    if fn == "log":
+        x = np.exp(rng.uniform(np.log(lo), np.log(hi), 20001)).astype(np.float32)
+    else:
+        x = rng.uniform(lo, hi, 20001).astype(np.float32)
+    np.testing.assert_array_max_ulp(_unary(fn, x, wasm), ref(x).astype(np.float32), maxulp=4)
+
+
+@pytest.mark.parametrize("fn", sorted(REFERENCES))
+def test_math_edges_like_numpy(fn: str, wasm: WasmBackend) -> None:
+    ref = REFERENCES[fn][0]
+    x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-40, 3e38, -3e38, 1.0, -1.0,
+                  2.0, 0.5, 89.0, -104.0, 1e7], np.float32)
+    with np.errstate(all="ignore"):
+        want = ref(x).astype(np.float32)
+    np.testing.assert_array_max_ulp(_unary(fn, x, wasm), want, maxulp=4)
+
+
+# --- hand-built kernels against the cpu reference ------------------------------------------
+
+INT_EDGES = np.array([0, 1, -1, 2, -2, 7, -7, 2 ** 31 - 1, -2 ** 31, 100, -100], np.int32)
+
+
+@pytest.mark.parametrize("op", [AluOp.Idiv, AluOp.Mod])
+@pytest.mark.parametrize("dtype", [I32, U32])
+def test_integer_division_never_traps(op: AluOp, dtype: DType, wasm: WasmBackend) -> None:
+    a, b = np.meshgrid(INT_EDGES, INT_EDGES)
+    a, b = a.reshape(-1).astype(dtype.np), b.reshape(-1).astype(dtype.np)
+    n = a.size
+    k = elementwise(AluExp(op, dtype, (load(0, gidx(n), dtype), load(1, gidx(n), dtype))),
+                    (n,), a, b)
+    same(run_wasm(wasm, k, a, b), run_cpu(k, a, b))
+    for c in (0, -1, 1, 4, 7, -3):      # constant divisors take their own paths
+        kc = elementwise(AluExp(op, dtype, (load(0, gidx(n), dtype), AluExp.const(c, dtype))),
+                         (n,), a)
+        same(run_wasm(wasm, kc, a), run_cpu(kc, a))
+
+
+FLOATS = np.array([0.0, -0.0, 1.5, -1.5, 2.5, np.nan, np.inf, -np.inf, 3e9, -3e9, 4.3e9,
+                   1e-40, 65504.0, 70000.0, -0.7], np.float32)
+
+
+@pytest.mark.parametrize("to", [I32, U32, BOOL, F16])
+def test_casts_saturate_like_the_reference(to: DType, wasm: WasmBackend) -> None:
+    n = FLOATS.size
+    k = elementwise(load(0, gidx(n)).cast(to), (n,), FLOATS)
+    same(run_wasm(wasm, k, FLOATS), run_cpu(k, FLOATS))
+
+
+def test_nan_propagation_and_comparisons(wasm: WasmBackend) -> None:
+    x = np.array([np.nan, 1.0, np.nan, -2.0, 0.0, 5.0, np.nan], np.float32)
+    y = np.array([1.0, np.nan, np.nan, 3.0, -0.0, 5.0, 2.0], np.float32)
+    n = x.size
+    a, b = load(0, gidx(n)), load(1, gidx(n))
+    for exp in (a.max(b), a.min(b), a.ne(b).cast(F32), a.lt(b).cast(F32),
+                a.ne(b).where(a, b), AluExp(AluOp.Mod, F32, (a, b))):
+        k = elementwise(exp, (n,), x, y)
+        same(run_wasm(wasm, k, x, y), run_cpu(k, x, y))
+
+
+def test_shifts_use_the_low_five_bits(wasm: WasmBackend) -> None:
+    x = np.array([1, -8, 12345, -1, 7, 3, 2 ** 30], np.int32)
+    s = np.array([0, 1, 31, 32, 33, 65, -1], np.int32)
+    n = x.size
+    for op in (AluOp.Shl, AluOp.Shr):
+        for dt in (I32, U32):
+            exp = AluExp(op, dt, (load(0, gidx(n), dt), load(1, gidx(n), dt)))
+            k = elementwise(exp, (n,), x.astype(dt.np), s.astype(dt.np))
+            same(run_wasm(wasm, k, x.astype(dt.np), s.astype(dt.np)),
+                 run_cpu(k, x.astype(dt.np), s.astype(dt.np)))
+
+
+def test_float16_and_bool_buffers(wasm: WasmBackend) -> None:
+    rng = np.random.default_rng(2)
+    h = (rng.standard_normal(23) * 100).astype(np.float16)
+    n = h.size
+    x = load(0, gidx(n), F16)
+    k = elementwise((x * x + 3.0).lt(x.unary(AluOp.Exp)), (n,), h)
+    same(run_wasm(wasm, k, h), run_cpu(k, h))
+    k2 = elementwise(x * 1.7 - x.unary(AluOp.Sqrt), (n,), h)
+    same(run_wasm(wasm, k2, h), run_cpu(k2, h), ulps=1)
+    rows = h[:20].reshape(4, 5)
+    body = load(0, gidx(4) * 5 + ridx(5), F16)
+    k3 = Kernel(shape=(4,), inputs=((F16, 20),), exp=body,
+                reduction=Reduction(AluOp.Add, 5, acc_variable(F16)), reduce_shape=(5,))
+    same(run_wasm(wasm, k3, rows), run_cpu(k3, rows))
+
+
+def test_threefry_matches_the_reference(wasm: WasmBackend) -> None:
+    n = 9
+    c = np.arange(n, dtype=np.uint32)
+    k0, k1 = AluExp.const(42, U32), AluExp.const(7, U32)
+    for word in (0, 1):
+        exp = AluExp(AluOp.Threefry2x32, U32, (k0, k1, load(0, gidx(n), U32), load(0, gidx(n), U32) ^ 5),
+                     word)
+        k = elementwise(exp, (n,), c)
+        same(run_wasm(wasm, k, c), run_cpu(k, c))
+
+
+@pytest.mark.parametrize("op", [AluOp.Add, AluOp.Mul, AluOp.Max, AluOp.Min])
+@pytest.mark.parametrize("dtype", [F32, I32, U32, BOOL])
+@pytest.mark.parametrize("shape", [(3, 37), (37, 3), (1, 5), (9, 64)])
+def test_reductions_along_both_axes(op: AluOp, dtype: DType, shape: tuple,
+                                    wasm: WasmBackend) -> None:
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal(shape) * 3).astype(dtype.np)
+    if dtype is F32 and op is AluOp.Mul:
+        x = (1 + rng.standard_normal(shape) * 0.01).astype(np.float32)
+    m, r = shape
+    for index, out in ((gidx(m) * r + ridx(r), m), (ridx(m) * r + gidx(r), r)):
+        k = Kernel(shape=(out,), inputs=((dtype, x.size),), exp=load(0, index, dtype),
+                   reduction=Reduction(op, m * r // out, acc_variable(dtype)),
+                   reduce_shape=(m * r // out,))
+        got, want = run_wasm(wasm, k, x), run_cpu(k, x)
+        if dtype is F32:
+            np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-5)
+        else:
+            same(got, want)
+
+
+def test_clamped_gather_of_unbounded_indices(wasm: WasmBackend) -> None:
+    x = np.arange(10, dtype=np.float32)
+    idx = np.array([-5, 0, 3, 9, 10, 1000, -1], np.int32)
+    n = idx.size
+    k = elementwise(load(0, load(1, gidx(n), I32)), (n,), x, idx)
+    same(run_wasm(wasm, k, x, idx), run_cpu(k, x, idx))
+
+
+def _wasm_device():
+    from jaxlab.engine.devices import get_device, register_backend
+    register_backend("wasm", create, priority=10)
+    return get_device("wasm")

@@ -21,7 +21,7 @@ system-packages:
 		[ -n "$(APT_PACKAGES)" ] && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(APT_PACKAGES)) || true; \
 	fi
 
-APT_PACKAGES :=
+APT_PACKAGES := chromium mesa-vulkan-drivers
 
 $(STAMP): pyproject.toml
 	$(MAKE) system-packages

@@ -1,0 +1,299 @@
+"""The tutorial notebooks and the lab smoke notebook, executed headless by nbclient
+(no cell errors, reports in the recorded outputs, the widget view beside its static
+HTML); the kernel browser widget they show; the Binder files that run them."""
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+pytest.importorskip("ipykernel")
+from jupyter_client import KernelManager  # noqa: E402  (after the skips)
+from jupyter_client.kernelspec import KernelSpecManager  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+import jaxlab  # noqa: E402
+import jaxlab.numpy as jnp  # noqa: E402
+from jaxlab.backends.cpu import CpuBackend  # noqa: E402
+from jaxlab.engine.devices import Device, get_device  # noqa: E402
+from jaxlab.lab.widgets import (TABS, browse, find_kernel, recompile,  # noqa: E402
+                                time_executable, tuning_prepare)
+
+ROOT = Path(__file__).resolve().parents[1]
+TUTORIALS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+NOTEBOOKS = TUTORIALS + [ROOT / "tests" / "notebooks" / "lab_smoke.ipynb"]
+KERNEL = "jaxlab-test"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+REPORT_JSON = "application/vnd.jaxlab.report+json"
+SECONDS_PER_NOTEBOOK = 20
+
+
+@pytest.fixture(scope="module")
+def kernel_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A kernel spec that runs this interpreter (whatever kernels Jupyter knows here)."""
+    prefix = tmp_path_factory.mktemp("kernels")
+    subprocess.run([sys.executable, "-m", "ipykernel", "install", "--prefix", str(prefix),
+                    "--name", KERNEL], check=True, capture_output=True)
+    return prefix / "share" / "jupyter" / "kernels"
+
+
+def execute(path: Path, kernel_dir: Path) -> tuple[nbformat.NotebookNode, float]:
+    nb = nbformat.read(path, as_version=4)
+    km = KernelManager(kernel_name=KERNEL,
+                       kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(kernel_dir)]))
+    client = nbclient.NotebookClient(nb, km=km, timeout=60,
+                                     resources={"metadata": {"path": str(path.parent)}})
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    t0 = time.perf_counter()
+    client.execute(env=env)
+    return nb, time.perf_counter() - t0
+
+
+def outputs(nb: nbformat.NotebookNode) -> list[dict]:
+    return [out for cell in nb.cells if cell.cell_type == "code" for out in cell.outputs]
+
+
+def plain(fragment: str) -> str:
+    """The text a person reads in an HTML fragment."""
+    text = re.sub(r"<[^>]+>", " ", re.sub(r"<style>.*?</style>", "", fragment, flags=re.S))
+    return " ".join(html.unescape(text).split())
+
+
+def html_of(out: dict) -> str:
+    return out.get("data", {}).get("text/html", "")
+
+
+def check_clean_and_fast(nb: nbformat.NotebookNode, seconds: float) -> None:
+    errors = [o for o in outputs(nb) if o.output_type == "error"]
+    assert not errors, "\n".join(f"{e.ename}: {e.evalue}" for e in errors)
+    stderr = "".join(o.get("text", "") for o in outputs(nb)
+                     if o.output_type == "stream" and o.name == "stderr")
+    assert "Traceback" not in stderr and "XDG_RUNTIME_DIR" not in stderr, stderr
+    assert seconds < SECONDS_PER_NOTEBOOK, f"took {seconds:.1f} s"
+
+
+def reports_in(nb: nbformat.NotebookNode) -> list[dict]:
+    """Every report's data; the two sides of a --compare count as two."""
+    found = []
+    for out in outputs(nb):
+        data = out.get("data", {}).get(REPORT_JSON)
+        if data is not None:
+            assert 'class="jaxlab-report"' in html_of(out)
+            assert "<script" not in html_of(out).lower()
+            found += data.get("compare", [data])
+    return found
+
+
+def check_reports(nb: nbformat.NotebookNode) -> None:
+    reports = reports_in(nb)
+    assert reports, "no %%kernel report"
+    for data in reports:
+        assert data["version"] == 1 and data["kernels"], data.keys()
+
+
+def check_highlighted_sources(nb: nbformat.NotebookNode) -> None:
+    """Every device's report shows its generated source highlighted, with no token
+    the lexer failed on (Pygments marks those class="err")."""
+    languages = set()
+    for out in outputs(nb):
+        data = out.get("data", {}).get(REPORT_JSON, {})
+        for language in {k["source_language"] for k in data.get("kernels", ())} & {"wgsl", "wat"}:
+            languages.add(language)
+            assert f"source ({language})" in html_of(out)
+            assert re.search(r'<pre class="jl-code">.*?<span class="[a-z]+">', html_of(out), re.S)
+            assert 'class="err"' not in html_of(out), language
+    running = {d.platform for d in jaxlab.devices()}
+    expected = {language for platform, language in (("webgpu", "wgsl"), ("wasm", "wat"))
+                if platform in running}
+    assert languages == expected, (languages, running)
+
+
+def check_tour(nb: nbformat.NotebookNode) -> None:
+    reports = reports_in(nb)
+    names = [k["name"] for r in reports for k in r["kernels"]]
+    assert any(n.startswith("r_256_64") for n in names), names   # matmul + bias + relu
+    assert any(r["program"] for r in reports), "the jit cell shows no program"
+
+
+def check_widget(nb: nbformat.NotebookNode) -> None:
+    views = [o for o in outputs(nb) if WIDGET_VIEW in o.get("data", {})]
+    assert views, "no widget"
+    for out in views:
+        assert 'class="jaxlab-report"' in html_of(out)    # what shows where widgets cannot
+        assert out["data"]["text/plain"].startswith("jaxlab report")
+    state = json.dumps(nb.metadata.get("widgets", {}))
+    assert views[0]["data"][WIDGET_VIEW]["model_id"] in state, "widget state was not saved"
+    check_static_export(nb, views)
+
+
+def check_static_export(nb: nbformat.NotebookNode, views: list[dict]) -> None:
+    """Saved as JupyterLab saves by default (no widget state), nbconvert's HTML shows
+    each widget's static report in its place."""
+    exporter = pytest.importorskip("nbconvert").HTMLExporter()
+    saved = nbformat.from_dict(json.loads(json.dumps(nb)))
+    saved.metadata.pop("widgets", None)
+    body, _ = exporter.from_notebook_node(saved)
+    for out in views:
+        assert plain(html_of(out)) in plain(body)   # nbconvert re-serializes entities
+
+
+def check_each_device_runs_or_is_noted(nb: nbformat.NotebookNode) -> None:
+    text = "".join(o.get("text", "") for o in outputs(nb) if o.output_type == "stream")
+    shown = {k["backend"] for r in reports_in(nb) for k in r["kernels"]}
+    for backend in ("wasm", "webgpu"):
+        assert backend in shown or f"skipped: no {backend} device here" in text, (backend, text)
+
+
+CHECKS = {"01_tour.ipynb": (check_reports, check_tour, check_widget),
+          "02_transformations.ipynb": (check_reports,),
+          "03_backends.ipynb": (check_each_device_runs_or_is_noted,),
+          "lab_smoke.ipynb": (check_reports, check_widget, check_highlighted_sources)}
+
+
+def test_tutorials_exist() -> None:
+    assert [p.name for p in TUTORIALS] == ["01_tour.ipynb", "02_transformations.ipynb",
+                                           "03_backends.ipynb"]
+    assert set(CHECKS) == {p.name for p in NOTEBOOKS}
+
+
+# one test per notebook: each runs once, also when xdist spreads the tests
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_notebook(path: Path, kernel_dir: Path) -> None:
+    nb, seconds = execute(path, kernel_dir)
+    check_clean_and_fast(nb, seconds)
+    for check in CHECKS[path.name]:
+        check(nb)
+
+
+# --- the kernel browser the notebooks show ---------------------------------------------------
+
+@pytest.fixture
+def cpu_log() -> jaxlab.events.EventLog:
+    with jaxlab.default_device("cpu"), jaxlab.capture() as log:
+        x = jnp.asarray(np.arange(24, dtype=np.float32).reshape(4, 6))
+        jnp.tanh(x * 2 + 1).sum(axis=1).block_until_ready()
+        jnp.sort(x.reshape(-1)).block_until_ready()
+    return log
+
+
+def test_browser_lists_kernels_and_fills_stage_tabs(cpu_log) -> None:
+    view = browse(cpu_log, title="<script>alert(1)</script>")
+    labels = [label for label, _ in view.picker.options]
+    assert [label.split(" · ")[0] for label in labels] == ["1. r_4_6", "2. sort_24"]
+    assert [view.tabs.get_title(i) for i in range(len(TABS))] == [t for t, _ in TABS]
+    tabs = {title: plain(child.value) for (title, _), child in zip(TABS, view.tabs.children)}
+    assert "out[gidx]" in tabs["IR"] and "host dispatch" in tabs["timings"]
+    assert "no tuning knobs" in plain(view.message.value)     # cpu has none
+    assert all(knob.disabled for knob in view.knobs.values())
+    bundle = view._repr_mimebundle_()
+    assert WIDGET_VIEW in bundle and 'class="jaxlab-report"' in bundle["text/html"]
+    assert "<script>alert" not in bundle["text/html"] and "<script>alert" not in \
+        view.children[0].value
+
+
+def test_browser_retimes_a_kernel_and_explains_a_routine(cpu_log) -> None:
+    view = browse(cpu_log)
+    view.retune()
+    result = plain(view.result.value)
+    assert "before (cached):" in result and "after:" in result and "source" in result
+    view.picker.value = 1          # the sort routine: nothing to recompile
+    assert view.button.disabled and "routine" in plain(view.message.value)
+
+
+class KnobBackend(CpuBackend):
+    """The cpu backend with two keyword tuning knobs."""
+    name = "knobs"
+
+    def __init__(self) -> None:
+        self.calls: list[dict] = []
+
+    def prepare_kernel(self, kernel, vector_width=None, unroll=None):
+        self.calls.append({"vector_width": vector_width, "unroll": unroll})
+        exe = super().prepare_kernel(kernel)
+        exe.tuning = {"vector_width": vector_width, "unroll": unroll}
+        return exe
+
+
+def test_recompile_passes_the_knobs_a_backend_takes(cpu_log) -> None:
+    _, kernel = find_kernel(cpu_log[0])
+    device = Device("knobs", KnobBackend())
+    assert tuning_prepare(get_device("cpu").backend) is None
+    exe, compile_ms = recompile(device, kernel, {"vector_width": 4})
+    assert device.backend.calls[-1] == {"vector_width": 4, "unroll": None}
+    assert exe.tuning["vector_width"] == 4 and compile_ms > 0
+    with pytest.raises(ValueError, match="no workgroup knob"):
+        recompile(device, kernel, {"workgroup": 64})
+    with pytest.raises(ValueError, match="no tuning knobs"):
+        recompile(get_device("cpu"), kernel, {"unroll": 2})
+    timing = time_executable(device, kernel, exe, runs=2)
+    assert timing.host_ms > 0 and timing.device_ms is None
+
+
+def test_recompile_hands_a_tuning_dict_to_backends_that_take_one() -> None:
+    seen = []
+
+    class DictBackend:
+        name = "dict"
+
+        def prepare_kernel(self, kernel, tuning=None):
+            seen.append(tuning)
+    tuning_prepare(DictBackend())("kernel", {"workgroup": 128, "unroll": 2})
+    assert seen == [{"workgroup": 128, "unroll": 2}]
+
+
+# --- Binder -----------------------------------------------------------------------------
+
+BINDER = ROOT / "binder"
+
+
+def _requirement_name(line: str) -> str:
+    return re.split(r"[\s<>=!~;\[]", line, maxsplit=1)[0].lower().replace("_", "-")
+
+
+def test_binder_requirements_name_what_pyproject_declares() -> None:
+    tomllib = pytest.importorskip("tomllib")
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    declared = {_requirement_name(d) for d in project["dependencies"]}
+    declared |= {_requirement_name(d) for deps in project["optional-dependencies"].values()
+                 for d in deps}
+    lines = [ln.strip() for ln in (BINDER / "requirements.txt").read_text().splitlines()
+             if ln.strip() and not ln.lstrip().startswith("#")]
+    assert "-e ." in lines, "jaxlab itself is not installed from the repository root"
+    names = [_requirement_name(ln) for ln in lines if not ln.startswith("-")]
+    assert names and set(names) <= declared, set(names) - declared
+
+
+def test_binder_scripts_are_executable_shell() -> None:
+    for name in ("postBuild", "start"):
+        path = BINDER / name
+        assert os.access(path, os.X_OK), f"binder/{name} is not executable"
+        assert path.read_text().startswith("#!/bin/bash"), name
+        subprocess.run(["bash", "-n", str(path)], check=True)
+    assert 'exec "$@"' in (BINDER / "start").read_text()
+    assert "XDG_RUNTIME_DIR" in (BINDER / "start").read_text()
+    post = (BINDER / "postBuild").read_text()
+    assert "pip install --no-cache-dir ./extension" in post
+    assert (ROOT / "extension" / "pyproject.toml").is_file()
+    assert (ROOT / "extension" / "jaxlab_report" / "labextension" / "package.json").is_file(), \
+        "postBuild installs the prebuilt extension, which is missing"
+
+
+def test_binder_apt_and_notebooks() -> None:
+    apt = (BINDER / "apt.txt").read_text().split()
+    assert "mesa-vulkan-drivers" in apt
+    linked = re.findall(r"\((\.\./notebooks/[^)]+\.ipynb)\)", (BINDER / "README.md").read_text())
+    linked += re.findall(r"lab/tree/(notebooks/\S+?\.ipynb)", (BINDER / "README.md").read_text())
+    assert len(linked) >= 4
+    for ref in linked:
+        assert (BINDER / ref).resolve().is_file() or (ROOT / ref).is_file(), ref

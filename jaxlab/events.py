@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 
 @dataclass
@@ -34,6 +35,9 @@ class KernelEvent:
     cache_hit: bool = False
     key: str = ""
     reason: str = ""                # why this value had to exist in memory
+    # perf_counter seconds when the event was made, just after its dispatch
+    # returned: what places it on a timeline (lab/profile.py)
+    timestamp: float = field(default_factory=time.perf_counter)
 
     def summary(self) -> str:
         shape = "x".join(map(str, self.output_shapes[0])) if self.output_shapes else "-"
@@ -75,10 +79,26 @@ def capture() -> Iterator[EventLog]:
         _recorders().remove(log)
 
 
+# Callbacks that see every event from every thread (the lab's `%jaxlab debug`).
+_subscribers: list[Callable[[KernelEvent], None]] = []
+
+
+def subscribe(callback: Callable[[KernelEvent], None]) -> None:
+    """Call `callback(event)` for each event emitted from now on."""
+    _subscribers.append(callback)
+
+
+def unsubscribe(callback: Callable[[KernelEvent], None]) -> None:
+    if callback in _subscribers:
+        _subscribers.remove(callback)
+
+
 def listening() -> bool:
-    return bool(_recorders())
+    return bool(_recorders()) or bool(_subscribers)
 
 
 def emit(event: KernelEvent) -> None:
     for log in _recorders():
         log.append(event)
+    for callback in list(_subscribers):
+        callback(event)

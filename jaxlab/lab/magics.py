@@ -1,0 +1,332 @@
+"""IPython magics: `%%kernel` runs a cell and shows what the engine did;
+`%jaxlab` looks at and sets the engine (status, backend, kernels, debug, clear).
+
+The magics only run cells and choose what to display: reports come from
+report.py, traces from profile.py, the interactive browser from widgets.py.
+"""
+from __future__ import annotations
+
+import ast
+import contextlib
+import os
+import time
+from typing import Any, Callable, ContextManager, Optional
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.display import display
+from IPython.utils.capture import capture_output
+
+import jaxlab
+from jaxlab import events
+from jaxlab.api import JittedFunction
+from jaxlab.array import Array
+from jaxlab.engine import devices
+from jaxlab.events import EventLog, KernelEvent
+from jaxlab.lab.profile import write_trace
+from jaxlab.lab.report import (STAGES, Comparison, ErrorReport, FileLink, Report, Table, flatten,
+                               fmt_ms, indent)
+from jaxlab.tree_util import tree_leaves
+
+_COMMANDS = ("status", "backend", "kernels", "debug", "clear")
+
+
+class _Run:
+    """One execution of the cell on one device: its events, filled as it runs."""
+
+    def __init__(self, device: devices.Device) -> None:
+        self.device = device
+        self.log = EventLog()
+
+
+class _KernelCell:
+    """One %%kernel invocation: its options (checked before the cell runs), the
+    runs it made, and what it displays afterwards (even after an exception)."""
+
+    def __init__(self, shell: Any, args: Any) -> None:
+        if args.repeat < 0:
+            raise UsageError("--repeat takes a number of runs >= 0")
+        self.shell, self.repeat = shell, args.repeat
+        self.trace = _filename(args.trace) if args.trace else None
+        self.stages = _parse_stages(args.show)
+        self.device = _device(args.backend) if args.backend else devices.current_device()
+        self.other = _device(args.compare) if args.compare else None
+        if self.other is self.device:
+            raise UsageError(f"--compare {args.compare}: the cell already runs there")
+        self.browse = _widget_browser() if args.widget else None
+        self.tuning = _autotune_context(args.autotune)
+        self.runs: list[_Run] = []      # the main run ends up first
+        self.wall_ms: list[float] = []
+
+    def execute(self, cell: str) -> Any:
+        __tracebackhide__ = True
+        with self.tuning:
+            if self.other is not None:
+                with capture_output():      # the compare run's output stays hidden
+                    self._run(cell, self.other)
+            value = self._run(cell, self.device)
+            self.wall_ms = self._time(cell)
+        return value
+
+    def _run(self, cell: str, device: devices.Device) -> Any:
+        __tracebackhide__ = True
+        run = _Run(device)
+        self.runs.insert(0, run)
+        with devices.default_device(device), jaxlab.capture() as log:
+            run.log = log     # the live log: what ran before an exception is kept
+            return run_cell_body(self.shell, cell)
+
+    def _time(self, cell: str) -> list[float]:
+        """Wall milliseconds of the repeated runs (output hidden, no capture)."""
+        times = []
+        with devices.default_device(self.device), capture_output():
+            for _ in range(self.repeat):
+                t0 = time.perf_counter()
+                run_cell_body(self.shell, cell)
+                times.append((time.perf_counter() - t0) * 1e3)
+        return times
+
+    def show(self, error: Optional[BaseException]) -> None:
+        if self.runs:
+            reports = [Report(r.log, programs_in(self.shell.user_ns, r.log), r.device.platform,
+                              self.stages, self.wall_ms if r.device is self.device else ())
+                       for r in self.runs]
+            if self.browse is not None:
+                view = self.browse(self.runs[0].log)
+                if view is not None:
+                    display(view)
+            elif len(reports) == 2:
+                display(Comparison(*reports))
+            else:
+                display(reports[0])
+            if self.trace:
+                path = write_trace([e for r in reversed(self.runs) for e in r.log], self.trace)
+                display(FileLink(path, "Perfetto trace", "(open it at https://ui.perfetto.dev)"))
+        if error is not None and getattr(error, "source", None):
+            display(ErrorReport(error))
+
+
+@magics_class
+class JaxlabMagics(Magics):
+    """%%kernel and %jaxlab (registered by `%load_ext jaxlab`)."""
+
+    def __init__(self, shell: Any) -> None:
+        super().__init__(shell)
+        self.debug_level = 0
+
+    # --- %%kernel ---------------------------------------------------------------------
+    @magic_arguments("%kernel")   # the usage line reads %%kernel
+    @argument("--backend", "-b", metavar="B",
+              help="run the cell on device B (cpu, wasm, webgpu, ...) instead of the default")
+    @argument("--show", metavar="STAGES",
+              help=f"comma-separated stages to show, unfolded: {','.join(STAGES)} "
+                   "(default: all, folded)")
+    @argument("--repeat", "-r", type=int, default=0, metavar="N",
+              help="after the first (warm-up) run, run the cell N more times, output hidden, "
+                   "and report the best and median wall time, like %%timeit")
+    @argument("--autotune", action="store_true",
+              help="run under jaxlab.autotune(): time candidate kernel configurations and "
+                   "keep the fastest; the report lists every candidate")
+    @argument("--compare", metavar="BACKEND",
+              help="also run the cell on BACKEND (first, output hidden) and show both "
+                   "reports side by side with per-kernel times")
+    @argument("--trace", metavar="FILE",
+              help="write a Chrome/Perfetto trace (traceEvents JSON) of the dispatches to "
+                   "FILE and link it; open it at https://ui.perfetto.dev")
+    @argument("--widget", action="store_true",
+              help="show the interactive kernel browser (jaxlab.lab.widgets) instead of "
+                   "the static report")
+    @cell_magic
+    def kernel(self, line: str, cell: str) -> Any:
+        """Run the cell with a jaxlab capture active and show a report of every
+        kernel it compiled or dispatched. The cell's output, value and exceptions
+        are as without the magic; after an exception the report of what ran
+        before it is still shown. Arrays the cell assigns are computed inside
+        the capture, so lazy results show up too."""
+        __tracebackhide__ = True   # IPython shows the cell's frames, not these
+        job = _KernelCell(self.shell, parse_argstring(self.kernel, line))
+        error: Optional[BaseException] = None
+        try:
+            return job.execute(cell)
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            job.show(error)
+
+    # --- %jaxlab ----------------------------------------------------------------------
+    @magic_arguments()
+    @argument("command", choices=_COMMANDS,
+              help="status: devices, backend info, adapter, features, limits, unavailable "
+                   "backends; backend B: make B the default device; kernels: the current "
+                   "device's kernel cache; debug LEVEL: print each kernel event as it "
+                   "happens (0 off, 1 summaries, 2 also IR and source); clear: empty the "
+                   "current device's kernel cache")
+    @argument("value", nargs="?", help="the device for `backend`, the level for `debug`")
+    @line_magic
+    def jaxlab(self, line: str) -> None:
+        """Look at and set the jaxlab engine."""
+        args = parse_argstring(self.jaxlab, line)
+        if args.command in ("backend", "debug") and args.value is None:
+            raise UsageError(f"%jaxlab {args.command} needs a value")
+        if args.command not in ("backend", "debug") and args.value is not None:
+            raise UsageError(f"%jaxlab {args.command} takes no value")
+        if args.command == "status":
+            display(*status_tables())
+        elif args.command == "backend":
+            dev = _device(args.value)
+            devices.set_default_device(dev)
+            print(f"default device: {dev.platform}")
+        elif args.command == "kernels":
+            display(kernels_table(devices.current_device()))
+        elif args.command == "debug":
+            self.set_debug(_debug_level(args.value))
+        else:
+            dev = devices.current_device()
+            n = len(dev.cache)
+            dev.cache.clear()
+            print(f"cleared {n} kernels from the {dev.platform} cache")
+
+    def set_debug(self, level: int) -> None:
+        """0: quiet; 1: print each KernelEvent's summary as it happens; 2: also its
+        IR and source."""
+        events.unsubscribe(self._print_event)
+        self.debug_level = level
+        if level >= 1:
+            events.subscribe(self._print_event)
+
+    def _print_event(self, event: KernelEvent) -> None:
+        print(event.summary())
+        if self.debug_level >= 2:
+            print(indent(event.ir, "    "), indent(event.source, "    "), sep="\n")
+
+    def close(self) -> None:
+        """Stop listening to the engine (on %unload_ext)."""
+        self.set_debug(0)
+
+
+# --- running a cell -------------------------------------------------------------------
+
+def run_cell_body(shell: Any, cell: str) -> Any:
+    """Run `cell` in the user namespace as IPython would and return the value of a
+    final expression for IPython to display (None after a trailing ';');
+    exceptions propagate. Arrays the cell (re)assigns, and the value, are
+    computed before returning."""
+    __tracebackhide__ = True
+    namespace = shell.user_ns
+    before = dict(namespace)      # references, so ids cannot be reused meanwhile
+    source = shell.transform_cell(cell)
+    filename = shell.compile.cache(source, shell.execution_count)   # tracebacks show lines
+    tree = shell.transform_ast(shell.compile.ast_parse(source, filename=filename))
+    last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+    exec(shell.compile(tree, filename, "exec"), namespace)
+    value = None if last is None else \
+        eval(shell.compile(ast.Expression(last.value), filename, "eval"), namespace)
+    changed = [v for k, v in namespace.items() if before.get(k) is not v]
+    for leaf in tree_leaves([value, changed]):
+        if isinstance(leaf, Array):
+            leaf.block_until_ready()
+    # IPython checks for a trailing ';' on the magic's line, not the cell's: check here
+    return None if shell.displayhook.semicolon_at_end_of_expression(source) else value
+
+
+def programs_in(namespace: dict[str, Any], log: list[KernelEvent]) -> list[Any]:
+    """Programs of the namespace's jitted functions whose every step ran in `log`."""
+    keys = {e.key for e in log}
+    found: dict[int, Any] = {}
+    for value in list(namespace.values()):
+        if isinstance(value, JittedFunction):
+            for program, _ in value.cache.values():
+                if program.steps and all(st.program.key in keys for st in program.steps):
+                    found[id(program)] = program
+    return list(found.values())
+
+
+def _autotune_context(on: bool) -> ContextManager[Any]:
+    if not on:
+        return contextlib.nullcontext()
+    autotune = getattr(jaxlab, "autotune", None)
+    if autotune is None:
+        raise UsageError("--autotune needs jaxlab.autotune(), which this jaxlab lacks: "
+                         "autotuning needs a backend that supports it")
+    return autotune()
+
+
+def _widget_browser() -> Callable[[EventLog], Any]:
+    try:
+        from jaxlab.lab.widgets import browse
+    except ImportError as exc:
+        raise UsageError(f"--widget needs jaxlab.lab.widgets and ipywidgets: {exc}") from None
+    return browse
+
+
+# --- %jaxlab pieces -------------------------------------------------------------------
+
+def status_tables() -> list[Table]:
+    """Devices (the default marked), each one's backend info, unavailable backends."""
+    current = devices.current_device()
+    tables = [Table(["device", "backend", "default", "cached kernels"],
+                    [[repr(d), d.backend.name, "yes" if d is current else "", str(len(d.cache))]
+                     for d in devices.devices()], title="jaxlab devices")]
+    tables += [Table(["key", "value"], flatten(d.backend.info()), title=f"{d.platform} backend")
+               for d in devices.devices()]
+    missing = devices.unavailable()
+    if missing:
+        tables.append(Table(["backend", "why it is unavailable"], list(missing.items()),
+                            title="unavailable"))
+    return tables
+
+
+def kernels_table(device: devices.Device) -> Table:
+    rows = [[p.name, type(p).__name__.lower(), p.key, device.platform, exe.language,
+             fmt_ms(exe.compile_ms or None)] for p, exe in device.cache.items()]
+    return Table(["kernel", "kind", "key", "backend", "language", "compile"], rows,
+                 align="lllllr", title=f"{len(rows)} kernels cached on {device.platform}")
+
+
+def _device(name: str) -> devices.Device:
+    try:
+        return devices.get_device(name)
+    except (ValueError, RuntimeError) as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _filename(arg: str) -> str:
+    """A path as %%writefile takes one: quotes (around spaces) removed, ~ expanded."""
+    if len(arg) >= 2 and arg[0] == arg[-1] and arg[0] in "'\"":
+        arg = arg[1:-1]
+    return os.path.expanduser(arg)
+
+
+def _parse_stages(show: Optional[str]) -> Optional[list[str]]:
+    if show is None:
+        return None
+    stages = [s.strip() for s in show.split(",") if s.strip()]
+    unknown = [s for s in stages if s not in STAGES]
+    if unknown or not stages:
+        raise UsageError(f"--show {show!r}: choose from {','.join(STAGES)}")
+    return stages
+
+
+def _debug_level(value: str) -> int:
+    try:
+        level = int(value)
+    except ValueError:
+        level = -1
+    if level < 0:
+        raise UsageError(f"%jaxlab debug takes a level >= 0, got {value!r}")
+    return level
+
+
+def load_ipython_extension(ip: Any) -> None:
+    ip.register_magics(JaxlabMagics)
+
+
+def unload_ipython_extension(ip: Any) -> None:
+    magics = ip.magics_manager.registry.pop(JaxlabMagics.__name__, None)
+    if magics is not None:
+        magics.close()
+    for kind, names in JaxlabMagics.magics.items():
+        for name in names:
+            ip.magics_manager.magics[kind].pop(name, None)

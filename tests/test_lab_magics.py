@@ -1,0 +1,313 @@
+"""%load_ext jaxlab, %%kernel and %jaxlab through IPython's own test shell."""
+from __future__ import annotations
+
+import contextlib
+import importlib.machinery
+import json
+import pathlib
+import subprocess
+import sys
+import types
+
+import pytest
+from IPython.core.error import UsageError
+from IPython.testing.globalipapp import get_ipython
+from IPython.utils.capture import capture_output
+
+import jaxlab
+from jaxlab.backends.cpu import CpuBackend
+from jaxlab.engine import devices
+from jaxlab.lab.report import MIME
+
+MATMUL = "y = (jnp.ones((4,4)) @ jnp.ones((4,4))).sum(); y.block_until_ready()"
+OPTIONS = ("--backend", "--show", "--repeat", "--autotune", "--compare", "--trace", "--widget")
+
+
+@pytest.fixture(scope="module")
+def ip():
+    """IPython's test shell with the extension loaded; cells run on cpu unless
+    a test says otherwise (the default device depends on the machine)."""
+    shell = get_ipython()
+    shell.run_line_magic("load_ext", "jaxlab")
+    shell.run_cell("import jaxlab, jaxlab.numpy as jnp")
+    with devices.default_device("cpu"):
+        yield shell
+    shell.run_line_magic("unload_ext", "jaxlab")
+
+
+@pytest.fixture
+def lab2():
+    """A second device (the cpu backend under another name) and a broken one."""
+    def broken():
+        raise OSError("no such driver")
+    devices.register_backend("lab2", CpuBackend, priority=-10)
+    devices.register_backend("labbroken", broken, priority=-11)
+    yield devices.get_device("lab2")
+    devices.set_default_device("cpu")
+    for table in (devices._FACTORIES, devices._PRIORITY, devices._DEVICES, devices._UNAVAILABLE):
+        table.pop("lab2", None)
+        table.pop("labbroken", None)
+
+
+def run(ip, cell: str):
+    """Run a cell as a notebook would; returns (result, captured output)."""
+    with capture_output() as out:
+        result = ip.run_cell(cell)
+    return result, out
+
+
+def displayed(out) -> list[dict]:
+    return [o.data for o in out.outputs]
+
+
+def report_of(out) -> dict:
+    (data,) = [d for d in displayed(out) if MIME in d]
+    return data
+
+
+# --- loading --------------------------------------------------------------------------
+
+def test_load_and_unload_extension(ip):
+    magics = ip.magics_manager.magics
+    assert "kernel" in magics["cell"] and "jaxlab" in magics["line"]
+    ip.run_line_magic("unload_ext", "jaxlab")
+    assert "kernel" not in magics["cell"] and "jaxlab" not in magics["line"]
+    ip.run_line_magic("load_ext", "jaxlab")
+    assert "kernel" in magics["cell"]
+
+
+def test_engine_does_not_import_ipython():
+    code = "import sys, jaxlab, jaxlab.lab; assert 'IPython' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=pathlib.Path(__file__).parents[1])
+
+
+def test_magics_document_every_option(ip):
+    doc = ip.find_cell_magic("kernel").__doc__
+    for option in OPTIONS:
+        assert option in doc
+    assert "Chrome/Perfetto trace" in doc and "best and median" in doc
+    line_doc = ip.find_line_magic("jaxlab").__doc__
+    for command in ("status", "backend", "kernels", "debug", "clear"):
+        assert command in line_doc
+
+
+# --- %%kernel -------------------------------------------------------------------------
+
+def test_kernel_shows_a_report_in_three_mimetypes(ip):
+    result, out = run(ip, f"%%kernel --show ir\n{MATMUL}")
+    assert result.success
+    data = report_of(out)
+    assert set(data) == {"text/plain", "text/html", MIME}
+    doc = data[MIME]
+    assert json.loads(json.dumps(doc)) == doc
+    assert [k["name"] for k in doc["kernels"]] == ["r_4_4_4", "r_1_4_4"]
+    assert doc["stages"] == ["ir"] and doc["title"] == "cpu"
+    assert "IR:" in data["text/plain"] and "source (" not in data["text/plain"]
+    assert "<script" not in data["text/html"]
+    assert ip.user_ns["y"].item() == 64.0
+
+
+@pytest.mark.parametrize("platform", [d.platform for d in jaxlab.devices()])
+def test_generated_source_is_highlighted_on_every_device(ip, platform):
+    _, out = run(ip, f"%%kernel --backend {platform} --show source\n{MATMUL}")
+    doc = report_of(out)[MIME]
+    languages = {k["source_language"] for k in doc["kernels"]}
+    assert len(languages) == 1 and {k["backend"] for k in doc["kernels"]} == {platform}
+    page = report_of(out)["text/html"]
+    assert f"<summary>source ({languages.pop()})</summary>" in page
+    assert '<pre class="jl-code">' in page and 'class="err"' not in page
+
+
+def test_cell_output_and_value_are_as_without_the_magic(ip):
+    result, out = run(ip, "%%kernel\nprint('hello')\nz = jnp.arange(3.0)\nz * 2")
+    assert out.stdout.count("hello") == 1
+    assert result.result.tolist() == [0.0, 2.0, 4.0]
+    quiet, _ = run(ip, "%%kernel\nz * 2;")
+    assert quiet.result is None
+
+
+def test_lazy_assigned_arrays_are_computed_inside_the_capture(ip):
+    _, out = run(ip, "%%kernel\nw = jnp.ones(5) * 3")
+    assert [k["name"] for k in report_of(out)[MIME]["kernels"]] == ["E_5"]
+    assert ip.user_ns["w"].is_realized
+
+
+def test_jit_program_appears_in_the_report(ip):
+    ip.run_cell("f = jaxlab.jit(lambda x: jnp.tanh(x).sum())\nx4 = jnp.ones(4).block_until_ready()")
+    _, out = run(ip, "%%kernel\ns = f(x4)")
+    assert report_of(out)[MIME]["program"].startswith("program on cpu")
+    _, out = run(ip, "%%kernel\ns = f(x4)")      # a replay shows it as well
+    assert report_of(out)[MIME]["program"].startswith("program on cpu")
+
+
+def test_backend_option(ip, lab2):
+    _, out = run(ip, f"%%kernel --backend lab2\n{MATMUL}")
+    assert {k["backend"] for k in report_of(out)[MIME]["kernels"]} == {"lab2"}
+    assert ip.user_ns["y"].device is lab2
+    assert jaxlab.numpy.ones(1).device.platform == "cpu"    # the default is untouched
+    result, out = run(ip, "%%kernel --backend nowhere\n1")
+    assert isinstance(result.error_in_exec, UsageError) and "unknown device" in out.stdout + out.stderr
+
+
+def test_show_filters_stages(ip):
+    _, out = run(ip, f"%%kernel --show source,timings\n{MATMUL}")
+    text = report_of(out)["text/plain"]
+    assert "source (text):" in text and "timings:" in text and "IR:" not in text
+    result, _ = run(ip, "%%kernel --show ir,bogus\n1")
+    assert isinstance(result.error_in_exec, UsageError)
+
+
+def test_repeat_times_warm_runs_with_output_shown_once(ip):
+    result, out = run(ip, f"%%kernel --repeat 3\nprint('run')\n{MATMUL}")
+    assert result.success and out.stdout.count("run") == 1
+    wall = report_of(out)[MIME]["wall"]
+    assert wall["runs"] == 3 and wall["best_ms"] <= wall["median_ms"]
+    assert "wall over 3 runs: best" in report_of(out)["text/plain"]
+    assert len(report_of(out)[MIME]["kernels"]) == 2      # the first run's events only
+    result, _ = run(ip, "%%kernel --repeat -1\n1")
+    assert isinstance(result.error_in_exec, UsageError)
+
+
+def test_compare_shows_both_backends_side_by_side(ip, lab2):
+    result, out = run(ip, f"%%kernel --compare lab2\nprint('once')\n{MATMUL}")
+    assert result.success and out.stdout.count("once") == 1
+    data = report_of(out)
+    left, right = data[MIME]["compare"]
+    assert (left["title"], right["title"]) == ("cpu", "lab2")
+    assert {k["backend"] for k in right["kernels"]} == {"lab2"}
+    assert '<table class="jl-compare">' in data["text/html"]
+    assert "time per kernel" in data["text/plain"] and "r_4_4_4" in data["text/plain"]
+    assert ip.user_ns["y"].device.platform == "cpu"       # the main run's values stay
+    result, _ = run(ip, "%%kernel --compare cpu\n1")
+    assert isinstance(result.error_in_exec, UsageError)
+
+
+def test_trace_writes_a_perfetto_file_and_links_it(ip, tmp_path):
+    path = tmp_path / "cell trace.json"
+    result, out = run(ip, f"%%kernel --trace '{path}'\n{MATMUL}")
+    assert result.success
+    doc = json.loads(path.read_text())
+    spans = [e for e in doc["traceEvents"] if e["ph"] == "X" and e["cat"] == "kernel"]
+    assert [e["name"] for e in spans] == ["r_4_4_4", "r_1_4_4"]
+    assert all(e["dur"] > 0 and "device_ms" in e["args"] for e in spans)
+    (link,) = [d for d in displayed(out) if MIME not in d]
+    assert f'<a href="{str(path).replace(" ", "%20")}"' in link["text/html"]
+    assert link["text/plain"].startswith(f"Perfetto trace: {path}")
+
+
+def test_autotune_needs_jaxlab_autotune(ip, monkeypatch):
+    monkeypatch.delattr(jaxlab, "autotune", raising=False)
+    result, out = run(ip, f"%%kernel --autotune\n{MATMUL}")
+    assert isinstance(result.error_in_exec, UsageError)
+    assert "autotun" in out.stdout + out.stderr
+    entered = []
+
+    @contextlib.contextmanager
+    def autotune():
+        entered.append(True)
+        yield
+
+    monkeypatch.setattr(jaxlab, "autotune", autotune, raising=False)
+    result, out = run(ip, f"%%kernel --autotune\n{MATMUL}")
+    assert result.success and entered == [True] and report_of(out)
+
+
+def test_widget_hands_the_log_to_the_browser(ip, monkeypatch):
+    seen = []
+    fake = types.ModuleType("jaxlab.lab.widgets")
+    fake.__spec__ = importlib.machinery.ModuleSpec("jaxlab.lab.widgets", None)
+    fake.browse = lambda log: seen.append(log) or {"a widget": True}
+    monkeypatch.setitem(sys.modules, "jaxlab.lab.widgets", fake)
+    result, out = run(ip, f"%%kernel --widget\n{MATMUL}")
+    assert result.success and [e.name for e in seen[0]] == ["r_4_4_4", "r_1_4_4"]
+    assert displayed(out) == [{"text/plain": "{'a widget': True}"}]   # instead of the report
+
+
+def test_widget_without_the_module_is_a_usage_error(ip, monkeypatch):
+    monkeypatch.setitem(sys.modules, "jaxlab.lab.widgets", None)    # import fails
+    result, out = run(ip, f"%%kernel --widget\n{MATMUL}")
+    assert isinstance(result.error_in_exec, UsageError) and "--widget needs" in out.stdout + out.stderr
+
+
+def test_an_error_reaches_the_user_and_the_report_still_shows(ip):
+    result, out = run(ip, "%%kernel\na = (jnp.ones(3) + 1).block_until_ready()\n"
+                          "raise ValueError('boom')\nb = 2")
+    assert isinstance(result.error_in_exec, ValueError) and "boom" in str(result.error_in_exec)
+    assert [k["name"] for k in report_of(out)[MIME]["kernels"]] == ["E_3"]
+    assert "b" not in ip.user_ns
+    result, out = run(ip, "%%kernel\nc = jnp.ones(2) * 3")       # the engine keeps working
+    assert result.success and ip.user_ns["c"].tolist() == [3.0, 3.0]
+
+
+def test_a_compile_error_shows_its_source_with_the_line_marked(ip):
+    cell = ("%%kernel\nclass ShaderError(Exception):\n    source = 'fn main() {\\n  let x = 1 +;\\n}'\n"
+            "    line = 2\nraise ShaderError('expected expression')")
+    result, out = run(ip, cell)
+    assert type(result.error_in_exec).__name__ == "ShaderError"
+    error_view = displayed(out)[-1]
+    assert "> 2 |   let x = 1 +;" in error_view["text/plain"]
+    assert "jl-fault" in error_view["text/html"]
+
+
+def test_a_function_named_script_is_shown_as_text(ip):
+    cell = ("%%kernel\ndef g(x):\n    return jnp.sin(x)\ng.__name__ = '<script>alert(1)</script>'\n"
+            "gj = jaxlab.custom_jvp(g)\ngj.defjvp(lambda p, t: (g(p[0]), t[0]))\n"
+            "h = jaxlab.jit(lambda x: gj(x) + 1)\nv = h(jnp.ones(2))\nprint(g.__name__)")
+    result, out = run(ip, cell)
+    assert result.success and "<script>alert(1)</script>" in out.stdout
+    page = report_of(out)["text/html"]
+    assert "<script" not in page and "custom_jvp_call" in page
+
+
+# --- %jaxlab --------------------------------------------------------------------------
+
+def test_status_lists_devices_backend_info_and_unavailable(ip, lab2):
+    devices.devices()     # tries every backend: labbroken fails
+    _, out = run(ip, "%jaxlab status")
+    text = "\n".join(d["text/plain"] for d in displayed(out))
+    assert "jaxlab devices" in text and "cpu backend" in text and "lab2 backend" in text
+    assert "labbroken" in text and "no such driver" in text
+    assert all("<script" not in d["text/html"] for d in displayed(out))
+
+
+def test_backend_sets_the_default_device(ip, lab2):
+    result, out = run(ip, "%jaxlab backend lab2")
+    assert result.success and "default device: lab2" in out.stdout
+    assert devices.current_device() is lab2
+    _, out = run(ip, "%%kernel\nq = jnp.ones(2) + 1")
+    assert report_of(out)[MIME]["kernels"][0]["backend"] == "lab2"
+    result, _ = run(ip, "%jaxlab backend nowhere")
+    assert isinstance(result.error_in_exec, UsageError)
+    result, _ = run(ip, "%jaxlab backend")
+    assert isinstance(result.error_in_exec, UsageError)
+
+
+def test_kernels_lists_the_cache_and_clear_empties_it(ip):
+    run(ip, f"%%kernel\n{MATMUL}")
+    cache = devices.current_device().cache
+    _, out = run(ip, "%jaxlab kernels")
+    (table,) = displayed(out)
+    for program in cache:
+        assert program.name in table["text/plain"] and program.key in table["text/html"]
+    result, out = run(ip, "%jaxlab clear")
+    assert result.success and "cleared" in out.stdout and len(cache) == 0
+    result, _ = run(ip, "%jaxlab clear now")
+    assert isinstance(result.error_in_exec, UsageError)
+
+
+def test_debug_prints_each_event_as_it_happens(ip):
+    try:
+        _, out = run(ip, "%jaxlab debug 1\nd = (jnp.ones(7) + 1).block_until_ready()")
+        assert "E_7" in out.stdout and "kernel E_7" not in out.stdout
+        _, out = run(ip, "%jaxlab debug 2\nd = (jnp.ones(7) + 2).block_until_ready()")
+        assert "kernel E_7() -> f32[7]" in out.stdout       # the IR too
+    finally:
+        _, out = run(ip, "%jaxlab debug 0\nd = (jnp.ones(7) + 3).block_until_ready()")
+    assert out.stdout == "" and not jaxlab.events.listening()
+    result, _ = run(ip, "%jaxlab debug loud")
+    assert isinstance(result.error_in_exec, UsageError)
+
+
+def test_unknown_command_is_a_usage_error(ip):
+    result, out = run(ip, "%jaxlab reboot")
+    assert isinstance(result.error_in_exec, UsageError) and "invalid choice" in out.stdout + out.stderr

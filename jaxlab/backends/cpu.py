@@ -1,5 +1,6 @@
-"""cpu: the reference backend. Kernels are evaluated with NumPy over all output
-indices at once (in chunks that bound memory), routines with NumPy."""
+"""cpu: the reference backend. Kernels whose loads are all affine run on strided
+NumPy views (cpu_strided.py); the rest gather every load at its computed index,
+over all output indices at once in chunks that bound memory. Routines run in NumPy."""
 from __future__ import annotations
 
 import math
@@ -8,13 +9,12 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from jaxlab.backends.base import Backend, Executable
+from jaxlab.backends.cpu_strided import plan_strided, reduce_axes, run_strided
 from jaxlab.backends.numpy_routines import run_routine
-from jaxlab.ir.alu import AluOp
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.evaluate import evaluate
 from jaxlab.ir.kernel import ACC, GIDX, RIDX, Kernel, Routine, reduce_identity
 
-_NP_REDUCE = {AluOp.Add: np.sum, AluOp.Mul: np.prod, AluOp.Max: np.max, AluOp.Min: np.min}
 _CHUNK_ELEMENTS = 1 << 20   # body values materialised at once
 
 
@@ -35,11 +35,17 @@ class CpuBackend(Backend):
         return handle.view(dtype.np)[:count].copy()
 
     def prepare_kernel(self, kernel: Kernel) -> Executable:
-        plan = "NumPy: evaluate the expression over all output indices"
+        strided, reason = plan_strided(kernel)
+        if strided is not None:
+            return Executable(program=kernel, source=strided.describe(), language="text",
+                              tuning={"path": strided.path, "reason": reason},
+                              extra={"strided": strided})
+        plan = "NumPy: gather every load over all output indices"
         if kernel.reduction is not None:
             plan += (f", {kernel.reduction.op.name.lower()}-reduce {kernel.reduction.size} "
                      "values per output along an axis, then the epilogue")
-        return Executable(program=kernel, source=plan, language="text")
+        return Executable(program=kernel, source=plan, language="text",
+                          tuning={"path": "gather", "reason": reason})
 
     def prepare_routine(self, routine: Routine) -> Executable:
         return Executable(program=routine, source=f"NumPy routine: {routine.name}",
@@ -56,12 +62,17 @@ class CpuBackend(Backend):
             return None
         bufs = [h.view(d.np)[:n] for h, (d, n) in zip(inputs, prog.inputs)]
         out = outputs[0].view(prog.dtype.np)[:prog.size]
-        run_kernel_numpy(prog, bufs, out)
+        strided = exe.extra.get("strided")
+        if strided is not None:
+            run_strided(strided, bufs, out)
+        else:
+            run_kernel_numpy(prog, bufs, out)
         return None
 
 
 def run_kernel_numpy(kernel: Kernel, bufs: Sequence[np.ndarray], out: np.ndarray) -> None:
-    """Evaluate `kernel` into `out` chunk by chunk, each chunk fully vectorised."""
+    """The gather path: evaluate `kernel` into `out` chunk by chunk, each chunk fully
+    vectorised, every load an np.take at its computed index (any kernel)."""
     red = kernel.reduction
     steps = red.size if red else 1
     chunk = max(1, _CHUNK_ELEMENTS // max(steps, 1))
@@ -82,8 +93,4 @@ def _reduce(kernel: Kernel, gidx: np.ndarray, bufs: Sequence[np.ndarray]) -> np.
         return np.full(gidx.shape, reduce_identity(red.op, dtype), dtype.np)
     ridx = np.arange(red.size, dtype=np.int32)[None, :]
     body = evaluate(kernel.exp, {GIDX: gidx[:, None], RIDX: ridx}, bufs)
-    body = np.broadcast_to(body, (gidx.size, red.size))
-    # float16 accumulates in float32, as on the GPU backends
-    acc_dtype = np.float32 if dtype is DType.float16 else dtype.np
-    with np.errstate(all="ignore"):
-        return _NP_REDUCE[red.op](body.astype(acc_dtype), axis=1).astype(dtype.np)
+    return reduce_axes(red.op, np.broadcast_to(body, (gidx.size, red.size)), 1, dtype)

@@ -20,7 +20,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from jaxlab.ir.alu import AluExp, AluOp
 from jaxlab.ir.dtypes import DType
-from jaxlab.ir.evaluate import cast_array, evaluate
+from jaxlab.ir.evaluate import evaluate
 from jaxlab.ir.kernel import ACC, GIDX, RIDX, Kernel, Reduction
 from jaxlab.ir.printer import render
 
@@ -278,10 +278,32 @@ def _pure_index(order: list[AluExp]) -> set[AluExp]:
 
 
 @dataclass(frozen=True)
+class Factor:
+    """One multiplicand of a sum of products: an expression of some loads, evaluated
+    over only the loop axes those loads read (a ReLU'd activation, a cast weight)."""
+    exp: AluExp
+    loads: tuple[StridedLoad, ...]
+    axes: tuple[int, ...]
+
+    def value(self, bufs: Sequence[np.ndarray], box: Box) -> np.ndarray:
+        env = {sl.name: np.asarray(sl.read(bufs[sl.slot], box), order="C") for sl in self.loads}
+        val = np.broadcast_to(evaluate(self.exp, env),
+                              [box[d][1] - box[d][0] if d in self.axes else 1
+                               for d in range(len(box))])
+        return val.reshape([box[d][1] - box[d][0] for d in self.axes])
+
+
+def _product_terms(e: AluExp) -> list[AluExp]:
+    if e.op is AluOp.Mul:
+        return _product_terms(e.src[0]) + _product_terms(e.src[1])
+    return [e]
+
+
+@dataclass(frozen=True)
 class Einsum:
-    """acc = the sum over the reduce axes of a product of loads (each cast as the
-    body casts it): BLAS through einsum, or np.sum for a single load."""
-    factors: tuple[tuple[StridedLoad, Optional[DType]], ...]
+    """acc = the sum over the reduce axes of a product of factors, each an
+    expression of loads: BLAS through einsum, or np.sum for a single factor."""
+    factors: tuple[Factor, ...]
     n_out: int
     out_axes: tuple[int, ...]     # the output axes some factor reads, in order
 
@@ -291,15 +313,15 @@ class Einsum:
                 or len(loop.sizes) > len(string.ascii_letters):
             return None
         by_name = {sl.name: sl for sl in body.loads}
-        terms = body.exp.src if body.exp.op is AluOp.Mul else (body.exp,)
         factors = []
-        for t in terms:
-            cast = t.dtype if t.op is AluOp.Cast else None
-            var = t.src[0] if cast is not None else t
-            if var.op is not AluOp.Variable:
-                return None
-            factors.append((by_name[var.arg], cast))   # body variables are all loads
-        read = [any(sl.dims[d] for sl, _ in factors) for d in range(len(loop.sizes))]
+        for t in _product_terms(body.exp):
+            loads = tuple(dict.fromkeys(by_name[n.arg] for n in t.toposort()
+                                        if n.op is AluOp.Variable))
+            if not loads:
+                return None   # a constant factor: the general path handles it
+            axes = tuple(d for d in range(len(loop.sizes)) if any(sl.dims[d] for sl in loads))
+            factors.append(Factor(t, loads, axes))
+        read = [any(d in f.axes for f in factors) for d in range(len(loop.sizes))]
         if not all(read[d] or loop.sizes[d] == 1 for d in range(loop.n_out, len(loop.sizes))):
             return None   # summing over an axis nothing reads: leave it to the general path
         return Einsum(tuple(factors), loop.n_out,
@@ -309,33 +331,24 @@ class Einsum:
     def subscripts(self) -> str:
         def letters(axes) -> str:
             return "".join(string.ascii_letters[d] for d in axes)
-        ins = ",".join(letters(_axes(sl)) for sl, _ in self.factors)
+        ins = ",".join(letters(f.axes) for f in self.factors)
         return f"{ins}->{letters(self.out_axes)}"
 
     def describe(self) -> str:
         if len(self.factors) > 1:
             return f"a sum of products: einsum {self.subscripts}"
-        return f"one load summed: np.sum ({self.subscripts})"
+        return f"one factor summed: np.sum ({self.subscripts})"
 
     def run(self, bufs: Sequence[np.ndarray], box: Box) -> np.ndarray:
-        operands = []
-        for sl, cast in self.factors:
-            view = sl.read(bufs[sl.slot], box)
-            view = view.reshape([view.shape[d] for d in _axes(sl)])
-            operands.append(view if cast is None else cast_array(view, cast))
         with np.errstate(all="ignore"):
+            operands = [f.value(bufs, box) for f in self.factors]
             if len(operands) > 1:
                 acc = np.einsum(self.subscripts, *operands, optimize=True)
             else:   # einsum folds one operand in a plain loop; np.sum sums pairwise
-                reduce = tuple(p for p, d in enumerate(_axes(self.factors[0][0]))
-                               if d >= self.n_out)
+                reduce = tuple(p for p, d in enumerate(self.factors[0].axes) if d >= self.n_out)
                 acc = np.sum(operands[0], axis=reduce)
         return np.asarray(acc, order="C").reshape(
             [b - a if d in self.out_axes else 1 for d, (a, b) in enumerate(box[:self.n_out])])
-
-
-def _axes(load: StridedLoad) -> tuple[int, ...]:
-    return tuple(d for d, used in enumerate(load.dims) if used)
 
 
 @dataclass(frozen=True)
@@ -366,7 +379,7 @@ class StridedPlan:
         full = box + self.loop.full[self.loop.n_out:]
         if self.einsum:
             return math.prod(b - a for a, b in box) + \
-                sum(sl.elements(full) for sl, _ in self.einsum.factors)
+                sum(sl.elements(full) for f in self.einsum.factors for sl in f.loads)
         return math.prod(b - a for a, b in full)
 
 

@@ -1,0 +1,346 @@
+"""Kernel + Tuning -> WGSL text. No wgpu here: the text is testable without a device.
+
+Every shader has the same frame: input bindings in0..inN (read-only), the
+output `out` last, `group` = this workgroup's flat index (folded from a 2-D
+grid past the per-dimension limit), and a body per strategy (see tune.py).
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+from jaxlab.backends.webgpu.contraction import BIDX, MIDX, NIDX
+from jaxlab.backends.webgpu.expr import ExpWriter, Name
+from jaxlab.backends.webgpu.ops import (Lang, bare, cast_text, const_text, library_for,
+                                        op_text)
+from jaxlab.backends.webgpu.tune import Limits, Tuning, grid_for
+from jaxlab.ir.alu import AluExp
+from jaxlab.ir.dtypes import DType
+from jaxlab.ir.kernel import ACC, GIDX, RIDX, Kernel, reduce_identity
+
+
+@dataclass(frozen=True)
+class Program:
+    """One compute pipeline launch: WGSL source and its grid."""
+    source: str
+    grid: tuple[int, int, int]
+    workgroup: int
+    label: str = ""
+
+
+class Src:
+    """Indented WGSL lines."""
+
+    def __init__(self, depth: int = 0) -> None:
+        self.lines: list[str] = []
+        self.depth = depth
+
+    def __call__(self, *lines: str) -> None:
+        self.lines.extend(("  " * self.depth + s) if s else "" for s in lines)
+
+    @contextlib.contextmanager
+    def block(self, head: str) -> Iterator[None]:
+        self(head + " {")
+        self.depth += 1
+        yield
+        self.depth -= 1
+        self("}")
+
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+def group_prologue(groups: int, limits: Limits) -> tuple[tuple[int, int, int], list[str]]:
+    """The launch grid for `groups` workgroups, and the WGSL lines that define
+    `group`, this workgroup's flat index (needs `wid`, the workgroup id)."""
+    grid = grid_for(groups, limits)
+    if grid[1] == 1:
+        return grid, ["let group = wid.x;"]
+    return grid, [f"// more than {limits.max_groups_per_dim} workgroups: the grid is 2-D, "
+                  "fold it back",
+                  f"let group = wid.y * {grid[0]}u + wid.x;",
+                  f"if (group >= {groups}u) {{ return; }}"]
+
+
+def generate(kernel: Kernel, tuning: Tuning, lang: Lang, limits: Limits) -> Program:
+    """The WGSL program that computes `kernel` laid out as `tuning` says."""
+    return _Shader(kernel, tuning, lang, limits).program()
+
+
+class _Shader:
+    def __init__(self, kernel: Kernel, tuning: Tuning, lang: Lang, limits: Limits) -> None:
+        self.k, self.t, self.lang, self.limits = kernel, tuning, lang, limits
+        self.pack = lang.packed(kernel.dtype)
+        body_dtype = kernel.exp.dtype
+        self.acc_dtype = DType.float32 if body_dtype is DType.float16 else body_dtype
+        self.words = math.ceil(kernel.size / self.pack)   # stored u32 words (or elements)
+
+    # --- the frame ---------------------------------------------------------
+    def program(self) -> Program:
+        body = Src(1)
+        make = {"elementwise": self._elementwise, "reduce": self._reduce,
+                "group_reduce": self._group_reduce, "tiled": self._tiled}[self.t.strategy]
+        groups, shared, functions = make(body)
+        grid, prologue = group_prologue(groups, self.limits)
+        main = Src()
+        main(f"@compute @workgroup_size({self.t.workgroup})")
+        with main.block("fn main(@builtin(workgroup_id) wid: vec3<u32>, "
+                        "@builtin(local_invocation_index) lid: u32)"):
+            main(*prologue)
+            main.lines.extend(body.lines)
+        code = "\n\n".join(p for p in [*self._declarations(), *shared, *functions,
+                                       main.text()] if p)
+        library = library_for(code)
+        head = [f"// {self.k.name}: {self._summary()}"]
+        text = "\n\n".join([*head, library, code] if library else [*head, code]) + "\n"
+        if self._uses_f16():
+            text = "enable f16;\n\n" + text
+        return Program(text, grid, self.t.workgroup, self.k.name)
+
+    def _uses_f16(self) -> bool:
+        k = self.k
+        roots = [k.exp] + ([k.reduction.epilogue] if k.reduction else [])
+        dtypes = {d for d, _ in k.inputs} | {n.dtype for r in roots for n in r.toposort()}
+        return self.lang.f16 and DType.float16 in dtypes
+
+    def _summary(self) -> str:
+        t = self.t
+        if t.strategy == "tiled":
+            return (f"tiled, {t.tile.m}x{t.tile.n} outputs per workgroup, "
+                    f"{t.tile.reg_m}x{t.tile.reg_n} per thread")
+        extra = f", unroll {t.unroll}" if t.unroll > 1 else ""
+        return f"{t.strategy}, {t.workgroup} threads per workgroup, {t.upcast} outputs " \
+               f"per thread{extra}"
+
+    def _declarations(self) -> list[str]:
+        lang = self.lang
+        decls = [f"@group(0) @binding({i}) var<storage, read> in{i}: "
+                 f"array<{lang.storage(d)}>;" for i, (d, _) in enumerate(self.k.inputs)]
+        decls.append(f"@group(0) @binding({len(self.k.inputs)}) var<storage, read_write> "
+                     f"out: array<{lang.storage(self.k.dtype)}>;")
+        helpers = [_packed_loader(i, d, lang) for i, (d, _) in enumerate(self.k.inputs)
+                   if lang.packed(d) > 1]
+        return ["\n".join(decls), *helpers]
+
+    def _load(self, slot: int, index: str, dtype: DType) -> str:
+        return f"load_in{slot}({index})" if self.lang.packed(dtype) > 1 else f"in{slot}[{index}]"
+
+    def _writer(self, roots: list[AluExp], names: dict[str, Name]) -> ExpWriter:
+        return ExpWriter(self.lang, names, roots, self._load)
+
+    # --- outputs: `upcast` consecutive ones per thread, packed into words --
+    def _outputs(self, src: Src, first: str, count: int, compute: Callable[[Src], str],
+                 store_if: str = "") -> None:
+        """Compute outputs first .. first+count-1 (u32 text) and store them."""
+        p, guard = self.pack, (lambda s: f"if ({store_if}) {{ {s} }}" if store_if else s)
+        if count == 1:
+            src(f"let gidx = i32({first});")
+            src(guard(f"out[gidx] = {bare(compute(src))};"))
+            return
+        if p > 1:
+            src("var word = 0u;")
+        src(f"// {count} consecutive outputs" + (f", {p} per u32 word" if p > 1 else ""))
+        with src.block(f"for (var lane = 0u; lane < {count}u; lane++)"):
+            src(f"let gidx = i32({first} + lane);")
+            if p == 1:
+                src(f"if (gidx >= {self.k.size}i) {{ break; }}")
+                src(guard(f"out[gidx] = {bare(compute(src))};"))
+                return
+            value = compute(src)
+            src(f"word |= {_word_bits(value, self.k.dtype)} << ({32 // p}u * (lane % {p}u));")
+            with src.block(f"if (lane % {p}u == {p - 1}u)"):
+                src(f"let w = ({first} + lane) / {p}u;")
+                src(guard(f"if (w < {self.words}u) {{ out[w] = word; }}"))
+                src("word = 0u;")
+
+    # --- strategies: each fills main's body and returns (groups, shared, functions)
+    def _elementwise(self, src: Src) -> tuple[int, list[str], list[str]]:
+        t, k = self.t, self.k
+        threads = math.ceil(k.size / t.upcast)
+        src(f"let thread = group * {t.workgroup}u + lid;",
+            f"if (thread >= {threads}u) {{ return; }}")
+        w = self._writer([k.exp], {GIDX: Name("gidx")})
+
+        def compute(s: Src) -> str:
+            value = w.value(k.exp)
+            s(*w.take(0))
+            return value
+        self._outputs(src, f"thread * {t.upcast}u" if t.upcast > 1 else "thread", t.upcast,
+                      compute)
+        return math.ceil(threads / t.workgroup), [], []
+
+    def _reduce(self, src: Src) -> tuple[int, list[str], list[str]]:
+        t, k = self.t, self.k
+        red = k.reduction
+        threads = math.ceil(k.size / t.upcast)
+        src(f"let thread = group * {t.workgroup}u + lid;",
+            f"if (thread >= {threads}u) {{ return; }}")
+        w = self._writer([k.exp, red.epilogue], {GIDX: Name("gidx"), ACC: self._acc_name()})
+
+        def compute(s: Src) -> str:
+            steps = []
+            for j in range(t.unroll):
+                if j:
+                    steps.append(f"let r{j} = r + {j}i;")
+                w.bind(RIDX, f"r{j}" if j else "r", 1)
+                value = w.value(k.exp)
+                steps += [*w.take(1), f"acc = {bare(self._combine('acc', value))};"]
+            s(*w.take(0))
+            s(f"var acc: {self._acc_type()} = {self._identity()};")
+            s(f"// fold the {red.size} reduction steps" +
+              (f", {t.unroll} per iteration" if t.unroll > 1 else ""))
+            with s.block(f"for (var r = 0i; r < {red.size}i; r += {t.unroll}i)"):
+                s(*steps)
+            value = w.value(red.epilogue)
+            s(*w.take(0))
+            return value
+        self._outputs(src, f"thread * {t.upcast}u" if t.upcast > 1 else "thread", t.upcast,
+                      compute)
+        return math.ceil(threads / t.workgroup), [], []
+
+    def _group_reduce(self, src: Src) -> tuple[int, list[str], list[str]]:
+        t, k = self.t, self.k
+        red, wg = k.reduction, t.workgroup
+        w = self._writer([k.exp, red.epilogue], {GIDX: Name("gidx"), RIDX: Name("r", 1),
+                                                 ACC: self._acc_name("total")})
+
+        def compute(s: Src) -> str:
+            value = w.value(k.exp)
+            steps = w.take(1)
+            s(*w.take(0))
+            s(f"var acc: {self._acc_type()} = {self._identity()};")
+            s(f"// each of the {wg} threads folds every {wg}th step")
+            with s.block(f"for (var r = i32(lid); r < {red.size}i; r += {wg}i)"):
+                s(*steps, f"acc = {bare(self._combine('acc', value))};")
+            s("partial[lid] = acc;", "workgroupBarrier();")
+            s("// combine the partial results pairwise, halving the active threads")
+            with s.block(f"for (var half = {wg // 2}u; half > 0u; half >>= 1u)"):
+                with s.block("if (lid < half)"):
+                    s(f"partial[lid] = "
+                      f"{bare(self._combine('partial[lid]', 'partial[lid + half]'))};")
+                s("workgroupBarrier();")
+            s("let total = partial[0];")
+            if t.upcast > 1:
+                s("workgroupBarrier();  // partial is reused for the next output")
+            value = w.value(red.epilogue)
+            s(*w.take(0))
+            return value
+        self._outputs(src, f"group * {t.upcast}u" if t.upcast > 1 else "group", t.upcast,
+                      compute, store_if="lid == 0u")
+        shared = f"var<workgroup> partial: array<{self._acc_type()}, {wg}>;"
+        return self.words, [shared], []
+
+    def _tiled(self, src: Src) -> tuple[int, list[str], list[str]]:
+        k, tile, c = self.k, self.t.tile, self.t.contraction
+        red = k.reduction
+        vt, acc_t = self.lang.vtype(k.exp.dtype), self._acc_type()
+        zero = const_text(0, k.exp.dtype, self.lang)
+        tiles_m, tiles_n = math.ceil(c.m / tile.m), math.ceil(c.n / tile.n)
+        threads_m, threads_n = tile.m // tile.reg_m, tile.n // tile.reg_n
+        functions = [
+            self._function("operand_a", [BIDX, MIDX, RIDX], c.a, vt),
+            self._function("operand_b", [BIDX, NIDX, RIDX], c.b, vt),
+            self._finish(c.out_index),
+        ]
+        shared = [f"var<workgroup> tile_a: array<{vt}, {tile.k * tile.m}>;  "
+                  f"// [k][m] slice of a",
+                  f"var<workgroup> tile_b: array<{vt}, {tile.k * tile.n}>;  "
+                  f"// [k][n] slice of b"]
+        src("// this workgroup's output tile: batch, tile row, tile column",
+            f"let bidx = i32(group / {tiles_m * tiles_n}u);",
+            f"let tile = group % {tiles_m * tiles_n}u;",
+            f"let m0 = i32(tile / {tiles_n}u) * {tile.m}i;",
+            f"let n0 = i32(tile % {tiles_n}u) * {tile.n}i;",
+            f"let tm = i32(lid / {threads_n}u);",
+            f"let tn = i32(lid % {threads_n}u);")
+        blocks = [(i, j) for i in range(tile.reg_m) for j in range(tile.reg_n)]
+        src(*(f"var acc_{i}_{j}: {acc_t} = {self._identity()};" for i, j in blocks))
+        src(f"// march over the {red.size} reduction steps {tile.k} at a time")
+        with src.block(f"for (var k0 = 0i; k0 < {red.size}i; k0 += {tile.k}i)"):
+            src(f"// stage a {tile.k}x{tile.m} slice of a, zero past the edges "
+                "(k fastest: a is usually contiguous along k)")
+            with src.block(f"for (var e = i32(lid); e < {tile.k * tile.m}i; "
+                           f"e += {tile.threads}i)"):
+                src(f"let m = m0 + e / {tile.k}i;", f"let k = k0 + e % {tile.k}i;",
+                    f"tile_a[(e % {tile.k}i) * {tile.m}i + e / {tile.k}i] = select({zero}, "
+                    f"operand_a(bidx, m, k), m < {c.m}i && k < {red.size}i);")
+            src(f"// stage a {tile.k}x{tile.n} slice of b (n fastest)")
+            with src.block(f"for (var e = i32(lid); e < {tile.k * tile.n}i; "
+                           f"e += {tile.threads}i)"):
+                src(f"let k = k0 + e / {tile.n}i;", f"let n = n0 + e % {tile.n}i;",
+                    f"tile_b[e] = select({zero}, operand_b(bidx, n, k), "
+                    f"n < {c.n}i && k < {red.size}i);")
+            src("workgroupBarrier();")
+            src(f"// each thread multiplies its {tile.reg_m}x{tile.reg_n} block, "
+                "written out so the block stays in registers")
+            with src.block(f"for (var kk = 0i; kk < {tile.k}i; kk++)"):
+                src(*(f"let a{i} = tile_a[kk * {tile.m}i + tm + {i * threads_m}i];"
+                      for i in range(tile.reg_m)))
+                src(*(f"let b{j} = tile_b[kk * {tile.n}i + tn + {j * threads_n}i];"
+                      for j in range(tile.reg_n)))
+                product = (lambda i, j: f"a{i} * b{j}" if vt == acc_t
+                           else f"{acc_t}(a{i} * b{j})")
+                src(*(f"acc_{i}_{j} += {product(i, j)};" for i, j in blocks))
+            src("workgroupBarrier();")
+        src(*(f"finish(bidx, m0 + tm + {i * threads_m}i, n0 + tn + {j * threads_n}i, "
+              f"acc_{i}_{j});" for i, j in blocks))
+        return c.batch * tiles_m * tiles_n, shared, functions
+
+    def _function(self, name: str, params: list[str], exp: AluExp, returns: str) -> str:
+        w = self._writer([exp], {p: Name(p) for p in params})
+        value = w.value(exp)
+        src = Src()
+        with src.block(f"fn {name}({', '.join(f'{p}: i32' for p in params)}) -> {returns}"):
+            src(*w.take(0), f"return {bare(value)};")
+        return src.text()
+
+    def _finish(self, out_index: AluExp) -> str:
+        c, red = self.t.contraction, self.k.reduction
+        w = self._writer([out_index, red.epilogue], {BIDX: Name(BIDX), MIDX: Name(MIDX),
+                                                     NIDX: Name(NIDX), ACC: self._acc_name(),
+                                                     GIDX: Name("gidx")})
+        src = Src()
+        with src.block(f"fn finish(bidx: i32, midx: i32, nidx: i32, acc: {self._acc_type()})"):
+            src("// the epilogue of one output; a tile may overhang the edges of M and N",
+                f"if (midx >= {c.m}i || nidx >= {c.n}i) {{ return; }}")
+            index = w.value(out_index)
+            src(*w.take(0), f"let gidx = {bare(index)};")
+            value = w.value(red.epilogue)
+            src(*w.take(0), f"out[gidx] = {bare(value)};")
+        return src.text()
+
+    # --- reduction pieces ---------------------------------------------------
+    def _acc_type(self) -> str:
+        return self.lang.vtype(self.acc_dtype)
+
+    def _acc_name(self, var: str = "acc") -> Name:
+        """What the epilogue's `acc` reads: the f32 accumulator rounded back to f16."""
+        return Name(cast_text(self.acc_dtype, self.k.exp.dtype, var, self.lang))
+
+    def _identity(self) -> str:
+        red = self.k.reduction
+        return const_text(reduce_identity(red.op, self.acc_dtype), self.acc_dtype, self.lang)
+
+    def _combine(self, acc: str, value: str) -> str:
+        if self.acc_dtype is not self.k.exp.dtype:
+            value = cast_text(self.k.exp.dtype, self.acc_dtype, value, self.lang)
+        return op_text(self.k.reduction.op, self.acc_dtype, [acc, value], self.lang)
+
+
+def _word_bits(value: str, dtype: DType) -> str:
+    """The low bits of a packed element: a bool byte, or f16 bits (computed in f32)."""
+    if dtype is DType.bool:
+        return f"u32({value})"
+    return f"pack2x16float(vec2<f32>({value}, 0.0))"
+
+
+def _packed_loader(slot: int, dtype: DType, lang: Lang) -> str:
+    if dtype is DType.bool:
+        body = (f"  // bools are bytes: byte i % 4 of word i / 4\n"
+                f"  return ((in{slot}[u32(i) / 4u] >> ((u32(i) % 4u) * 8u)) & 0xffu) != 0u;")
+    else:
+        body = (f"  // two f16 per word, widened to f32 (no shader-f16 here)\n"
+                f"  return unpack2x16float(in{slot}[u32(i) / 2u])[u32(i) % 2u];")
+    return f"fn load_in{slot}(i: i32) -> {lang.vtype(dtype)} {{\n{body}\n}}"

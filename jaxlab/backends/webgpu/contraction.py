@@ -1,0 +1,78 @@
+"""Recognise sum(a * b) kernels whose two operands each ignore some output axes.
+
+Matmul, batched matmul and convolution all look like this once lowered: the
+output axes split into M axes (only `a` reads them), N axes (only `b`), and
+batch axes (both or neither). Such a kernel can stage tiles of `a` and `b` in
+shared memory and reuse each loaded value TILE_N (or TILE_M) times.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+from jaxlab.ir.alu import AluExp, AluOp
+from jaxlab.ir.dtypes import DType
+from jaxlab.ir.kernel import GIDX, Kernel
+
+BIDX, MIDX, NIDX = "bidx", "midx", "nidx"
+
+
+@dataclass(frozen=True)
+class Contraction:
+    a: AluExp           # the left operand, of bidx, midx and ridx
+    b: AluExp           # the right operand, of bidx, nidx and ridx
+    out_index: AluExp   # gidx of the output element (bidx, midx, nidx)
+    batch: int
+    m: int
+    n: int
+
+
+def find_contraction(kernel: Kernel) -> Optional[Contraction]:
+    red = kernel.reduction
+    body = kernel.exp
+    if red is None or red.op is not AluOp.Add or body.op is not AluOp.Mul \
+            or body.dtype is DType.bool or kernel.size == 0:
+        return None
+    shape = kernel.shape
+    axes = [AluExp.special(f"o{i}", n) for i, n in enumerate(shape)]
+    flat = _ravel(axes, shape)
+    gidx = AluExp.special(GIDX, kernel.size)
+    lhs, rhs = (s.substitute({gidx: flat}).simplify() for s in body.src)
+    used_a, used_b = _specials(lhs), _specials(rhs)
+    groups: dict[str, list[int]] = {BIDX: [], MIDX: [], NIDX: []}
+    for i, ax in enumerate(axes):
+        name = ax.arg[0]
+        in_a, in_b = name in used_a, name in used_b
+        groups[MIDX if in_a and not in_b else NIDX if in_b and not in_a else BIDX].append(i)
+    if not groups[MIDX] or not groups[NIDX]:
+        return None
+    sizes = {g: math.prod(shape[i] for i in idx) for g, idx in groups.items()}
+    coords: dict[AluExp, AluExp] = {}
+    for g, idx in groups.items():
+        flat_g = AluExp.special(g, sizes[g])
+        for i, coord in zip(idx, _unravel(flat_g, [shape[i] for i in idx])):
+            coords[axes[i]] = coord
+    a, b, out = (e.substitute(coords).simplify() for e in (lhs, rhs, flat))
+    return Contraction(a, b, out, sizes[BIDX], sizes[MIDX], sizes[NIDX])
+
+
+def _specials(e: AluExp) -> set[str]:
+    return {n.arg[0] for n in e.toposort() if n.op is AluOp.Special}
+
+
+def _ravel(coords: Sequence[AluExp], shape: Sequence[int]) -> AluExp:
+    # a sum of coord * stride terms: the form the simplifier divides term by term
+    out, stride = AluExp.const(0, DType.int32), 1
+    for c, n in reversed(list(zip(coords, shape))):
+        out = out + c * stride
+        stride *= n
+    return out.simplify()
+
+
+def _unravel(flat: AluExp, shape: Sequence[int]) -> list[AluExp]:
+    coords, inner = [], math.prod(shape)
+    for n in shape:
+        inner //= n
+        coords.append(((flat // inner) % n).simplify())
+    return coords

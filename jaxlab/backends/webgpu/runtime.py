@@ -1,0 +1,330 @@
+"""WebGpuBackend: device, memory, pipelines and submission through wgpu-py.
+
+Dispatches are recorded into command buffers and submitted in batches without
+waiting; only a read (or synchronize) waits for the GPU. While someone listens
+for events (jaxlab.capture) and the adapter has 'timestamp-query', each
+dispatch is timed on the device and waited for, so its event carries device ms.
+Errors become Python exceptions and the backend stays usable: a lost device is
+replaced by a fresh one at the next call.
+"""
+from __future__ import annotations
+
+import contextlib
+import time
+from typing import Any, Iterator, Optional, Sequence
+
+import numpy as np
+
+from jaxlab import events
+from jaxlab.backends.base import Backend, Executable
+from jaxlab.backends.webgpu import routines
+from jaxlab.backends.webgpu.adapter import describe, is_hardware, select_adapter
+from jaxlab.backends.webgpu.buffers import BufferPool, GpuBuffer, bucket
+from jaxlab.backends.webgpu.codegen import generate
+from jaxlab.backends.webgpu.errors import (DeviceLostError, WebGpuError, WebGpuMemoryError,
+                                           WgslCompileError)
+from jaxlab.backends.webgpu.ops import Lang
+from jaxlab.backends.webgpu.plan import Pass, Plan, single
+from jaxlab.backends.webgpu.tune import Limits, Tuning, tune
+from jaxlab.ir.dtypes import DType
+from jaxlab.ir.kernel import Kernel, Routine
+from jaxlab.ir.printer import render
+
+FLUSH_EVERY = 16   # command buffers recorded before a submit without waiting
+
+# Limits we ask for at their adapter maximum (WebGPU's defaults are far lower).
+_LIMITS = ("max-storage-buffers-per-shader-stage", "max-storage-buffer-binding-size",
+           "max-buffer-size", "max-compute-workgroup-storage-size",
+           "max-compute-invocations-per-workgroup", "max-compute-workgroup-size-x",
+           "max-compute-workgroups-per-dimension")
+
+
+def _gib(n: int) -> str:
+    return f"{n / (1 << 30):.2f} GiB" if n >= 1 << 30 else f"{n / (1 << 20):.1f} MiB"
+
+
+class WebGpuBackend(Backend):
+    name = "webgpu"
+
+    def __init__(self, adapter: Any = None, *, f16: Optional[bool] = None) -> None:
+        """`adapter`: a wgpu adapter (default: adapter.select_adapter()); `f16=False`
+        computes float16 in f32 even where the adapter has shader-f16."""
+        self._adapter = adapter if adapter is not None else select_adapter()
+        self._choice = "hardware" if is_hardware(self._adapter) else "software"
+        self._want_f16 = f16
+        self._generation = 0
+        self._open()
+
+    # --- the device ---------------------------------------------------------
+    def _open(self) -> None:
+        import wgpu
+        self._wgpu = wgpu
+        adapter = self._adapter
+        features = set(adapter.features)
+        wanted = [f for f in ("timestamp-query", "shader-f16") if f in features
+                  and (f != "shader-f16" or self._want_f16 is not False)]
+        limits = {k: adapter.limits[k] for k in _LIMITS if k in adapter.limits}
+        self.device = adapter.request_device_sync(required_features=wanted,
+                                                  required_limits=limits)
+        got = self.device.limits
+        self.lang = Lang(f16="shader-f16" in wanted)
+        self.limits = Limits(
+            max_threads=min(got["max-compute-invocations-per-workgroup"],
+                            got["max-compute-workgroup-size-x"]),
+            max_groups_per_dim=got["max-compute-workgroups-per-dimension"],
+            max_shared_bytes=got["max-compute-workgroup-storage-size"],
+            hardware=is_hardware(adapter))
+        self.max_kernel_inputs = got["max-storage-buffers-per-shader-stage"] - 1
+        self.max_binding = min(got["max-storage-buffer-binding-size"], got["max-buffer-size"])
+        self.timestamps = "timestamp-query" in wanted
+        self._generation += 1
+        self._pipelines: dict[tuple, tuple[Any, Any]] = {}
+        self._layouts: dict[tuple, Any] = {}
+        self._uniforms: dict[bytes, Any] = {}
+        # Every wgpu buffer stays referenced here until the pool destroys it: an engine
+        # Buffer collected in a reference cycle is finalized together with what it
+        # references, and wgpu-py would release a buffer our pool still hands out.
+        self._owned: dict[int, Any] = {}
+        self._pool = BufferPool(self._destroy)
+        self._queued: list[Any] = []       # finished command buffers not yet submitted
+        self._deferred: list[GpuBuffer] = []   # freed while a queued command uses them
+        self._query = None
+        self._fence: Optional[GpuBuffer] = None
+
+    def info(self) -> dict[str, Any]:
+        return {"backend": self.name, **describe(self._adapter),
+                "features": sorted(self.device.features),
+                "f16": self.lang.f16, "timestamps": self.timestamps,
+                "max_kernel_inputs": self.max_kernel_inputs,
+                "max_binding": self.max_binding, "limits": vars(self.limits)}
+
+    @contextlib.contextmanager
+    def _guard(self, what: str) -> Iterator[None]:
+        """wgpu errors become our exceptions; the backend stays usable."""
+        try:
+            yield
+        except self._wgpu.GPUError as exc:
+            raise self._translate(exc, what) from exc
+
+    def _translate(self, exc: Exception, what: str) -> Exception:
+        message = (getattr(exc, "message", "") or str(exc)).strip()
+        if "lost" in message.lower():
+            self._adapter = select_adapter(self._choice)   # a used adapter may not serve again
+            self._open()
+            return DeviceLostError(f"webgpu: the device was lost during {what}; arrays on "
+                                   "it are gone, new work runs on a fresh device")
+        if isinstance(exc, self._wgpu.GPUOutOfMemoryError):
+            return WebGpuMemoryError(f"webgpu: out of device memory during {what}")
+        return WebGpuError(f"webgpu: {what} failed:\n{message}")
+
+    def _live(self, handles: Sequence[GpuBuffer]) -> None:
+        if any(h.generation != self._generation for h in handles):
+            raise DeviceLostError("webgpu: this array was on a device that has been lost; "
+                                  "compute it again")
+
+    # --- memory -------------------------------------------------------------
+    def allocate(self, nbytes: int) -> GpuBuffer:
+        if nbytes > self.max_binding:
+            raise WebGpuMemoryError(
+                f"webgpu: cannot allocate {_gib(nbytes)}: this adapter binds at most "
+                f"{_gib(self.max_binding)} per storage buffer")
+        capacity = bucket(nbytes, self.max_binding)
+        buf = self._pool.take(capacity)
+        if buf is None:
+            usage = self._wgpu.BufferUsage
+            with self._guard(f"allocating {_gib(capacity)}"):
+                buf = self.device.create_buffer(
+                    size=capacity, usage=usage.STORAGE | usage.COPY_SRC | usage.COPY_DST)
+            self._owned[id(buf)] = buf
+        return GpuBuffer(buf, nbytes, capacity, self._generation)
+
+    def free(self, handle: GpuBuffer) -> None:
+        if handle.generation != self._generation:
+            return   # its device is gone, and the memory with it
+        if self._queued:
+            self._deferred.append(handle)   # a recorded command may still read it
+        else:
+            self._pool.give(handle.capacity, handle.buffer)
+
+    def _destroy(self, buf: Any) -> None:
+        self._owned.pop(id(buf), None)
+        buf.destroy()
+
+    def write(self, handle: GpuBuffer, data: np.ndarray) -> None:
+        self._live([handle])
+        raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+        if raw.size % 4:
+            raw = np.concatenate([raw, np.zeros(4 - raw.size % 4, np.uint8)])
+        with self._guard("writing to a buffer"):
+            self.device.queue.write_buffer(handle.buffer, 0, raw)
+
+    def read(self, handle: GpuBuffer, dtype: DType, count: int) -> np.ndarray:
+        self._live([handle])
+        nbytes = count * dtype.itemsize
+        self._flush()
+        with self._guard("reading a buffer"):
+            data = self.device.queue.read_buffer(handle.buffer, 0, -(-nbytes // 4) * 4)
+        return np.frombuffer(data, np.uint8)[:nbytes].view(dtype.np).copy()
+
+    # --- compiling ----------------------------------------------------------
+    def prepare_kernel(self, kernel: Kernel, tuning: Optional[dict[str, Any]] = None) \
+            -> Executable:
+        """`tuning` overrides the tuner's choices (see tune.tune)."""
+        t0 = time.perf_counter()
+        tuned = tune(kernel, self.lang, self.limits, tuning)
+        program = generate(kernel, tuned, self.lang, self.limits)
+        plan = single(program, len(kernel.inputs))
+        self._compile_plan(plan)
+        return Executable(plan, source=program.source, language="wgsl",
+                          tuning=tuned.record(), tuned_ir=_tuned_text(kernel, tuned),
+                          compile_ms=(time.perf_counter() - t0) * 1e3)
+
+    def prepare_routine(self, routine: Routine) -> Executable:
+        t0 = time.perf_counter()
+        plan, record = routines.plan_routine(routine, self.lang, self.limits)
+        self._compile_plan(plan)
+        return Executable(plan, source=plan.source, language="wgsl", tuning=record,
+                          compile_ms=(time.perf_counter() - t0) * 1e3)
+
+    def compile_wgsl(self, source: str, label: str = "") -> Any:
+        """A shader module from WGSL; WgslCompileError shows the faulty lines."""
+        try:
+            return self.device.create_shader_module(label=label, code=source)
+        except self._wgpu.GPUError as exc:
+            error = self._translate(exc, f"compiling {label}")
+            if isinstance(error, DeviceLostError):
+                raise error from exc
+            raise WgslCompileError(label, getattr(exc, "message", "") or str(exc),
+                                   source) from None
+
+    def _compile_plan(self, plan: Plan) -> None:
+        for p in plan.passes:
+            self._pipeline(p)
+
+    def _pipeline(self, p: Pass) -> tuple[Any, Any]:
+        key = (p.program.source, len(p.args), p.writable, bool(p.params))
+        if key not in self._pipelines:
+            module = self.compile_wgsl(p.program.source, p.program.label)
+            layout = self._layout(len(p.args), p.writable, bool(p.params))
+            with self._guard(f"creating the pipeline of {p.program.label}"):
+                pipeline = self.device.create_compute_pipeline(
+                    layout=self.device.create_pipeline_layout(bind_group_layouts=[layout]),
+                    compute={"module": module, "entry_point": "main"})
+            self._pipelines[key] = (pipeline, layout)
+        return self._pipelines[key]
+
+    def _layout(self, count: int, writable: frozenset, uniform: bool) -> Any:
+        key = (count, writable, uniform)
+        if key not in self._layouts:
+            w = self._wgpu
+            entries = [{"binding": i, "visibility": w.ShaderStage.COMPUTE,
+                        "buffer": {"type": w.BufferBindingType.storage if i in writable
+                                   else w.BufferBindingType.read_only_storage}}
+                       for i in range(count)]
+            if uniform:
+                entries.append({"binding": count, "visibility": w.ShaderStage.COMPUTE,
+                                "buffer": {"type": w.BufferBindingType.uniform}})
+            self._layouts[key] = self.device.create_bind_group_layout(entries=entries)
+        return self._layouts[key]
+
+    # --- running ------------------------------------------------------------
+    def dispatch(self, exe: Executable, inputs: Sequence[Any], outputs: Sequence[Any]) \
+            -> Optional[float]:
+        plan: Plan = exe.program
+        self._live([*inputs, *outputs])
+        if not plan.passes:
+            return None   # an empty routine
+        scratch = [self.allocate(n) for n in plan.scratch]
+        handles = [*inputs, *outputs, *scratch]
+        timed = self.timestamps and events.listening()
+        with self._guard(f"dispatching {plan.passes[0].program.label}"), \
+                self._freeing(scratch):
+            encoder = self.device.create_command_encoder()
+            for i, p in enumerate(plan.passes):
+                pipeline, layout = self._pipeline(p)
+                stamps = self._stamps(i == 0, i == len(plan.passes) - 1) if timed else None
+                cpass = encoder.begin_compute_pass(timestamp_writes=stamps)
+                cpass.set_pipeline(pipeline)
+                cpass.set_bind_group(0, self._bind_group(layout, p, handles))
+                cpass.dispatch_workgroups(*p.program.grid)
+                cpass.end()
+            if timed:
+                encoder.resolve_query_set(self._query[0], 0, 2, self._query[1], 0)
+            self._queued.append(encoder.finish())
+        if timed:
+            ms = self._read_timestamps()
+            exe.extra["device_ms"] = ms
+            return ms
+        if len(self._queued) >= FLUSH_EVERY:
+            self._flush()
+        return None
+
+    @contextlib.contextmanager
+    def _freeing(self, handles: list[GpuBuffer]) -> Iterator[None]:
+        try:
+            yield
+        finally:
+            for h in handles:
+                self.free(h)
+
+    def _bind_group(self, layout: Any, p: Pass, handles: Sequence[GpuBuffer]) -> Any:
+        entries = [{"binding": i, "resource": {"buffer": handles[a].buffer, "offset": 0,
+                                               "size": handles[a].capacity}}
+                   for i, a in enumerate(p.args)]
+        if p.params:
+            if p.params not in self._uniforms:
+                self._uniforms[p.params] = self.device.create_buffer_with_data(
+                    data=p.params, usage=self._wgpu.BufferUsage.UNIFORM)
+            entries.append({"binding": len(p.args),
+                            "resource": {"buffer": self._uniforms[p.params]}})
+        return self.device.create_bind_group(layout=layout, entries=entries)
+
+    def _stamps(self, first: bool, last: bool) -> Optional[dict[str, Any]]:
+        if self._query is None:
+            w = self._wgpu
+            qs = self.device.create_query_set(type=w.QueryType.timestamp, count=2)
+            buf = self.device.create_buffer(
+                size=16, usage=w.BufferUsage.QUERY_RESOLVE | w.BufferUsage.COPY_SRC)
+            self._query = (qs, buf)
+        stamps: dict[str, Any] = {"query_set": self._query[0]}
+        if first:
+            stamps["beginning_of_pass_write_index"] = 0
+        if last:
+            stamps["end_of_pass_write_index"] = 1
+        return stamps if len(stamps) > 1 else None
+
+    def _read_timestamps(self) -> float:
+        self._flush()
+        with self._guard("reading timestamps"):
+            ns = np.frombuffer(self.device.queue.read_buffer(self._query[1]), np.uint64)
+        return float(int(ns[1]) - int(ns[0])) / 1e6
+
+    def _flush(self) -> None:
+        """Submit what was recorded (without waiting) and recycle deferred frees."""
+        if self._queued:
+            queued, self._queued = self._queued, []
+            with self._guard("submitting work"):
+                self.device.queue.submit(queued)
+        deferred, self._deferred = self._deferred, []
+        for h in deferred:
+            self.free(h)
+
+    def synchronize(self) -> None:
+        self._flush()
+        # a read waits for all earlier submissions (wgpu-py 0.32's
+        # on_submitted_work_done_sync fails on a callback signature mismatch)
+        if self._fence is None:
+            self._fence = self.allocate(4)
+        with self._guard("waiting for the device"):
+            self.device.queue.read_buffer(self._fence.buffer, 0, 4)
+
+
+def _tuned_text(kernel: Kernel, t: Tuning) -> str:
+    lines = [kernel.text(), f"  layout: {t.strategy}, {t.workgroup} threads per workgroup"]
+    if t.contraction is not None:
+        c = t.contraction
+        lines += [f"  as a contraction: batch {c.batch}, M {c.m}, N {c.n}",
+                  f"    a(bidx, midx, ridx) = {render(c.a)}",
+                  f"    b(bidx, nidx, ridx) = {render(c.b)}",
+                  f"    gidx(bidx, midx, nidx) = {render(c.out_index)}"]
+    return "\n".join(lines)

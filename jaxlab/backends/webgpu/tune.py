@@ -1,0 +1,230 @@
+"""The WebGPU tuner: how a Kernel is laid out over threads, with a reason for
+every choice (Tuning.record() is what Executable.tuning and the lab show).
+
+Strategies:
+- elementwise   one thread per output (per u32 word for packed bool/f16 outputs)
+- reduce        one thread per output loops over the reduction (unrolled)
+- group_reduce  a workgroup shares one long reduction through shared memory
+- tiled         sum(a*b) with broadcast operands (matmul, conv): shared-memory
+                tiles of a and b, a register block of outputs per thread
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any, Optional
+
+import numpy as np
+
+from jaxlab.backends.webgpu.contraction import Contraction, find_contraction
+from jaxlab.backends.webgpu.ops import Lang
+from jaxlab.ir.alu import AluOp
+from jaxlab.ir.evaluate import evaluate
+from jaxlab.ir.kernel import GIDX, RIDX, Kernel
+
+STRATEGIES = ("elementwise", "reduce", "group_reduce", "tiled")
+GROUP_MIN_STEPS = 128      # shorter reductions are cheaper as one thread's loop
+FEW_OUTPUTS = 2048         # below this, one thread per output leaves the GPU idle
+TILED_MIN_DIM = 16         # smaller M or N would waste most of a tile
+UNROLL_MAX_NODES = 48      # bigger bodies are not copied (code size, registers)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What the device allows (WebGPU's guaranteed minimums by default)."""
+    max_threads: int = 256             # invocations per workgroup
+    max_groups_per_dim: int = 65535
+    max_shared_bytes: int = 16384
+    hardware: bool = True              # a GPU, not a software rasteriser
+
+
+@dataclass(frozen=True)
+class Tile:
+    m: int            # outputs per workgroup along M
+    n: int            # ... along N
+    k: int            # reduction steps staged per round
+    reg_m: int        # outputs per thread along M (register block)
+    reg_n: int
+
+    @property
+    def threads(self) -> int:
+        return (self.m // self.reg_m) * (self.n // self.reg_n)
+
+    def shared_bytes(self, itemsize: int) -> int:
+        return (self.m + self.n) * self.k * itemsize
+
+
+@dataclass(frozen=True)
+class Tuning:
+    strategy: str
+    workgroup: int                     # threads per workgroup
+    upcast: int = 1                    # consecutive outputs per thread
+    unroll: int = 1                    # reduction steps per loop iteration
+    tile: Optional[Tile] = None
+    contraction: Optional[Contraction] = field(default=None, compare=False)
+    reasons: tuple[tuple[str, str], ...] = ()
+
+    def record(self) -> dict[str, Any]:
+        """Every decision with its reason, as plain data."""
+        why = dict(self.reasons)
+        values: dict[str, Any] = {"strategy": self.strategy, "workgroup": self.workgroup,
+                                  "upcast": self.upcast, "unroll": self.unroll}
+        if self.tile is not None:
+            values["tile"] = f"{self.tile.m}x{self.tile.n}x{self.tile.k}"
+            values["register_block"] = f"{self.tile.reg_m}x{self.tile.reg_n}"
+        return {k: {"value": v, "reason": why.get(k, "")} for k, v in values.items()}
+
+
+def tune(kernel: Kernel, lang: Lang, limits: Limits,
+         overrides: Optional[dict[str, Any]] = None) -> Tuning:
+    """Choose a Tuning; `overrides` (strategy, workgroup, upcast, unroll, tile as
+    (m, n, k, reg_m, reg_n)) replace the tuner's choices where they are valid."""
+    t = _choose(kernel, lang, limits)
+    for key, value in (overrides or {}).items():
+        t = _override(t, key, value, kernel, lang, limits)
+    return t
+
+
+def _choose(kernel: Kernel, lang: Lang, limits: Limits) -> Tuning:
+    pack = lang.packed(kernel.dtype)
+    reasons = [("upcast", "bool outputs are bytes: a thread writes a whole u32 word of 4"
+                if pack == 4 else "f16 without shader-f16 is stored 2 per u32 word"
+                if pack == 2 else "one 32-bit output per thread: neighbouring threads "
+                                  "touch neighbouring addresses")]
+    red = kernel.reduction
+    if red is None:
+        wg = min(256, limits.max_threads)
+        return Tuning("elementwise", wg, pack, reasons=tuple(reasons + [
+            ("strategy", "no reduction"),
+            ("workgroup", f"{wg} threads: enough warps per group to hide memory latency")]))
+    contraction = find_contraction(kernel) if pack == 1 else None
+    tile = _tile_for(kernel, contraction, limits)
+    if tile is not None:
+        return Tuning("tiled", tile.threads, 1, tile=tile, contraction=contraction,
+                      reasons=tuple(reasons + [
+                          ("strategy", f"sum of a*b where a ignores {contraction.n} outputs "
+                                       f"and b ignores {contraction.m}: each staged value is "
+                                       "reused across a tile"),
+                          ("tile", "64x64 when both M and N reach 64, else 32x32; 16 steps "
+                                   "of the reduction per round of shared memory"),
+                          ("register_block", "register tiles with constant indices: "
+                                             "dynamically indexed arrays would spill"),
+                          ("workgroup", "one thread per register block of the tile"),
+                          ("unroll", "the per-thread block is written out in full")]))
+    steps = red.size
+    contiguous = _reduction_is_contiguous(kernel)
+    if steps >= GROUP_MIN_STEPS and (kernel.size < FEW_OUTPUTS or contiguous):
+        wg = min(256 if steps >= 2048 else 128 if steps >= 512 else 64,
+                 _pow2_floor(limits.max_threads))
+        why = (f"{kernel.size} outputs are too few to fill the GPU" if kernel.size < FEW_OUTPUTS
+               else "the reduction runs along memory: threads of a group read neighbours")
+        return Tuning("group_reduce", wg, pack, reasons=tuple(reasons + [
+            ("strategy", f"{steps} reduction steps and {why}"),
+            ("workgroup", f"{wg} threads share each reduction, combined by a tree in "
+                          "shared memory")]))
+    unroll = _unroll_for(kernel)
+    return Tuning("reduce", min(64, limits.max_threads), pack, unroll, reasons=tuple(reasons + [
+        ("strategy", f"{steps} steps per output" + (
+            ", and neighbouring outputs are neighbours in memory" if not contiguous else "")),
+        ("workgroup", "64 threads: small groups keep more of them resident"),
+        ("unroll", f"{unroll} steps per iteration" + (
+            "" if unroll > 1 else ": the step count or body size does not allow more"))]))
+
+
+def _tile_for(kernel: Kernel, c: Optional[Contraction], limits: Limits) -> Optional[Tile]:
+    if c is None or min(c.m, c.n) < TILED_MIN_DIM or kernel.reduction.size < TILED_MIN_DIM:
+        return None
+    big = min(c.m, c.n) >= 64
+    for tile in ((Tile(64, 64, 16, 4, 4),) if big else ()) + (Tile(32, 32, 16, 2, 2),
+                                                             Tile(32, 32, 8, 4, 4)):
+        if tile.threads <= limits.max_threads and tile.shared_bytes(4) <= limits.max_shared_bytes:
+            return tile
+    return None
+
+
+def _unroll_for(kernel: Kernel) -> int:
+    steps = kernel.reduction.size
+    if len(kernel.exp.toposort()) > UNROLL_MAX_NODES:
+        return 1
+    return next((u for u in (4, 2) if steps >= u and steps % u == 0), 1)
+
+
+def _reduction_is_contiguous(kernel: Kernel) -> bool:
+    """Do most loads step by one element per reduction step (not per output)?"""
+    loads = [n for n in kernel.exp.toposort() if n.op is AluOp.GlobalIndex]
+    if not loads:
+        return False
+    g = np.array([0, 0, 1], np.int32)
+    r = np.array([0, 1, 0], np.int32)
+    votes = 0
+    for load in loads:
+        if any(n.op is AluOp.GlobalIndex for n in load.src[0].toposort()):
+            continue   # a gather: its stride is data
+        idx = np.broadcast_to(evaluate(load.src[0], {GIDX: g, RIDX: r}), (3,)).astype(np.int64)
+        along_r, along_g = abs(idx[1] - idx[0]), abs(idx[2] - idx[0])
+        votes += 1 if along_r == 1 and along_g != 1 else -1 if along_g == 1 else 0
+    return votes > 0
+
+
+def _pow2_floor(n: int) -> int:
+    return 1 << (max(1, n).bit_length() - 1)
+
+
+def _override(t: Tuning, key: str, value: Any, kernel: Kernel, lang: Lang,
+              limits: Limits) -> Tuning:
+    why = dict(t.reasons)
+    why[key] = "set by the caller"
+    bad = ValueError(f"webgpu tuning: {key}={value!r} is not valid for {kernel.name} "
+                     f"(strategy {t.strategy})")
+    if key == "strategy":
+        if value not in STRATEGIES or (value == "elementwise") != (kernel.reduction is None):
+            raise bad
+        if value == t.strategy:
+            return t
+        if value == "tiled":
+            c = find_contraction(kernel) if lang.packed(kernel.dtype) == 1 else None
+            tile = _tile_for(kernel, c, limits) if c else None
+            if tile is None:
+                raise bad
+            return replace(t, strategy=value, workgroup=tile.threads, upcast=1, unroll=1,
+                           tile=tile, contraction=c, reasons=tuple(why.items()))
+        wg = 64 if value == "reduce" else min(256, _pow2_floor(limits.max_threads))
+        return replace(t, strategy=value, workgroup=wg, upcast=lang.packed(kernel.dtype),
+                       unroll=_unroll_for(kernel) if value == "reduce" else 1, tile=None,
+                       contraction=None, reasons=tuple(why.items()))
+    if key == "workgroup":
+        ok = 1 <= value <= limits.max_threads and t.strategy != "tiled" and \
+            (t.strategy != "group_reduce" or value & (value - 1) == 0)
+        if not ok:
+            raise bad
+        return replace(t, workgroup=int(value), reasons=tuple(why.items()))
+    if key == "upcast":
+        pack = lang.packed(kernel.dtype)
+        if t.strategy not in ("elementwise", "reduce") or value < 1 or value % pack:
+            raise bad
+        return replace(t, upcast=int(value), reasons=tuple(why.items()))
+    if key == "unroll":
+        if t.strategy != "reduce" or value < 1 or kernel.reduction.size % value:
+            raise bad
+        return replace(t, unroll=int(value), reasons=tuple(why.items()))
+    if key == "tile":
+        tile = Tile(*value)
+        if t.strategy != "tiled" or tile.m % tile.reg_m or tile.n % tile.reg_n or \
+                tile.threads > limits.max_threads or \
+                tile.shared_bytes(4) > limits.max_shared_bytes:
+            raise bad
+        return replace(t, tile=tile, workgroup=tile.threads, reasons=tuple(why.items()))
+    raise ValueError(f"webgpu tuning: unknown setting {key!r}; known: strategy, workgroup, "
+                     "upcast, unroll, tile")
+
+
+def grid_for(groups: int, limits: Limits) -> tuple[int, int, int]:
+    """Workgroup counts per dimension for `groups` groups: 2-D past the per-dimension
+    limit, the shader folding (x, y) back into one index."""
+    cap = limits.max_groups_per_dim
+    if groups <= cap:
+        return (max(groups, 1), 1, 1)
+    rows = math.ceil(groups / cap)
+    if rows > cap:
+        raise ValueError(f"webgpu: {groups} workgroups exceed a {cap}x{cap} grid")
+    return (math.ceil(groups / rows), rows, 1)

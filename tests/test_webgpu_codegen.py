@@ -1,0 +1,199 @@
+"""WGSL text of small kernels, generated without a device."""
+import re
+
+import numpy as np
+import pytest
+
+from jaxlab.backends.webgpu.codegen import generate
+from jaxlab.backends.webgpu.contraction import find_contraction
+from jaxlab.backends.webgpu.ops import Lang, library_for, two_over_pi_words
+from jaxlab.backends.webgpu.routines import plan_routine
+from jaxlab.backends.webgpu.tune import Limits, tune
+from jaxlab.ir.alu import AluExp, AluOp
+from jaxlab.ir.dtypes import DType
+from jaxlab.ir.kernel import GIDX, RIDX, Kernel, Reduction, Routine, acc_variable
+
+F32, F16, I32, U32, BOOL = (DType.float32, DType.float16, DType.int32, DType.uint32,
+                            DType.bool)
+LANG, LIMITS = Lang(f16=True), Limits()
+
+
+def elementwise(n, dtypes, build):
+    gidx = AluExp.special(GIDX, n)
+    loads = [AluExp.load(i, gidx, d) for i, d in enumerate(dtypes)]
+    return Kernel((n,), tuple((d, n) for d in dtypes), build(*loads))
+
+
+def matmul(m, k, n, dtype=F32):
+    gidx, ridx = AluExp.special(GIDX, m * n), AluExp.special(RIDX, k)
+    a = AluExp.load(0, (gidx // n) * k + ridx, dtype)
+    b = AluExp.load(1, ridx * n + gidx % n, dtype)
+    acc = acc_variable(dtype)
+    return Kernel((m, n), ((dtype, m * k), (dtype, k * n)), a * b,
+                  Reduction(AluOp.Add, k, acc + AluExp.const(1.0, dtype)), (k,))
+
+
+def row_sum(rows, cols, dtype=F32):
+    gidx, ridx = AluExp.special(GIDX, rows), AluExp.special(RIDX, cols)
+    x = AluExp.load(0, gidx * cols + ridx, dtype)
+    return Kernel((rows,), ((dtype, rows * cols),), x,
+                  Reduction(AluOp.Add, cols, acc_variable(dtype)), (cols,))
+
+
+def wgsl(kernel, lang=LANG, limits=LIMITS, **overrides):
+    return generate(kernel, tune(kernel, lang, limits, overrides or None), lang, limits)
+
+
+def main_of(source):
+    return source[source.index("fn main"):]
+
+
+def test_max_propagates_nan_through_a_bit_test():
+    src = wgsl(elementwise(8, [F32, F32], lambda a, b: a.max(b))).source
+    assert "max_f32(in0[gidx], in1[gidx])" in main_of(src)
+    helper = src[src.index("fn max_f32"):]
+    assert "isnan_f32(a)" in helper and "isnan_f32(b)" in helper
+    assert "0x7f800000u" in src   # NaN is found from the bits, not with x != x
+
+
+def test_nan_comparisons_are_numpy_ones():
+    src = wgsl(elementwise(8, [F32, F32], lambda a, b: a.ne(b))).source
+    assert "ne_f32(" in main_of(src) and "isnan_f32" in src
+
+
+@pytest.mark.parametrize("op,helper", [(AluOp.Idiv, "idiv_i32"), (AluOp.Mod, "mod_i32")])
+def test_integer_division_is_guarded(op, helper):
+    src = wgsl(elementwise(8, [I32, I32], lambda a, b: a.binary(op, b))).source
+    assert f"{helper}(in0[gidx], in1[gidx])" in main_of(src)
+    body = src[src.index(f"fn {helper}"):]
+    body = body[:body.index("\n}")]
+    assert "b == 0i" in body and "b == -1i" in body   # no division by 0, no INT_MIN / -1
+
+
+def test_float_to_int_cast_saturates():
+    src = wgsl(elementwise(8, [F32], lambda a: a.cast(I32))).source
+    assert "f32_to_i32(in0[gidx])" in src and "2147483647i" in src
+
+
+def test_huge_kernels_use_a_2d_grid():
+    n = 1 << 26   # 262144 workgroups of 256: past the 65535 per dimension
+    prog = wgsl(elementwise(n, [F32], lambda a: a * 2.0))
+    gx, gy, _ = prog.grid
+    assert gy > 1 and gx <= 65535 and gy <= 65535 and gx * gy * 256 >= n
+    assert f"let group = wid.y * {gx}u + wid.x;" in prog.source
+    assert f"if (group >= {n // 256}u) {{ return; }}" in prog.source
+
+
+def test_small_kernels_use_a_1d_grid():
+    prog = wgsl(elementwise(1000, [F32], lambda a: a + 1.0))
+    assert prog.grid == (4, 1, 1) and "let group = wid.x;" in prog.source
+
+
+def test_shared_subexpressions_are_named_once():
+    src = main_of(wgsl(elementwise(8, [F32], lambda a: (a * a + 1.0) * (a * a))).source)
+    assert src.count("let t") >= 2 and src.count("in0[gidx]") == 1
+
+
+def test_bool_outputs_are_packed_four_per_word():
+    prog = wgsl(elementwise(10, [F32], lambda a: a.lt(0.5)))
+    src = main_of(prog.source)
+    assert "var word = 0u;" in src and "u32(" in src and "<< (8u * (lane % 4u))" in src
+    assert "out: array<u32>" in prog.source
+
+
+def test_bool_inputs_are_read_from_bytes():
+    src = wgsl(elementwise(10, [BOOL, F32], lambda c, a: c.where(a, 0.0))).source
+    assert "fn load_in0(i: i32) -> bool" in src and "load_in0(gidx)" in src
+
+
+def test_f16_without_shader_f16_computes_in_f32():
+    src = wgsl(elementwise(10, [F16], lambda a: a * 3.0), lang=Lang(f16=False)).source
+    assert "enable f16" not in src
+    assert "unpack2x16float" in src and "pack2x16float" in src and "round_f16" not in src
+
+
+def test_f16_with_shader_f16_is_native():
+    src = wgsl(elementwise(10, [F16], lambda a: a * 3.0)).source
+    assert src.startswith("enable f16;") and "array<f16>" in src and "3.0h" in src
+
+
+def test_reductions_accumulate_f16_in_f32():
+    src = wgsl(row_sum(4, 32, F16)).source
+    assert "var acc: f32" in src and "f16(acc)" in src
+
+
+def test_reductions_hoist_index_work_and_unroll():
+    prog = wgsl(row_sum(8, 64))
+    src = main_of(prog.source)
+    loop = src.index("for (var r")
+    assert src.index("gidx * 64i") < loop   # work of gidx alone happens once per output
+    assert "let r3 = r + 3i;" in src        # unrolled by 4
+
+
+def test_long_reductions_share_a_workgroup():
+    kernel = row_sum(4, 4096)
+    t = tune(kernel, LANG, LIMITS)
+    assert t.strategy == "group_reduce" and t.record()["strategy"]["reason"]
+    src = wgsl(kernel).source
+    assert "var<workgroup> partial" in src and "workgroupBarrier();" in src
+
+
+def test_matmul_is_tiled_with_a_register_block():
+    kernel = matmul(64, 48, 96)
+    c = find_contraction(kernel)
+    assert (c.batch, c.m, c.n) == (1, 64, 96)
+    t = tune(kernel, LANG, LIMITS)
+    assert t.strategy == "tiled" and t.tile.reg_m == 4
+    src = wgsl(kernel).source
+    assert "var<workgroup> tile_a" in src and "acc_3_3 += a3 * b3;" in src
+    assert "fn finish(" in src and "+ 1.0f" in src    # the epilogue runs per output
+    record = t.record()
+    assert all(v["reason"] for v in record.values())
+
+
+def test_tuning_overrides_are_checked():
+    kernel = row_sum(8, 64)
+    assert tune(kernel, LANG, LIMITS, {"unroll": 2}).unroll == 2
+    with pytest.raises(ValueError, match="unroll"):
+        tune(kernel, LANG, LIMITS, {"unroll": 3})
+    with pytest.raises(ValueError, match="tiled"):
+        tune(kernel, LANG, LIMITS, {"strategy": "tiled"})
+
+
+def test_every_loop_has_a_comment():
+    kernels = [row_sum(8, 64), row_sum(4, 4096), matmul(64, 48, 96),
+               elementwise(10, [F32], lambda a: a.lt(0.5).where(a.unary(AluOp.Erf), a)),
+               elementwise(10, [U32] * 4, lambda *k: AluExp(AluOp.Threefry2x32, U32, k, 0))]
+    sources = [wgsl(k).source for k in kernels]
+    sort = Routine("sort", (((4, 3000), F32),), (((4, 3000), F32),))
+    lu = Routine("lu", (((5, 5), F32),), (((5, 5), F32), ((5,), I32), ((5,), I32)))
+    chol = Routine("cholesky", (((5, 5), F32),), (((5, 5), F32),))
+    solve = Routine("triangular_solve", (((5, 5), F32), ((5, 2), F32)), (((5, 2), F32),),
+                    (("left_side", True), ("lower", True), ("transpose_a", False),
+                     ("unit_diagonal", False)))
+    sources += [plan_routine(r, LANG, LIMITS)[0].source for r in (sort, lu, chol, solve)]
+    for src in sources:
+        lines = src.splitlines()
+        for i, line in enumerate(lines):
+            if line.strip().startswith("for ("):
+                assert "//" in lines[i - 1] or "//" in line, f"uncommented loop:\n{line}"
+
+
+def test_library_holds_only_what_is_called():
+    lib = library_for("let y = sin_f16(x);")
+    assert "fn sin_f16(x: f16) -> f16" in lib and "fn sin_f32" in lib
+    assert "fn erf" not in lib and "fn threefry2x32" not in lib
+    assert lib.index("fn sin_f32") < lib.index("fn sin_f16")   # callees first
+
+
+def test_two_over_pi_table_is_exact():
+    words = two_over_pi_words(3)
+    value = sum(w << (32 * (2 - i)) for i, w in enumerate(words)) / 2.0 ** 96
+    assert abs(value - 2 / np.pi) < 1e-15 and words[0] == 0xA2F9836E
+
+
+def test_constants_never_hit_the_constant_evaluator():
+    src = wgsl(elementwise(4, [F32], lambda a: a.max(AluExp.const(np.inf, F32)) +
+                           AluExp.const(np.nan, F32))).source
+    assert "inf_f32()" in src and "nan_f32()" in src
+    assert not re.search(r"\d(e\+?\d+)?f?\s*/\s*0\.0", src)

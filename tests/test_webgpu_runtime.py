@@ -1,0 +1,235 @@
+"""The webgpu runtime on a real adapter (lavapipe in CI): errors, memory, timing."""
+import dataclasses
+import gc
+import os
+import stat
+
+import numpy as np
+import pytest
+
+import jaxlab
+import jaxlab.numpy as jnp
+from jaxlab.backends.webgpu import (DeviceLostError, WebGpuError, WebGpuMemoryError,
+                                    WgslCompileError, adapter)
+from jaxlab.backends.webgpu.codegen import Program
+from jaxlab.backends.webgpu.plan import single
+from jaxlab.backends.base import Executable
+from jaxlab.engine.devices import Device
+from tests.conftest import assert_close
+
+try:
+    from jaxlab.backends.webgpu import WebGpuBackend
+    WebGpuBackend()
+    AVAILABLE = ""
+except Exception as exc:   # no adapter here: the device is simply absent
+    AVAILABLE = str(exc)
+pytestmark = pytest.mark.skipif(bool(AVAILABLE), reason=f"no WebGPU adapter: {AVAILABLE}")
+
+
+@pytest.fixture(scope="module")
+def backend():
+    return WebGpuBackend()
+
+
+@pytest.fixture
+def device(backend):
+    dev = Device("webgpu", backend)
+    with jaxlab.default_device(dev):
+        yield dev
+
+
+BROKEN = """@group(0) @binding(0) var<storage, read_write> out: array<f32>;
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+  let i = id.x;
+  out[i] = undefined_name * 2.0;
+}
+"""
+
+
+def test_broken_shader_shows_message_and_source_lines(backend):
+    with pytest.raises(WgslCompileError) as info:
+        backend.compile_wgsl(BROKEN, "broken_kernel")
+    err = info.value
+    text = str(err)
+    assert err.line == 6 and "undefined_name" in err.compiler_message
+    assert "broken_kernel" in text and "Generated WGSL around line 6" in text
+    assert "> 6 |   out[i] = undefined_name * 2.0;" in text and "  5 |   let i = id.x;" in text
+
+
+def test_compile_error_from_codegen_then_work_continues(backend, device, monkeypatch):
+    from jaxlab.backends.webgpu import runtime
+    real = runtime.generate
+
+    def broken(*args):
+        program = real(*args)
+        return dataclasses.replace(program, source=program.source.replace("let gidx", "let 1gidx"))
+    monkeypatch.setattr(runtime, "generate", broken)
+    with pytest.raises(WgslCompileError, match="1gidx"):
+        np.asarray(jnp.asarray(np.arange(5, dtype=np.float32)) * 7.0)
+    monkeypatch.setattr(runtime, "generate", real)
+    assert_close(jnp.asarray(np.arange(5, dtype=np.float32)) * 3.0, np.arange(5) * 3.0)
+
+
+def test_too_large_allocation_is_a_clear_error(backend, device):
+    with pytest.raises(WebGpuMemoryError, match="cannot allocate .* at most"):
+        backend.allocate(backend.max_binding + 4)
+    with pytest.raises(MemoryError):
+        jnp.zeros((backend.max_binding // 4 + 1,), np.float32).block_until_ready()
+    assert_close(jnp.ones(3) + 1, np.full(3, 2.0, np.float32))
+
+
+def test_validation_error_is_an_exception_then_work_continues(backend, device):
+    program = Program("@compute @workgroup_size(1)\nfn main() {}\n",
+                      (backend.limits.max_groups_per_dim + 1, 1, 1), 1, "too_many_groups")
+    exe = Executable(single(program, 0))
+    out = backend.allocate(4)
+    with pytest.raises(WebGpuError, match="65535|dispatch"):
+        backend.dispatch(exe, [], [out])
+    assert_close(jnp.arange(4) * 2, np.arange(4) * 2)
+
+
+def test_lost_device_raises_then_a_fresh_one_works():
+    be = WebGpuBackend()
+    dev = Device("webgpu", be)
+    with jaxlab.default_device(dev):
+        x = jnp.asarray(np.arange(4, dtype=np.float32))
+        x.block_until_ready()
+        be.device.destroy()
+        with pytest.raises(DeviceLostError):
+            np.asarray(x + 1)
+        with pytest.raises(DeviceLostError, match="lost"):
+            np.asarray(x)     # its buffer went with the old device
+        assert_close(jnp.asarray(np.arange(4, dtype=np.float32)) + 1, np.arange(4) + 1.0)
+
+
+def test_timestamps_give_device_time(backend, device):
+    x = jnp.asarray(np.ones(1000, np.float32))
+    x.block_until_ready()
+    with jaxlab.capture() as log:
+        (x * 2 + 1).block_until_ready()
+    (event,) = log.kernels()
+    if backend.timestamps:
+        assert isinstance(event.device_ms, float) and event.device_ms >= 0.0
+    else:
+        assert event.device_ms is None
+
+
+def test_dispatch_does_not_wait(backend, device):
+    x = jnp.asarray(np.arange(100, dtype=np.float32))
+    exe = backend.prepare_kernel(_kernel_of(x * 2.0)[0])
+    outs = [backend.allocate(400) for _ in range(40)]   # more than one submit batch
+    for out in outs:
+        assert backend.dispatch(exe, [x._realize().buffer.handle], [out]) is None
+    for out in outs[::13]:
+        np.testing.assert_array_equal(backend.read(out, jaxlab.numpy.float32, 100),
+                                      np.arange(100) * 2.0)
+
+
+def _kernel_of(array):
+    from jaxlab.engine.lower import lower
+    return lower(array._lazy)
+
+
+def test_buffers_are_pooled(backend):
+    a = backend.allocate(1000)
+    raw = a.buffer
+    backend.synchronize()
+    backend.free(a)
+    b = backend.allocate(1000)
+    assert b.buffer is raw
+    backend.free(b)
+
+
+def test_buffers_in_collected_cycles_stay_valid(device):
+    # an Array collected inside a reference cycle is finalized with its wgpu
+    # buffer: the pool must not hand that buffer out again
+    for i in range(30):
+        x = jnp.asarray(np.full(64, i, np.float32)) + 1
+        x.block_until_ready()
+        cycle = [x]
+        cycle.append(cycle)
+        del x, cycle
+        gc.collect()
+        assert float(jnp.asarray(np.ones(64, np.float32)).sum()) == 64.0
+
+
+def test_two_dimensional_grid_on_the_device(backend, device):
+    small = dataclasses.replace(backend.limits, max_groups_per_dim=7)
+    be = WebGpuBackend()
+    be.limits = small
+    dev = Device("webgpu", be)
+    with jaxlab.default_device(dev), jaxlab.capture() as log:
+        x = np.arange(10000, dtype=np.float32)
+        assert_close(jnp.asarray(x) * 2 - 1, x * 2 - 1)
+        assert_close(jnp.asarray(x.reshape(100, 100)).sum(axis=1), x.reshape(100, 100).sum(1),
+                     rtol=1e-6)
+    assert any(e.source.count("wid.y *") for e in log.kernels())
+
+
+def test_tiled_matmul_and_conv_match_numpy(device, rng):
+    a, b = rng.standard_normal((70, 45), np.float32), rng.standard_normal((45, 66), np.float32)
+    with jaxlab.capture() as log:
+        out = jnp.asarray(a) @ jnp.asarray(b) * 2.0
+        assert_close(out, a @ b * 2.0, rtol=1e-5, atol=1e-5)
+    assert log.kernels()[0].tuning["strategy"]["value"] == "tiled"
+    x = rng.standard_normal((2, 3, 12, 12), np.float32)
+    w = rng.standard_normal((20, 3, 3, 3), np.float32)
+    with jaxlab.capture() as log:
+        y = jaxlab.lax.conv_general_dilated(jnp.asarray(x), jnp.asarray(w), (1, 1), "SAME")
+        y = np.asarray(y)
+    with jaxlab.default_device("cpu"):
+        expected = np.asarray(jaxlab.lax.conv_general_dilated(jnp.asarray(x), jnp.asarray(w),
+                                                              (1, 1), "SAME"))
+    assert_close(y, expected, rtol=1e-4, atol=1e-5)
+    assert "tiled" in [e.tuning["strategy"]["value"] for e in log.kernels()]
+
+
+def test_long_reductions_use_the_group_strategy(device, rng):
+    x = rng.standard_normal((3, 5000), np.float32)
+    with jaxlab.capture() as log:
+        assert_close(jnp.asarray(x).max(axis=1), x.max(axis=1))
+        assert_close(jnp.asarray(x > 0).any(axis=1), (x > 0).any(axis=1))
+    assert {e.tuning["strategy"]["value"] for e in log.kernels()} == {"group_reduce"}
+
+
+def test_float16_without_shader_f16(rng):
+    dev = Device("webgpu", WebGpuBackend(f16=False))
+    assert not dev.backend.lang.f16
+    x = rng.standard_normal((5, 7)).astype(np.float16)
+    with jaxlab.default_device(dev):
+        jx = jnp.asarray(x)
+        assert_close(jx * 2 + 1, x * 2 + 1, rtol=1e-3)
+        assert_close(jx.sum(axis=1), x.astype(np.float32).sum(axis=1).astype(np.float16),
+                     rtol=1e-3, atol=1e-3)
+        assert_close(jx > 0, x > 0)
+        assert_close(jnp.sort(jx, axis=1), np.sort(x, axis=1))
+        assert_close(jx.astype(np.float32), x.astype(np.float32))
+
+
+def test_runtime_dir_is_made_private(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "missing"))
+    adapter.ensure_runtime_dir()
+    made = os.environ["XDG_RUNTIME_DIR"]
+    assert os.path.isdir(made) and stat.S_IMODE(os.stat(made).st_mode) == 0o700
+    good = tmp_path / "mine"
+    good.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(good))
+    adapter.ensure_runtime_dir()
+    assert os.environ["XDG_RUNTIME_DIR"] == str(good)
+
+
+def test_adapter_choice(monkeypatch):
+    monkeypatch.setenv(adapter.ENV_CHOICE, "software")
+    assert adapter.select_adapter().info["adapter_type"] == "CPU"
+    monkeypatch.setenv(adapter.ENV_CHOICE, "fastest")
+    with pytest.raises(ValueError, match="hardware"):
+        adapter.select_adapter()
+
+
+def test_info_reports_adapter_and_limits(backend):
+    info = backend.info()
+    assert info["backend"] == "webgpu" and info["max_kernel_inputs"] >= 7
+    assert backend.max_kernel_inputs == \
+        backend.device.limits["max-storage-buffers-per-shader-stage"] - 1

@@ -36,6 +36,8 @@ class Step:
     frees: list[int]        # slots whose last use is this step
     reason: str
     origin: tuple
+    first_hit: bool = True  # whether compiling found the executable in the cache
+    compile_ms: float = 0.0
 
 
 class Program:
@@ -45,6 +47,7 @@ class Program:
                  outputs: list, out_shapes: list, n_slots: int, jaxpr: ClosedJaxpr) -> None:
         self.device, self.n_inputs, self.steps = device, n_inputs, steps
         self.outputs, self.out_shapes, self.n_slots, self.jaxpr = outputs, out_shapes, n_slots, jaxpr
+        self.calls = 0   # the first call's events report the compilation it needed
 
     def __call__(self, args: Sequence[Array]) -> list[Array]:
         slots: list[Any] = [None] * self.n_slots
@@ -52,6 +55,8 @@ class Program:
             slots[i] = _as_buffer(a, self.device)
         backend = self.device.backend
         listening = events.listening()
+        first = self.calls == 0
+        self.calls += 1
         for st in self.steps:
             ins = [slots[x] if isinstance(x, int) else x for x in st.inputs]
             outs = dispatch.output_buffers(self.device, st.program)
@@ -59,8 +64,9 @@ class Program:
             device_ms = backend.dispatch(st.exe, [b.handle for b in ins], [b.handle for b in outs])
             if listening:
                 events.emit(dispatch.make_event(
-                    self.device, st.program, st.exe, ins, outs, True, 0.0,
-                    (time.perf_counter() - t0) * 1e3, device_ms, st.reason, st.origin))
+                    self.device, st.program, st.exe, ins, outs, st.first_hit or not first,
+                    st.compile_ms if first else 0.0, (time.perf_counter() - t0) * 1e3,
+                    device_ms, st.reason, st.origin))
             for slot, b in zip(st.outputs, outs):
                 slots[slot] = b
             for slot in st.frees:
@@ -135,7 +141,8 @@ def compile_program(closed: ClosedJaxpr, device: Device) -> Program:
 
 
 def _eqn_text(eqn: Any) -> str:
-    params = ",".join(f"{k}={v}" for k, v in sorted(eqn.params.items()))
+    from jaxlab.core.jaxpr import _param
+    params = ",".join(f"{k}={_param(v)}" for k, v in sorted(eqn.params.items()))
     return eqn.primitive.name + (f"[{params}]" if params else "")
 
 
@@ -163,11 +170,11 @@ def _assemble(device: Device, closed: ClosedJaxpr, placeholders: list[Buffer],
     """Number every placeholder buffer, and free each after its last use."""
     slot_of: dict[int, int] = {id(b): i for i, b in enumerate(placeholders)}
     steps: list[Step] = []
-    for program, exe, ins, outs, reason, origin in recorded:
+    for program, exe, ins, outs, reason, origin, hit, compile_ms in recorded:
         for b in outs:
             slot_of[id(b)] = len(slot_of)
         steps.append(Step(program, exe, [slot_of.get(id(b), b) for b in ins],
-                          [slot_of[id(b)] for b in outs], [], reason, origin))
+                          [slot_of[id(b)] for b in outs], [], reason, origin, hit, compile_ms))
     outputs = []
     for r in results:
         buf = r.buffer

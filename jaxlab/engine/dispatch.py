@@ -25,16 +25,17 @@ def _prepare(device: Device, program: Kernel | Routine) -> tuple[Executable, boo
     backend = device.backend
     exe = backend.prepare_kernel(program) if isinstance(program, Kernel) \
         else backend.prepare_routine(program)
-    compile_ms = exe.compile_ms or (time.perf_counter() - t0) * 1e3
+    exe.compile_ms = exe.compile_ms or (time.perf_counter() - t0) * 1e3
     device.cache[program] = exe
-    return exe, False, compile_ms
+    return exe, False, exe.compile_ms
 
 
 class Recorder:
     """While active, kernels are prepared and recorded instead of run (jit)."""
 
     def __init__(self) -> None:
-        self.steps: list[tuple] = []   # (program, exe, inputs, outputs, reason, origin)
+        # (program, exe, inputs, outputs, reason, origin, cache hit, compile ms)
+        self.steps: list[tuple] = []
 
 
 _recording: contextvars.ContextVar[Optional[Recorder]] = contextvars.ContextVar(
@@ -64,7 +65,7 @@ def run(device: Device, program: Kernel | Routine, inputs: Sequence[Buffer],
     rec = _recording.get()
     if rec is not None:
         outs = output_buffers(device, program, Buffer.placeholder)
-        rec.steps.append((program, exe, list(inputs), outs, reason, origin))
+        rec.steps.append((program, exe, list(inputs), outs, reason, origin, hit, compile_ms))
         return outs
     outs = output_buffers(device, program)
     t0 = time.perf_counter()

@@ -157,7 +157,11 @@ def _result_dtype(op: AluOp, srcs: Sequence[Lazy], dtype: Optional[DType]) -> DT
 def elementwise(op: AluOp, srcs: Sequence[Lazy], dtype: Optional[DType] = None,
                 arg: Any = None) -> Lazy:
     """Apply one ALU op to same-shape lazy arrays, fusing it into their expressions."""
-    shape, device = srcs[0].shape, srcs[0].device
+    shape = srcs[0].shape
+    # a constant (no buffers) goes wherever the data is, e.g. `cpu_array * 2`
+    device = next((s.device for s in srcs if not _is_constant(s)), srcs[0].device)
+    srcs = [Lazy(s.shape, s.dtype, device, s.exp) if s.device is not device and
+            _is_constant(s) else s for s in srcs]
     for s in srcs:
         if s.shape != shape:
             raise ValueError(f"{op.name}: shapes {[x.shape for x in srcs]} differ (broadcast first)")
@@ -173,6 +177,10 @@ def elementwise(op: AluOp, srcs: Sequence[Lazy], dtype: Optional[DType] = None,
         exp = exp.simplify()
     pending = next((s.pending for s in srcs if s.pending is not None), None)
     return Lazy(shape, out_dtype, device, exp, pending, merge_origins(*srcs))
+
+
+def _is_constant(lz: Lazy) -> bool:
+    return lz.pending is None and lz._buf is None and not lz.buffers()
 
 
 def _one_pending(srcs: list[Lazy]) -> list[Lazy]:

@@ -38,6 +38,11 @@ class DType(enum.Enum):
         """JAX's jaxpr spelling: f32, i32, u32, f16, bool."""
         return _SHORT[self]
 
+    def __call__(self, value):
+        """`jnp.float32(x)`: an array of this dtype, as in JAX."""
+        from jaxlab.numpy import asarray
+        return asarray(value, dtype=self)
+
     def __repr__(self) -> str:
         return self.value
 

@@ -279,14 +279,19 @@ class JittedFunction:
         return self._call_slow(args, kwargs)
 
     def _call_slow(self, args: tuple, kwargs: dict) -> Any:
-        from jaxlab.core.jit import compile_program
         from jaxlab.core.trace import Tracer
+        if any(isinstance(x, Tracer) for x in tree_flatten((args, kwargs))[0]):
+            return self.fun(*args, **kwargs)   # inside another transformation: inline
+        program, out_tree, leaves = self._entry(args, kwargs)
+        return tree_unflatten(out_tree, program(leaves))
+
+    def _entry(self, args: tuple, kwargs: dict) -> tuple[Any, PyTreeDef, list]:
+        """The compiled program for these arguments (compiled now if new)."""
+        from jaxlab.core.jit import compile_program
         from jaxlab.engine.devices import current_device
         dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
         leaves, in_tree = tree_flatten((tuple(dyn_args), dyn_kwargs))
         leaves = [_as_array(x) for x in leaves]
-        if any(isinstance(x, Tracer) for x in leaves):
-            return self.fun(*args, **kwargs)   # inside another transformation: inline
         devices = {x.device for x in leaves}
         device = devices.pop() if len(devices) == 1 else current_device()
         key = (in_tree, tuple((x.shape, x.jdtype) for x in leaves), statics, device)
@@ -299,7 +304,7 @@ class JittedFunction:
                 fast_key = (len(args), tuple((a.shape, a.jdtype, a.device) for a in args))
                 self.cache[fast_key] = entry
         program, out_tree = entry
-        return tree_unflatten(out_tree, program(leaves))
+        return program, out_tree, leaves
 
     def _compile(self, in_tree, leaves, statics, device, compile_program):
         def flat_fun(*flat: Any) -> list:
@@ -316,16 +321,8 @@ class JittedFunction:
         return program, out_tree[0]
 
     def lower(self, *args: Any, **kwargs: Any) -> Any:
-        """The compiled Program for these arguments (compiling if needed)."""
-        self(*args, **kwargs)
-        dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
-        leaves, in_tree = tree_flatten((tuple(dyn_args), dyn_kwargs))
-        leaves = [_as_array(x) for x in leaves]
-        for key, (program, _) in self.cache.items():
-            if key[0] == in_tree and key[1] == tuple((x.shape, x.jdtype) for x in leaves) \
-                    and key[2] == statics:
-                return program
-        raise RuntimeError("jit: no compiled program for these arguments")
+        """Trace and compile for these arguments without running: the Program."""
+        return self._entry(args, kwargs)[0]
 
 
 def jit(fun: Callable | None = None, *, static_argnums: int | Sequence[int] = (),

@@ -136,6 +136,9 @@ def test_long_reductions_share_a_workgroup():
     assert t.strategy == "group_reduce" and t.record()["strategy"]["reason"]
     src = wgsl(kernel).source
     assert "var<workgroup> partial" in src and "workgroupBarrier();" in src
+    cpu = Limits(hardware=False)   # barriers cost more than they save on a CPU
+    assert tune(kernel, LANG, cpu).strategy == "reduce"
+    assert tune(row_sum(1, 4096), LANG, cpu).strategy == "group_reduce"
 
 
 def test_matmul_is_tiled_with_a_register_block():

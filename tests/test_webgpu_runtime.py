@@ -186,12 +186,36 @@ def test_tiled_matmul_and_conv_match_numpy(device, rng):
     assert "tiled" in [e.tuning["strategy"]["value"] for e in log.kernels()]
 
 
-def test_long_reductions_use_the_group_strategy(device, rng):
-    x = rng.standard_normal((3, 5000), np.float32)
-    with jaxlab.capture() as log:
-        assert_close(jnp.asarray(x).max(axis=1), x.max(axis=1))
-        assert_close(jnp.asarray(x > 0).any(axis=1), (x > 0).any(axis=1))
-    assert {e.tuning["strategy"]["value"] for e in log.kernels()} == {"group_reduce"}
+def _run_with(backend, array, tuning):
+    """array's kernel compiled with `tuning` overrides, run, read back."""
+    kernel, inputs = _kernel_of(array)
+    exe = backend.prepare_kernel(kernel, tuning)
+    out = backend.allocate(max(4, kernel.size * kernel.dtype.itemsize))
+    backend.dispatch(exe, [b.handle for b in inputs], [out])
+    result = backend.read(out, kernel.dtype, kernel.size).reshape(kernel.shape)
+    backend.free(out)
+    return result, exe.tuning
+
+
+@pytest.mark.parametrize("strategy", ["reduce", "group_reduce", "tiled"])
+def test_every_strategy_agrees_with_numpy(backend, device, rng, strategy):
+    x = rng.standard_normal((24, 300), np.float32)
+    y = rng.standard_normal((300, 20), np.float32)
+    cases = [(lambda a: a @ jnp.asarray(y), x @ y),
+             (lambda a: a.max(axis=1), x.max(axis=1)),
+             (lambda a: (a > 1.0).any(axis=1), (x > 1.0).any(axis=1)),
+             (lambda a: a.astype(np.float16).sum(axis=1),
+              x.astype(np.float16).astype(np.float32).sum(axis=1).astype(np.float16))]
+    ran = 0
+    for build, expected in cases:
+        try:
+            got, tuning = _run_with(backend, build(jnp.asarray(x)), {"strategy": strategy})
+        except ValueError:
+            continue   # not a contraction: no tiled layout for it
+        assert tuning["strategy"]["value"] == strategy
+        assert_close(got.reshape(expected.shape), expected, rtol=2e-3, atol=1e-4)
+        ran += 1
+    assert ran >= 1
 
 
 def test_float16_without_shader_f16(rng):
@@ -233,3 +257,26 @@ def test_info_reports_adapter_and_limits(backend):
     assert info["backend"] == "webgpu" and info["max_kernel_inputs"] >= 7
     assert backend.max_kernel_inputs == \
         backend.device.limits["max-storage-buffers-per-shader-stage"] - 1
+
+
+def test_autotune_times_every_candidate_and_remembers(device, rng, monkeypatch, tmp_path):
+    from jaxlab.backends.webgpu import autotune
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    be = WebGpuBackend()
+    dev = Device("webgpu", be)
+    a, b = rng.standard_normal((40, 24), np.float32), rng.standard_normal((24, 36), np.float32)
+    with jaxlab.default_device(dev), autotune(), jaxlab.capture() as log:
+        assert_close(jnp.asarray(a) @ jnp.asarray(b), a @ b, rtol=1e-5, atol=1e-5)
+    tuning = log.kernels()[0].tuning
+    found = tuning["candidates"]
+    assert len(found) >= 3 and sum(c["winner"] for c in found) == 1
+    assert all(c["ms"] > 0 for c in found)
+    winner = next(c for c in found if c["winner"])
+    assert winner["ms"] == min(c["ms"] for c in found)
+    assert tuning["strategy"]["value"] == winner["strategy"]
+    assert (tmp_path / "jaxlab" / "webgpu-autotune.json").exists()
+    again = Device("webgpu", be)   # a fresh kernel cache: the disk answers, nothing is timed
+    monkeypatch.setattr(be, "_measure", lambda kernel: pytest.fail("timed again"))
+    with jaxlab.default_device(again), autotune(), jaxlab.capture() as log:
+        assert_close(jnp.asarray(a) @ jnp.asarray(b), a @ b, rtol=1e-5, atol=1e-5)
+    assert log.kernels()[0].tuning["candidates"] == found

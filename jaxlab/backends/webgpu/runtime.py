@@ -17,7 +17,7 @@ import numpy as np
 
 from jaxlab import events
 from jaxlab.backends.base import Backend, Executable
-from jaxlab.backends.webgpu import routines
+from jaxlab.backends.webgpu import autotuning, routines
 from jaxlab.backends.webgpu.adapter import describe, is_hardware, select_adapter
 from jaxlab.backends.webgpu.buffers import BufferPool, GpuBuffer, bucket
 from jaxlab.backends.webgpu.codegen import generate
@@ -77,6 +77,7 @@ class WebGpuBackend(Backend):
         self.max_kernel_inputs = got["max-storage-buffers-per-shader-stage"] - 1
         self.max_binding = min(got["max-storage-buffer-binding-size"], got["max-buffer-size"])
         self.timestamps = "timestamp-query" in wanted
+        self._tune_cache = autotuning.TuneCache()
         self._generation += 1
         self._pipelines: dict[tuple, tuple[Any, Any]] = {}
         self._layouts: dict[tuple, Any] = {}
@@ -169,7 +170,10 @@ class WebGpuBackend(Backend):
     # --- compiling ----------------------------------------------------------
     def prepare_kernel(self, kernel: Kernel, tuning: Optional[dict[str, Any]] = None) \
             -> Executable:
-        """`tuning` overrides the tuner's choices (see tune.tune)."""
+        """`tuning` overrides the tuner's choices (see tune.tune); without it, inside
+        autotune() the choices are measured instead."""
+        if tuning is None and autotuning.active():
+            return self._autotuned(kernel)
         t0 = time.perf_counter()
         tuned = tune(kernel, self.lang, self.limits, tuning)
         program = generate(kernel, tuned, self.lang, self.limits)
@@ -178,6 +182,53 @@ class WebGpuBackend(Backend):
         return Executable(plan, source=program.source, language="wgsl",
                           tuning=tuned.record(), tuned_ir=_tuned_text(kernel, tuned),
                           compile_ms=(time.perf_counter() - t0) * 1e3)
+
+    def _autotuned(self, kernel: Kernel) -> Executable:
+        info = describe(self._adapter)
+        key = f"{info['device']}|{info['backend_type']}|{self.lang.f16}|{kernel.key}"
+        results = self._tune_cache.get(key)
+        if results is None:
+            results = self._measure(kernel)
+            self._tune_cache.put(key, results)
+        winner = next(r for r in results if r["winner"])
+        exe = self.prepare_kernel(kernel, winner["overrides"])
+        exe.tuning["candidates"] = [{k: v for k, v in r.items() if k != "overrides"}
+                                    for r in results]
+        return exe
+
+    def _measure(self, kernel: Kernel) -> list[dict[str, Any]]:
+        """Every candidate tuning compiled and timed on scratch buffers."""
+        inputs = [self.allocate(max(4, n * d.itemsize)) for d, n in kernel.inputs]
+        outputs = [self.allocate(max(4, kernel.size * kernel.dtype.itemsize))]
+        results = []
+        for overrides in autotuning.candidates(kernel, self.lang, self.limits):
+            try:
+                exe = self.prepare_kernel(kernel, overrides)
+            except WebGpuError:
+                continue   # a candidate the compiler rejects is just not a candidate
+            t = tune(kernel, self.lang, self.limits, overrides)
+            results.append({**autotuning.configuration(t),
+                            "ms": self._time(exe, inputs, outputs), "overrides": overrides,
+                            "winner": False})
+        for h in inputs + outputs:
+            self.free(h)
+        min(results, key=lambda r: r["ms"])["winner"] = True
+        return results
+
+    def _time(self, exe: Executable, inputs: Sequence[GpuBuffer],
+              outputs: Sequence[GpuBuffer], runs: int = 3) -> float:
+        """Best device milliseconds of `runs` after a warm-up (wall time without
+        timestamp queries)."""
+        best = float("inf")
+        for run in range(runs + 1):
+            t0 = time.perf_counter()
+            ms = self._run(exe, inputs, outputs, timed=self.timestamps)
+            if ms is None:
+                self.synchronize()
+                ms = (time.perf_counter() - t0) * 1e3
+            if run:
+                best = min(best, ms)
+        return best
 
     def prepare_routine(self, routine: Routine) -> Executable:
         t0 = time.perf_counter()
@@ -230,13 +281,16 @@ class WebGpuBackend(Backend):
     # --- running ------------------------------------------------------------
     def dispatch(self, exe: Executable, inputs: Sequence[Any], outputs: Sequence[Any]) \
             -> Optional[float]:
+        return self._run(exe, inputs, outputs, timed=self.timestamps and events.listening())
+
+    def _run(self, exe: Executable, inputs: Sequence[Any], outputs: Sequence[Any],
+             timed: bool) -> Optional[float]:
         plan: Plan = exe.program
         self._live([*inputs, *outputs])
         if not plan.passes:
             return None   # an empty routine
         scratch = [self.allocate(n) for n in plan.scratch]
         handles = [*inputs, *outputs, *scratch]
-        timed = self.timestamps and events.listening()
         with self._guard(f"dispatching {plan.passes[0].program.label}"), \
                 self._freeing(scratch):
             encoder = self.device.create_command_encoder()

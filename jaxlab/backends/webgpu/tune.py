@@ -113,10 +113,12 @@ def _choose(kernel: Kernel, lang: Lang, limits: Limits) -> Tuning:
                           ("unroll", "the per-thread block is written out in full")]))
     steps = red.size
     contiguous = _reduction_is_contiguous(kernel)
-    if steps >= GROUP_MIN_STEPS and (kernel.size < FEW_OUTPUTS or contiguous):
+    # a CPU runs few threads and pays for every barrier: only one output needs groups
+    few = kernel.size < (FEW_OUTPUTS if limits.hardware else 2)
+    if steps >= GROUP_MIN_STEPS and (few or contiguous and limits.hardware):
         wg = min(256 if steps >= 2048 else 128 if steps >= 512 else 64,
                  _pow2_floor(limits.max_threads))
-        why = (f"{kernel.size} outputs are too few to fill the GPU" if kernel.size < FEW_OUTPUTS
+        why = (f"{kernel.size} outputs are too few to fill the device" if few
                else "the reduction runs along memory: threads of a group read neighbours")
         return Tuning("group_reduce", wg, pack, reasons=tuple(reasons + [
             ("strategy", f"{steps} reduction steps and {why}"),
@@ -125,7 +127,9 @@ def _choose(kernel: Kernel, lang: Lang, limits: Limits) -> Tuning:
     unroll = _unroll_for(kernel)
     return Tuning("reduce", min(64, limits.max_threads), pack, unroll, reasons=tuple(reasons + [
         ("strategy", f"{steps} steps per output" + (
-            ", and neighbouring outputs are neighbours in memory" if not contiguous else "")),
+            ", and neighbouring outputs are neighbours in memory" if not contiguous else
+            ", on a software adapter where barriers cost more than they save"
+            if not limits.hardware and steps >= GROUP_MIN_STEPS else "")),
         ("workgroup", "64 threads: small groups keep more of them resident"),
         ("unroll", f"{unroll} steps per iteration" + (
             "" if unroll > 1 else ": the step count or body size does not allow more"))]))

@@ -280,3 +280,13 @@ def test_autotune_times_every_candidate_and_remembers(device, rng, monkeypatch, 
     with jaxlab.default_device(again), autotune(), jaxlab.capture() as log:
         assert_close(jnp.asarray(a) @ jnp.asarray(b), a @ b, rtol=1e-5, atol=1e-5)
     assert log.kernels()[0].tuning["candidates"] == found
+
+
+@pytest.mark.parametrize("tile", [(128, 128, 8, 8, 8), (64, 64, 16, 4, 4), (32, 64, 16, 2, 4)])
+def test_tile_shapes_agree_with_numpy(backend, device, rng, tile):
+    a = rng.standard_normal((130, 70), np.float32)   # edges: partial tiles in M, N and K
+    b = rng.standard_normal((70, 129), np.float32)
+    got, tuning = _run_with(backend, jnp.asarray(a) @ jnp.asarray(b),
+                            {"strategy": "tiled", "tile": tile})
+    assert tuning["tile"]["value"] == f"{tile[0]}x{tile[1]}x{tile[2]}"
+    assert_close(got, a @ b, rtol=1e-4, atol=1e-4)

@@ -47,8 +47,9 @@ def candidates(kernel: Kernel, lang: Lang, limits: Limits) -> list[dict[str, Any
         ["reduce", "group_reduce", "tiled"]
     tries += [{"strategy": s} for s in strategies if s != base.strategy]
     if base.strategy == "tiled":
-        tries += [{"tile": t} for t in ((64, 64, 16, 4, 4), (32, 32, 16, 2, 2),
-                                        (64, 64, 8, 4, 4), (32, 64, 16, 2, 4))]
+        tries += [{"tile": t} for t in ((128, 128, 8, 8, 8), (128, 128, 16, 8, 8),
+                                        (64, 64, 16, 4, 4), (64, 64, 8, 4, 4),
+                                        (32, 32, 16, 2, 2), (32, 64, 16, 2, 4))]
     else:
         tries += [{"workgroup": w} for w in (64, 128, 256) if w != base.workgroup]
     if base.strategy == "reduce":

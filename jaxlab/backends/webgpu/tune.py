@@ -105,8 +105,9 @@ def _choose(kernel: Kernel, lang: Lang, limits: Limits) -> Tuning:
                           ("strategy", f"sum of a*b where a ignores {contraction.n} outputs "
                                        f"and b ignores {contraction.m}: each staged value is "
                                        "reused across a tile"),
-                          ("tile", "64x64 when both M and N reach 64, else 32x32; 16 steps "
-                                   "of the reduction per round of shared memory"),
+                          ("tile", f"{tile.m}x{tile.n}: the largest tile M and N fill "
+                                   "(128 only on a GPU), within the thread and shared "
+                                   "memory limits"),
                           ("register_block", "register tiles with constant indices: "
                                              "dynamically indexed arrays would spill"),
                           ("workgroup", "one thread per register block of the tile"),
@@ -138,12 +139,15 @@ def _choose(kernel: Kernel, lang: Lang, limits: Limits) -> Tuning:
 def _tile_for(kernel: Kernel, c: Optional[Contraction], limits: Limits) -> Optional[Tile]:
     if c is None or min(c.m, c.n) < TILED_MIN_DIM or kernel.reduction.size < TILED_MIN_DIM:
         return None
-    big = min(c.m, c.n) >= 64
-    for tile in ((Tile(64, 64, 16, 4, 4),) if big else ()) + (Tile(32, 32, 16, 2, 2),
-                                                             Tile(32, 32, 8, 4, 4)):
-        if tile.threads <= limits.max_threads and tile.shared_bytes(4) <= limits.max_shared_bytes:
-            return tile
-    return None
+    fits = [t for t in _TILES if (limits.hardware or t.m <= 64) and
+            t.threads <= limits.max_threads and t.shared_bytes(4) <= limits.max_shared_bytes]
+    side = min(c.m, c.n)
+    return next((t for t in fits if t.m <= side), fits[-1] if fits else None)
+
+
+# Largest first: 8x8 register blocks give 64 multiply-adds per 16 shared loads, the
+# reuse a GPU needs to approach its peak; smaller tiles waste less on small sides.
+_TILES = (Tile(128, 128, 8, 8, 8), Tile(64, 64, 16, 4, 4), Tile(32, 32, 16, 2, 2))
 
 
 def _unroll_for(kernel: Kernel) -> int:

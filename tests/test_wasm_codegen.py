@@ -79,7 +79,7 @@ def same(wasm_out: np.ndarray, cpu_out: np.ndarray, ulps: int = 0) -> None:
 
 def wat_of(kernel: Kernel) -> str:
     plan, form = tune(kernel)
-    return generate(kernel, plan, form)
+    return generate(kernel, plan, form).text
 
 
 def test_contiguous_float_kernel_is_simd_with_a_scalar_tail() -> None:
@@ -109,10 +109,11 @@ def test_matmul_gets_a_register_tile_with_reasons() -> None:
     plan, form = tune(k)
     tuning = plan.as_dict(form)
     assert tuning["lane_axis"] == "col" and tuning["vector_width"] == 4
-    assert tuning["tile"] == [4, 8] and "rows" in tuning["reasons"]["tile"]
-    wat = generate(k, plan, form)
-    assert "v128.load32_splat" in wat           # a row value broadcast to the lanes
-    assert "f32x4.mul" in wat and "reduce: ridx" in wat
+    assert tuning["tile"] == [6, 8] and "rows" in tuning["reasons"]["tile"]
+    wat = generate(k, plan, form).text
+    assert "i8x16.shuffle 4 5 6 7 4 5 6 7" in wat   # a row value broadcast to the lanes
+    assert "f32x4.relaxed_madd" in wat and tuning["fma"] and "reduce: ridx" in wat
+    assert tuning["pack"] and "(param $scratch i32)" in wat and "packed panel" in wat
 
 
 def test_row_sum_vectorises_along_ridx() -> None:
@@ -122,14 +123,14 @@ def test_row_sum_vectorises_along_ridx() -> None:
                reduction=Reduction(AluOp.Add, 37, acc_variable(F32)), reduce_shape=(37,))
     plan, form = tune(k)
     assert plan.lane == "ridx" and plan.accumulators > 1
-    wat = generate(k, plan, form)
+    wat = generate(k, plan, form).text
     assert "v128.load" in wat and "the last ridx one at a time" in wat
 
 
 # --- runtime: events, cache, traps ---------------------------------------------------
 
 def test_event_carries_wat_tuning_and_cache_hit() -> None:
-    with jaxlab.default_device(_wasm_device()):
+    with jaxlab.default_device("wasm"):
         x = jnp.asarray(np.arange(7, dtype=np.float32))
         with jaxlab.capture() as log:
             (x * 3 + 1).block_until_ready()
@@ -341,7 +342,8 @@ def test_clamped_gather_of_unbounded_indices(wasm: WasmBackend) -> None:
     same(run_wasm(wasm, k, x, idx), run_cpu(k, x, idx))
 
 
-def _wasm_device():
-    from jaxlab.engine.devices import get_device, register_backend
-    register_backend("wasm", create, priority=10)
-    return get_device("wasm")
+def test_wasm_is_the_default_device_without_a_gpu() -> None:
+    names = [d.platform for d in jaxlab.devices()]
+    assert "wasm" in names
+    gpu_first = names[0] == "webgpu"
+    assert names.index("wasm") < names.index("cpu") and (gpu_first or names[0] == "wasm")

@@ -34,13 +34,14 @@ def _backend():
 
 
 @st.composite
-def index(draw, out: AluExp, red: AluExp | None):
-    """An input index built from the output index (and ridx): in or out of bounds."""
+def index(draw, out: AluExp, red: AluExp | None, last: int):
+    """An input index built from the output index (and ridx): in or out of bounds.
+    Dividing by the last output dimension gives the row, the remainder the column."""
     axes = [out] + ([red] if red is not None else [])
     e = AluExp.const(draw(st.integers(0, 5)), I32)
     for ax in axes:
         kind = draw(st.sampled_from(["lin", "div", "mod", "none"]))
-        k = draw(st.integers(1, 5))
+        k = draw(st.sampled_from([1, 2, 3, 5, last]))
         e = e + {"lin": ax * k, "div": ax // k, "mod": ax % k, "none": AluExp.const(0, I32)}[kind]
     return e.simplify()
 
@@ -55,10 +56,10 @@ UNARY = [AluOp.Sqrt, AluOp.Floor, AluOp.Ceil, AluOp.Reciprocal, AluOp.Exp, AluOp
 
 
 @st.composite
-def expr(draw, dtype: DType, out: AluExp, red: AluExp | None, depth: int = 3):
+def expr(draw, dtype: DType, out: AluExp, red: AluExp | None, last: int, depth: int = 3):
     choice = draw(st.integers(0, 7 if depth > 0 else 1))
     if choice == 0:
-        return AluExp.load(SLOTS[dtype], draw(index(out, red)), dtype)
+        return AluExp.load(SLOTS[dtype], draw(index(out, red, last)), dtype)
     if choice == 1:
         value = draw({F32: st.sampled_from([0.0, -1.5, 2.0, 1e30, float("nan")]),
                       F16: st.sampled_from([0.0, -1.5, 0.1, 60000.0, float("inf")]),
@@ -66,7 +67,7 @@ def expr(draw, dtype: DType, out: AluExp, red: AluExp | None, depth: int = 3):
                       U32: st.sampled_from([0, 1, 3, 2 ** 32 - 1]),
                       BOOL: st.booleans()}[dtype])
         return AluExp.const(value, dtype)
-    sub = lambda d: expr(d, out, red, depth - 1)  # noqa: E731
+    sub = lambda d: expr(d, out, red, last, depth - 1)  # noqa: E731
     if choice in (2, 3, 4):
         op = draw(st.sampled_from(BINARY[dtype]))
         return AluExp(op, dtype, (draw(sub(dtype)), draw(sub(dtype))))
@@ -104,7 +105,8 @@ def _compare(kernel: Kernel) -> None:
         np.testing.assert_array_equal(got, want)
 
 
-SHAPES = st.sampled_from([(1,), (3,), (8,), (13,), (4, 5), (6, 8), (3, 12), (2, 3, 7)])
+SHAPES = st.sampled_from([(1,), (3,), (8,), (13,), (4, 5), (6, 8), (3, 12), (2, 3, 7),
+                          (13, 12), (14, 9), (2, 13, 8)])
 DTYPES = st.sampled_from([F32, I32, U32, BOOL, F16])
 
 
@@ -112,19 +114,42 @@ DTYPES = st.sampled_from([F32, I32, U32, BOOL, F16])
 @given(st.data(), SHAPES, DTYPES)
 def test_random_elementwise_kernels(data, shape, dtype) -> None:
     n = int(np.prod(shape))
-    exp = data.draw(expr(dtype, AluExp.special("gidx", n), None)).simplify()
+    exp = data.draw(expr(dtype, AluExp.special("gidx", n), None, shape[-1])).simplify()
     _compare(Kernel(shape=shape, inputs=tuple((d, N_IN) for d in SLOTS), exp=exp))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
-@given(st.data(), SHAPES, st.sampled_from([1, 3, 4, 9, 20]), st.sampled_from([F32, I32, BOOL, F16]),
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.data(), SHAPES, st.sampled_from([1, 3, 4, 9, 20, 33]), st.sampled_from([F32, I32, BOOL, F16]),
        st.sampled_from([AluOp.Add, AluOp.Max, AluOp.Min]))
 def test_random_reduction_kernels(data, shape, steps, dtype, op) -> None:
     n = int(np.prod(shape))
     g, r = AluExp.special("gidx", n), AluExp.special("ridx", steps)
-    body = data.draw(expr(dtype, g, r, depth=2)).simplify()
+    body = data.draw(expr(dtype, g, r, shape[-1], depth=2)).simplify()
     acc = acc_variable(dtype)
     epilogue = data.draw(st.sampled_from([acc, (acc.cast(F32) * 2.0) if dtype is not F32 else acc * 2.0]))
     k = Kernel(shape=shape, inputs=tuple((d, N_IN) for d in SLOTS), exp=body,
                reduction=Reduction(op, steps, epilogue), reduce_shape=(steps,))
     _compare(k)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.integers(1, 20), st.integers(1, 19), st.integers(1, 13), st.booleans(), st.booleans(),
+       st.sampled_from([F32, I32]), st.sampled_from([AluOp.Add, AluOp.Max]),
+       st.sampled_from(["mul", "add", "where"]))
+def test_random_matmul_like_kernels(m, n, k, a_t, b_t, dtype, op, combine) -> None:
+    """a[row, ridx] (x) b[ridx, col], either operand stored transposed: register tiles,
+    packed strips and every tail."""
+    g, r = AluExp.special("gidx", m * n), AluExp.special("ridx", k)
+    row, col = g // n, g % n
+    a = AluExp.load(SLOTS[dtype], (r * m + row) if a_t else (row * k + r), dtype)
+    b = AluExp.load(SLOTS[dtype], (col * k + r) if b_t else (r * n + col), dtype)
+    body = {"mul": a * b, "add": a + b, "where": a.lt(b).where(a, b * 2)}[combine].simplify()
+    inputs = tuple((d, max(N_IN, 400)) for d in SLOTS)
+    kern = Kernel(shape=(m, n), inputs=inputs, exp=body,
+                  reduction=Reduction(op, k, acc_variable(dtype)), reduce_shape=(k,))
+    arrays = [np.resize(x, 400) for x in INPUTS]
+    got, want = run_wasm(_backend(), kern, *arrays), run_cpu(kern, *arrays)
+    if dtype is F32:
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, equal_nan=True)
+    else:
+        np.testing.assert_array_equal(got, want)

@@ -112,3 +112,17 @@ def contiguous(index: AluExp, lane: str, deps: Deps) -> bool:
 
 def loads(e: Optional[AluExp]) -> list[AluExp]:
     return [] if e is None else [n for n in e.toposort() if n.op is AluOp.GlobalIndex]
+
+
+def panel_operands(body: AluExp, deps: Deps) -> list[AluExp]:
+    """The column-side operands of a matmul-like body: largest subexpressions over
+    (col, ridx) alone that feed a node depending on row. Packing their values for a
+    strip of columns once lets every row tile read them contiguously."""
+    found: dict[AluExp, None] = {}
+    for node in body.toposort():
+        if ROW not in deps(node):
+            continue
+        for s in node.src:
+            if deps(s) == frozenset({COL, RIDX}):
+                found.setdefault(s)
+    return list(found)

@@ -22,7 +22,7 @@ from typing import Optional
 
 from jaxlab.backends.wasm import mathlib
 from jaxlab.backends.wasm.analysis import (COL, RIDX, ROW, AxisForm, Deps, affine,
-                                           contiguous, in_bounds)
+                                           contiguous, in_bounds, panel_operands)
 from jaxlab.backends.wasm.optable import (F16_EXACT, MEM, SCALAR_TYPE, const, divide_by_constant,
                                           extract, kind, replace, splat, templates)
 from jaxlab.backends.wasm.tune import Plan
@@ -41,9 +41,16 @@ class Val:
     vector: bool              # v128 of four lanes, or a scalar
 
 
-def generate(kernel: Kernel, plan: Plan, form: AxisForm) -> str:
+@dataclass(frozen=True)
+class Generated:
+    text: str                 # the module
+    scratch_bytes: int        # size of the $scratch argument (0: the kernel takes none)
+
+
+def generate(kernel: Kernel, plan: Plan, form: AxisForm) -> Generated:
     """The whole module: imports, the math functions it calls, the kernel."""
-    return _KernelWat(kernel, plan, form).module()
+    gen = _KernelWat(kernel, plan, form)
+    return Generated(gen.module(), gen.scratch_bytes)
 
 
 def _indent(lines: list[str], n: int = 1) -> list[str]:
@@ -57,6 +64,9 @@ class _KernelWat:
         self.ids: dict[AluExp, int] = {}
         self.locals: dict[str, str] = {"row": "i32", "col": "i32", "ridx": "i32"}
         self.labels = 0
+        self.packed: dict[AluExp, int] = {}    # panel operands being read from $scratch
+        self.pack_stride = 0                    # bytes of packed values per ridx step
+        self.scratch_bytes = 0
 
     # --- names -------------------------------------------------------------
     def local(self, name: str, wasm_type: str) -> str:
@@ -80,7 +90,8 @@ class _KernelWat:
         body = self._outputs()
         k, plan, form = self.kernel, self.plan, self.form
         params = " ".join(["(param $out i32)"] + [f"(param $in{i} i32)"
-                                                  for i in range(len(k.inputs))])
+                                                  for i in range(len(k.inputs))]
+                          + (["(param $scratch i32)"] if self.scratch_bytes else []))
         head = [f";; {line}" for line in k.text().splitlines()]
         head.append(f";; loops: {form.rows} rows x {form.cols} cols"
                     + (f", reduction of {form.steps}" if k.reduction else "")
@@ -108,33 +119,69 @@ class _KernelWat:
                            f"(br_if ${label} (i32.lt_u (local.get ${var}) (i32.const {stop}))))"]))
 
     def _outputs(self) -> list[str]:
-        plan, form = self.plan, self.form
+        plan = self.plan
         width = plan.width if plan.lane == COL else 1
-        rows_main = form.rows // plan.tile_rows * plan.tile_rows
-        row_parts = [(0, rows_main, plan.tile_rows), (rows_main, form.rows, 1)]
+        if not plan.pack:
+            return self._grid(self._col_parts(0, plan.tile_vectors, width))
+        strip = plan.tile_vectors * width
+        packed_cols = self.form.cols // strip * strip
+        inner = self._pack_strip()
+        for r0, r1, tm in self._row_parts():
+            inner += self._loop("row", r0, r1, tm, self._tile(tm, plan.tile_vectors, width),
+                                f"rows {tm} at a time over the packed strip")
+        self.packed = {}
+        return (self._loop("col", 0, packed_cols, strip, inner,
+                           f"strips of {strip} columns, each packed once")
+                + self._grid(self._col_parts(packed_cols, 1, width)))
+
+    def _row_parts(self) -> list[tuple[int, int, int]]:
+        rows, tm = self.form.rows, self.plan.tile_rows
+        main = rows // tm * tm
+        return [p for p in ((0, main, tm), (main, rows, 1)) if p[1] > p[0]]
+
+    def _grid(self, col_parts: list[tuple[int, int, int, int]]) -> list[str]:
+        """Rows outside, columns inside, a tile per step."""
         lines: list[str] = []
-        for r0, r1, tm in row_parts:
-            if r1 <= r0:
-                continue
+        for r0, r1, tm in self._row_parts():
             inner: list[str] = []
-            for c0, c1, tn, w in self._col_parts(width):
+            for c0, c1, tn, w in col_parts:
                 what = (f"tiles of {tm} row(s) x {tn * w} column(s)"
                         + (f" ({tn} x {w} lanes)" if w > 1 else ""))
                 inner += self._loop("col", c0, c1, tn * w, self._tile(tm, tn, w), what)
             lines += self._loop("row", r0, r1, tm, inner, f"rows {tm} at a time")
         return lines
 
-    def _col_parts(self, width: int) -> list[tuple[int, int, int, int]]:
-        """(start, stop, vectors per tile, lanes) for the main, single-vector and scalar parts."""
-        cols, tn = self.form.cols, self.plan.tile_vectors
-        a = cols // (tn * width) * (tn * width)
-        parts = [(0, a, tn, width)]
+    def _col_parts(self, start: int, tn: int, width: int) -> list[tuple[int, int, int, int]]:
+        """(start, stop, vectors per tile, lanes): tiles of tn vectors, single vectors, scalars."""
+        cols = self.form.cols
+        a = start + (cols - start) // (tn * width) * (tn * width)
+        parts = [(start, a, tn, width)]
         if width > 1:
             b = cols // width * width
             parts += [(a, b, 1, width), (b, cols, 1, 1)]
         else:
             parts.append((a, cols, 1, 1))
         return [p for p in parts if p[1] > p[0]]
+
+    def _pack_strip(self) -> list[str]:
+        """Store the panel operands of columns col..col+strip for every ridx into $scratch,
+        ridx-major, so that the row tiles read them with unit stride."""
+        nodes = panel_operands(self.form.body, self.deps)
+        tn = self.plan.tile_vectors
+        self.pack_stride = len(nodes) * tn * 16
+        self.scratch_bytes = self.form.steps * self.pack_stride
+        tile = _Scope(self, COL)
+        loop = _Scope(self, COL, parent=tile)
+        pk = self.local("pk", "i32")
+        loop.prelude.append(f"(local.set ${pk} (local.get $scratch))  ;; pack this strip")
+        for j, node in enumerate(nodes):
+            for c in range(tn):
+                v = loop.vec(node, {COL: 4 * c, RIDX: 0})
+                loop.lines.append(f"(v128.store offset={(j * tn + c) * 16} (local.get ${pk}) {v})"
+                                  f"  ;; packed {self.label(node)} @ col+{4 * c}")
+        loop.increments[pk] = self.pack_stride
+        self.packed = {node: j for j, node in enumerate(nodes)}
+        return tile.lines + self._ridx_loop(loop, 0, self.form.steps, 1)
 
     # --- one tile ----------------------------------------------------------------
     def _tile(self, tm: int, tn: int, w: int) -> list[str]:
@@ -196,12 +243,12 @@ class _KernelWat:
         for start, stop, unroll in ((0, main, plan.unroll), (main, steps, 1)):
             if stop <= start:
                 continue
-            loop = _Scope(self, tile.lane, parent=tile, start=start)
+            loop = _Scope(self, tile.lane, parent=tile, start=start, quads=unroll % 4 == 0)
             for u in range(unroll):
                 for ci, pos in enumerate(copies):
-                    v = loop.value(self.form.body, {**pos, RIDX: u}, vector)
                     acc = accs[ci, u % plan.accumulators]
-                    loop.lines.append(f"(local.set ${acc} {op.format(a=f'(local.get ${acc})', b=v)})"
+                    step = self._accumulate(loop, acc, {**pos, RIDX: u}, op, vector)
+                    loop.lines.append(f"(local.set ${acc} {step})"
                                       f"  ;; acc {red.op.name.lower()}= body[{self._where(pos)}]")
             loops += self._ridx_loop(loop, start, stop, unroll)
         for ci, pos in enumerate(copies):
@@ -224,8 +271,8 @@ class _KernelWat:
             tile.lines += [f"(local.set ${v} {const(ident, dtype, True)})" for v in vaccs]
             loop = _Scope(self, RIDX, parent=tile)
             for u, vacc in enumerate(vaccs):
-                v = loop.vec(self.form.body, {**pos, RIDX: 4 * u})
-                loop.lines.append(f"(local.set ${vacc} {v_op.format(a=f'(local.get ${vacc})', b=v)})"
+                step = self._accumulate(loop, vacc, {**pos, RIDX: 4 * u}, v_op, True)
+                loop.lines.append(f"(local.set ${vacc} {step})"
                                   f"  ;; lanes of acc: ridx+{4 * u}..+3")
             loops += self._ridx_loop(loop, 0, main, 4 * nvec)
             loops.append(";; fold the vector accumulators, then their lanes")
@@ -250,6 +297,14 @@ class _KernelWat:
             loops += self._ridx_loop(loop, main, steps, 1)
         tile.accs[self._acc_key(pos)] = self._round_acc(loops, acc, dtype, False)
         return loops
+
+    def _accumulate(self, loop: "_Scope", acc: str, pos: Pos, op: str, vector: bool) -> str:
+        """acc op body; a product into a sum is one fused multiply-add when the plan says so."""
+        body = self.form.body
+        if self.plan.fma and vector:
+            a, b = (loop.vec(s, pos) for s in body.src)
+            return f"(f32x4.relaxed_madd {a} {b} (local.get ${acc}))"
+        return op.format(a=f"(local.get ${acc})", b=loop.value(body, pos, vector))
 
     def _round_acc(self, lines: list[str], acc: str, dtype: DType, vector: bool) -> Val:
         """float16 accumulates in f32 (as the cpu backend) and rounds once at the end."""
@@ -286,9 +341,10 @@ class _Scope:
     """
 
     def __init__(self, gen: _KernelWat, lane: Optional[str], parent: Optional["_Scope"] = None,
-                 start: int = 0):
+                 start: int = 0, quads: bool = False):
         self.gen, self.lane, self.parent = gen, lane, parent
         self.start = start                      # a loop's first ridx
+        self.quads = quads                      # ridx copies come in aligned fours
         self.memo: dict[tuple, Val] = {}
         self.lines: list[str] = []
         self.prelude: list[str] = []            # a loop's pointer set-up, run before it
@@ -344,6 +400,8 @@ class _Scope:
     def _make(self, node: AluExp, pos: Pos, key: tuple) -> Val:
         op = node.op
         vector = self.lane is not None and self.lane in self.gen.deps(node)
+        if node in self.gen.packed and vector:
+            return Val(self._packed(node, pos), True)
         if op is AluOp.Const:
             return Val(const(node.arg, node.dtype, False), False)
         if op is AluOp.Variable:
@@ -454,14 +512,47 @@ class _Scope:
             return extract(dtype, mem.decode.format(v=f"(i32x4.splat {raw})"), 0)
         return raw   # a bool byte is already 0 or 1
 
+    def _packed(self, node: AluExp, pos: Pos) -> str:
+        """A panel operand, read back from $scratch by a pointer that moves with ridx."""
+        gen = self.gen
+        if "packed" not in self.memo:
+            name = gen.local(gen.fresh("pp"), "i32")
+            self.prelude.append(f"(local.set ${name} (i32.add (local.get $scratch) "
+                                f"(i32.const {self.start * gen.pack_stride})))  ;; packed panel")
+            self.increments[name] = gen.pack_stride
+            self.memo["packed"] = Val(name, False)
+        ptr = self.memo["packed"].text
+        off = pos[RIDX] * gen.pack_stride + (gen.packed[node] * gen.plan.tile_vectors
+                                             + pos[COL] // 4) * 16
+        return f"(v128.load offset={off} (local.get ${ptr}))"
+
     def _load_splat(self, node: AluExp, pos: Pos) -> Optional[str]:
-        """A 4-byte scalar load wanted in every lane: v128.load32_splat reads it once."""
+        """A 4-byte scalar load wanted in every lane: v128.load32_splat reads it once.
+
+        In a loop unrolled by a multiple of 4 along ridx, four consecutive ridx values
+        are one v128.load, and each copy takes its lane with a shuffle.
+        """
         if node.op is not AluOp.GlobalIndex or node.dtype.itemsize != 4:
             return None
         count = self.gen.kernel.inputs[node.arg][1]
-        if count == 0 or not in_bounds(node.src[0], count):
+        index, base = node.src[0], f"(local.get $in{node.arg})"
+        if count == 0 or not in_bounds(index, count):
             return None
-        ptr, off = self.address(f"(local.get $in{node.arg})", 4, node.src[0], pos)
+        aff = affine(index)
+        if self.quads and aff.coeff(RIDX) == 1 and RIDX not in self.gen.deps(aff.rest):
+            u = pos.get(RIDX, 0)
+            first = {**pos, RIDX: u - u % 4}
+            key = (node, self.gen.restrict(node, first), "quad")
+            if key not in self.memo:
+                ptr, off = self.address(base, 4, index, first)
+                label = self.gen.label(node)
+                name = f"{label}q{_suffix(key[1])}"
+                self.memo[key] = Val(self.bind(f"(v128.load offset={off} {ptr})", True, node.dtype,
+                                               f"{label} at ridx+{first[RIDX]}..+3", name), True)
+            lane = " ".join(str(4 * (u % 4) + b) for b in range(4))
+            quad = self.memo[key].text
+            return f"(i8x16.shuffle {' '.join([lane] * 4)} {quad} {quad})"
+        ptr, off = self.address(base, 4, index, pos)
         return f"(v128.load32_splat offset={off} {ptr})"
 
     def address(self, base: str, isz: int, index: AluExp, pos: Pos) -> tuple[str, int]:

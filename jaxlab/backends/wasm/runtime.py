@@ -8,6 +8,7 @@ one compiled module. Routines run with NumPy on zero-copy views of the memory.
 from __future__ import annotations
 
 import ctypes
+import functools
 import hashlib
 import math
 import time
@@ -39,7 +40,8 @@ class WasmTrapError(RuntimeError):
 @dataclass(frozen=True)
 class CompiledKernel:
     name: str
-    call: Callable[..., None]      # call(out, *inputs) with byte offsets
+    call: Callable[..., None]      # call(out, *inputs[, scratch]) with byte offsets
+    scratch_bytes: int = 0
 
 
 def _i32(offset: int) -> int:
@@ -75,21 +77,40 @@ def _caller(store: wasmtime.Store, func: wasmtime.Func, nargs: int) -> Callable[
     return run
 
 
-class WasmBackend(Backend):
-    name = "wasm"
+class _Wasm:
+    """The wasmtime objects of one device: engine, store, the shared memory, a linker."""
 
-    def __init__(self, fuel: Optional[int] = None) -> None:
-        """`fuel`: a budget of Wasm instructions per dispatch (None: unlimited)."""
+    def __init__(self, fuel: bool) -> None:
         config = wasmtime.Config()
-        config.consume_fuel = fuel is not None
+        config.consume_fuel = fuel
         self.engine = wasmtime.Engine(config)
         self.store = wasmtime.Store(self.engine)
         self.memory = LinearMemory(self.store)
         self.linker = wasmtime.Linker(self.engine)
         self.linker.define(self.store, "env", "memory", self.memory.memory)
+        weakref.finalize(self, _close, self.linker, self.store, self.engine)
+
+
+class WasmBackend(Backend):
+    name = "wasm"
+
+    def __init__(self, fuel: Optional[int] = None) -> None:
+        """`fuel`: a budget of Wasm instructions per dispatch (None: unlimited)."""
         self.fuel = fuel
         self._modules: dict[str, Callable[..., None]] = {}
-        weakref.finalize(self, _close, self.linker, self.store, self.engine)
+        self._scratch_at = self._scratch_bytes = 0
+
+    @functools.cached_property
+    def wasm(self) -> _Wasm:
+        """Started on first use. wasmtime turns out-of-bounds accesses into traps with a
+        signal handler installed when the first engine starts; a SIGSEGV handler installed
+        after it (faulthandler, which pytest enables after importing conftest.py) would
+        turn those traps into crashes. Starting late puts wasmtime's handler last."""
+        return _Wasm(self.fuel is not None)
+
+    @property
+    def memory(self) -> LinearMemory:
+        return self.wasm.memory
 
     # --- memory -----------------------------------------------------------------
     def allocate(self, nbytes: int) -> int:
@@ -110,10 +131,11 @@ class WasmBackend(Backend):
         plan, form = tune(kernel)
         wat = generate(kernel, plan, form)
         t1 = time.perf_counter()
-        call, hit = self.instantiate(wat, 1 + len(kernel.inputs))
+        call, hit = self.instantiate(wat.text, 1 + len(kernel.inputs) + (wat.scratch_bytes > 0))
         compile_ms = (time.perf_counter() - t1) * 1e3
         return Executable(
-            program=CompiledKernel(kernel.name, call), source=wat, language="wat",
+            program=CompiledKernel(kernel.name, call, wat.scratch_bytes), source=wat.text,
+            language="wat",
             tuning=plan.as_dict(form), tuned_ir=_tuned_ir(kernel, form, plan),
             compile_ms=compile_ms,
             extra={"module_cache_hit": hit, "codegen_ms": (t1 - t0) * 1e3})
@@ -123,9 +145,9 @@ class WasmBackend(Backend):
         key = hashlib.sha1(wat.encode()).hexdigest()
         hit = key in self._modules
         if not hit:
-            module = wasmtime.Module(self.engine, wat)
-            instance = self.linker.instantiate(self.store, module)
-            self._modules[key] = _caller(self.store, instance.exports(self.store)["kernel"], nargs)
+            w = self.wasm
+            instance = w.linker.instantiate(w.store, wasmtime.Module(w.engine, wat))
+            self._modules[key] = _caller(w.store, instance.exports(w.store)["kernel"], nargs)
         return self._modules[key], hit
 
     def prepare_routine(self, routine: Routine) -> Executable:
@@ -143,12 +165,21 @@ class WasmBackend(Backend):
                 self.memory.view(h, d, math.prod(s))[:] = value.reshape(-1)
             return None
         if self.fuel is not None:
-            self.store.set_fuel(self.fuel)
+            self.wasm.store.set_fuel(self.fuel)
+        extra = (self._scratch(prog.scratch_bytes),) if prog.scratch_bytes else ()
         try:
-            prog.call(outputs[0], *inputs)
+            prog.call(outputs[0], *inputs, *extra)
         except (wasmtime.Trap, wasmtime.WasmtimeError) as exc:
             raise WasmTrapError(prog.name, _cause(exc)) from None
         return None
+
+    def _scratch(self, nbytes: int) -> int:
+        """One scratch block for every kernel (dispatches never overlap), grown on demand."""
+        if nbytes > self._scratch_bytes:
+            if self._scratch_bytes:
+                self.memory.free(self._scratch_at)
+            self._scratch_at, self._scratch_bytes = self.memory.allocate(nbytes), nbytes
+        return self._scratch_at
 
     def info(self) -> dict[str, Any]:
         return {"backend": self.name, "memory_bytes": self.memory.size,

@@ -17,16 +17,20 @@ event's `tuning` shows.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from jaxlab.backends.wasm.analysis import (COL, RIDX, ROW, AxisForm, Deps, axis_form,
                                            contiguous, loads)
+from jaxlab.ir.alu import AluOp
+from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import Kernel
 
 WIDTH = 4                 # f32x4 / i32x4
 ELEMENTWISE_VECTORS = 2   # vectors per elementwise iteration
-MATMUL_TILE = (4, 2)      # rows x vectors of accumulators: 8 v128 registers of 16
+MATMUL_TILE = (6, 2)      # rows x vectors of accumulators: 12 of the 16 v128 registers
+MATMUL_UNROLL = 4         # ridx steps per iteration: a row's 4 values are one v128 load
 RIDX_VECTORS = 4          # vectors per step of a reduction along ridx (16 partial sums)
 
 
@@ -39,6 +43,8 @@ class Plan:
     tile_vectors: int = 1         # vectors (or scalars) per tile along col
     unroll: int = 1               # ridx steps per reduction-loop iteration
     accumulators: int = 1         # independent accumulators along ridx
+    fma: bool = False             # accumulate a product with f32x4.relaxed_madd
+    pack: bool = False            # copy each column strip's operands to contiguous scratch
     reasons: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
     def as_dict(self, form: AxisForm) -> dict[str, Any]:
@@ -49,6 +55,8 @@ class Plan:
             "tile": [self.tile_rows, self.tile_vectors * (self.width if self.lane == COL else 1)],
             "unroll": self.unroll,
             "accumulators": self.accumulators,
+            "fma": self.fma,
+            "pack": self.pack,
             "reasons": dict(self.reasons),
         }
 
@@ -73,7 +81,15 @@ def tune(kernel: Kernel) -> tuple[Plan, AxisForm]:
     deps = Deps()
     if kernel.reduction is None:
         return _tune_elementwise(kernel, deps)
-    return _tune_reduction(kernel, deps)
+    plan, form = _tune_reduction(kernel, deps)
+    red = kernel.reduction
+    if plan.lane is not None and red.op is AluOp.Add and kernel.exp.dtype is DType.float32 \
+            and form.body.op is AluOp.Mul:
+        plan.reasons["fma"] = ("the body is a product summed in f32: f32x4.relaxed_madd, one "
+                               "instruction (and at most one rounding) per step; scalar tails "
+                               "multiply then add")
+        plan = dataclasses.replace(plan, fma=True)
+    return plan, form
 
 
 def _tune_elementwise(kernel: Kernel, deps: Deps) -> tuple[Plan, AxisForm]:
@@ -137,8 +153,18 @@ def _tile_plan(form: AxisForm, deps: Deps, reasons: dict[str, str]) -> Plan:
         reasons["tile"] = (f"{rows} rows x {vectors * WIDTH} columns of accumulators: one input "
                            "varies only along rows and another only along columns, so each "
                            f"loaded row value serves {vectors} vectors and each column vector "
-                           f"serves {rows} rows")
-        return Plan(form.cols, COL, WIDTH, rows, vectors, reasons=reasons)
+                           f"serves {rows} rows (measured against 4x8, 4x12, 5x8, 3x16 and 8x4)")
+        unroll = MATMUL_UNROLL if form.steps >= 2 * MATMUL_UNROLL else 1
+        if unroll > 1:
+            reasons["unroll"] = (f"{unroll} ridx steps per iteration: four row values come in "
+                                 "one v128 load and are spread to the lanes by shuffles")
+        pack = form.rows >= 2 * rows and vectors_available >= vectors and vectors > 0
+        if pack:
+            reasons["pack"] = ("each strip of columns is read by every row tile: its operands "
+                               "are first copied to scratch in ridx order (strided or gathered "
+                               "reads happen once, the row tiles then read with unit stride)")
+        return Plan(form.cols, COL, WIDTH, rows, vectors, unroll=unroll, pack=pack,
+                    reasons=reasons)
     vectors = min(4, vectors_available)
     accs = 2 if vectors == 1 else 1
     reasons["tile"] = (f"1 row x {vectors * WIDTH} columns: independent accumulators to hide "

@@ -64,8 +64,8 @@ X, N, R, P = (_get(v) for v in ("x", "n", "r", "p"))
 _define("exp", f"""
 (func $exp (param $x v128) (result v128)  ;; e^x, four lanes
   (local $n v128) (local $r v128) (local $p v128) (local $ni v128) (local $half v128)
-  ;; keep 2^n finite after the split below; min/max pass NaN through
-  (local.set $x (f32x4.max (f32x4.min {X} {_k(88.8)}) {_k(-103.98)}))
+  ;; keep 2^n finite after the split below; pmin/pmax (one instruction each) keep a NaN x
+  (local.set $x (f32x4.pmax (f32x4.pmin {X} {_k(88.8)}) {_k(-103.98)}))
   ;; x = n*ln2 + r with |r| <= ln2/2 (ln2 in two parts, so n*ln2_hi is exact)
   (local.set $n (f32x4.nearest (f32x4.mul {X} {_k(1.4426950408889634)})))
   (local.set $r (f32x4.sub (f32x4.sub {X} (f32x4.mul {N} {_k(0.693359375)}))
@@ -281,7 +281,7 @@ def _exp64_poly() -> list[float]:
 _define("exp64", f"""
 (func $exp64 (param $x v128) (result v128)  ;; e^x on two f64 lanes
   (local $n v128) (local $r v128) (local $ni v128) (local $half v128)
-  (local.set $x (f64x2.max (f64x2.min {X} {_k(710.0, 'f64x2')}) {_k(-746.0, 'f64x2')}))
+  (local.set $x (f64x2.pmax (f64x2.pmin {X} {_k(710.0, 'f64x2')}) {_k(-746.0, 'f64x2')}))
   (local.set $n (f64x2.nearest (f64x2.mul {X} {_k(1 / math.log(2), 'f64x2')})))
   (local.set $r (f64x2.sub (f64x2.sub {X} (f64x2.mul {N} {_k(6.93147180369123816490e-01, 'f64x2')}))
                            (f64x2.mul {N} {_k(1.90821492927058770002e-10, 'f64x2')})))

@@ -65,7 +65,7 @@ def _caller(store: wasmtime.Store, func: wasmtime.Func, nargs: int) -> Callable[
     except (ImportError, AttributeError):
         return lambda *args: func(store, *(_i32(a) for a in args))
 
-    def run(*args: int) -> None:
+    def run(*args: int, _owners=(store, func)) -> None:   # the context needs its store alive
         for p, a in zip(params, args):
             p.of.i32 = _i32(a)
         trap = trap_type()

@@ -40,7 +40,8 @@ def _usable(path: Optional[str]) -> bool:
 
 
 def is_hardware(adapter: Any) -> bool:
-    return adapter.info.get("adapter_type") in ("DiscreteGPU", "IntegratedGPU")
+    # software rasterisers (lavapipe, llvmpipe's GL) say "CPU"; NVIDIA's GL says "Unknown"
+    return adapter.info.get("adapter_type") != "CPU"
 
 
 def select_adapter(choice: Optional[str] = None) -> Any:

@@ -52,8 +52,10 @@ def candidates(kernel: Kernel, lang: Lang, limits: Limits) -> list[dict[str, Any
                                         (32, 32, 16, 2, 2), (32, 64, 16, 2, 4))]
     else:
         tries += [{"workgroup": w} for w in (64, 128, 256) if w != base.workgroup]
-    if base.strategy == "reduce":
+    if base.strategy in ("reduce", "group_reduce"):
         tries += [{"unroll": u} for u in (1, 2, 4, 8) if u != base.unroll]
+    if base.strategy == "group_reduce":
+        tries += [{"group_outputs": n} for n in (1, 8, 32) if n != base.group_outputs]
     valid, seen = [], []
     for overrides in tries:
         try:

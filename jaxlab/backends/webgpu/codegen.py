@@ -16,7 +16,7 @@ from jaxlab.backends.webgpu.expr import ExpWriter, Name
 from jaxlab.backends.webgpu.ops import (Lang, bare, cast_text, const_text, library_for,
                                         op_text)
 from jaxlab.backends.webgpu.tune import Limits, Tuning, grid_for
-from jaxlab.ir.alu import AluExp
+from jaxlab.ir.alu import AluExp, AluOp
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import ACC, GIDX, RIDX, Kernel, reduce_identity
 
@@ -111,6 +111,9 @@ class _Shader:
             return (f"tiled, {t.tile.m}x{t.tile.n} outputs per workgroup, "
                     f"{t.tile.reg_m}x{t.tile.reg_n} per thread")
         extra = f", unroll {t.unroll}" if t.unroll > 1 else ""
+        if t.strategy == "group_reduce":
+            return f"group_reduce, {t.workgroup // t.group_outputs} threads per output, " \
+                   f"{t.group_outputs} outputs per workgroup{extra}"
         return f"{t.strategy}, {t.workgroup} threads per workgroup, {t.upcast} outputs " \
                f"per thread{extra}"
 
@@ -202,35 +205,57 @@ class _Shader:
 
     def _group_reduce(self, src: Src) -> tuple[int, list[str], list[str]]:
         t, k = self.t, self.k
-        red, wg = k.reduction, t.workgroup
-        w = self._writer([k.exp, red.epilogue], {GIDX: Name("gidx"), RIDX: Name("r", 1),
-                                                 ACC: self._acc_name("total")})
+        red, columns = k.reduction, t.group_outputs
+        share = t.workgroup // columns            # threads per output
+        w = self._writer([k.exp, red.epilogue], {GIDX: Name("gidx"), ACC: self._acc_name("total")})
+        flag = self.acc_dtype is DType.bool   # bools are kept as 0/1 words in shared memory
+        # thread lid works on output column o, reduction slice g; partial[g * columns + o]
+        g, o = ("lid", "0u") if columns == 1 else ("g", "o")
+        if columns > 1:
+            src(f"let o = lid % {columns}u;  // which of the group's {columns} outputs",
+                f"let g = lid / {columns}u;  // which slice of its reduction")
 
         def compute(s: Src) -> str:
-            value = w.value(k.exp)
-            steps = w.take(1)
+            steps = []
+            for j in range(t.unroll):
+                if j:
+                    steps.append(f"let r{j} = r + {j * share}i;")
+                w.bind(RIDX, f"r{j}" if j else "r", 1)
+                value = w.value(k.exp)
+                if j:   # copies past the end contribute the identity
+                    value = f"select({self._identity()}, {bare(value)}, r{j} < {red.size}i)"
+                steps += [*w.take(1), f"acc = {bare(self._combine('acc', value))};"]
             s(*w.take(0))
             s(f"var acc: {self._acc_type()} = {self._identity()};")
-            s(f"// each of the {wg} threads folds every {wg}th step")
-            with s.block(f"for (var r = i32(lid); r < {red.size}i; r += {wg}i)"):
-                s(*steps, f"acc = {bare(self._combine('acc', value))};")
-            s("partial[lid] = acc;", "workgroupBarrier();")
+            s(f"// the {share} threads of an output each fold every {share}th step" +
+              (f", {t.unroll} loads in flight" if t.unroll > 1 else ""))
+            with s.block(f"for (var r = i32({g}); r < {red.size}i; r += {share * t.unroll}i)"):
+                s(*steps)
+            s(f"partial[lid] = {'u32(acc)' if flag else 'acc'};", "workgroupBarrier();")
             s("// combine the partial results pairwise, halving the active threads")
-            with s.block(f"for (var half = {wg // 2}u; half > 0u; half >>= 1u)"):
-                with s.block("if (lid < half)"):
-                    s(f"partial[lid] = "
-                      f"{bare(self._combine('partial[lid]', 'partial[lid + half]'))};")
+            with s.block(f"for (var half = {share // 2}u; half > 0u; half >>= 1u)"):
+                with s.block(f"if ({g} < half)"):
+                    other = "lid + half" if columns == 1 else f"lid + half * {columns}u"
+                    both = ("partial[lid]", f"partial[{other}]")
+                    pair = (f"{'max' if red.op in (AluOp.Add, AluOp.Max) else 'min'}"
+                            f"({both[0]}, {both[1]})" if flag else self._combine(*both))
+                    s(f"partial[lid] = {bare(pair)};")
                 s("workgroupBarrier();")
-            s("let total = partial[0];")
+            s(f"let total = {f'partial[{o}] != 0u' if flag else f'partial[{o}]'};")
             if t.upcast > 1:
                 s("workgroupBarrier();  // partial is reused for the next output")
             value = w.value(red.epilogue)
             s(*w.take(0))
             return value
-        self._outputs(src, f"group * {t.upcast}u" if t.upcast > 1 else "group", t.upcast,
-                      compute, store_if="lid == 0u")
-        shared = f"var<workgroup> partial: array<{self._acc_type()}, {wg}>;"
-        return self.words, [shared], []
+        if columns == 1:
+            self._outputs(src, f"group * {t.upcast}u" if t.upcast > 1 else "group", t.upcast,
+                          compute, store_if="lid == 0u")
+        else:   # a last group may overhang the outputs
+            self._outputs(src, f"group * {columns}u + o", 1, compute,
+                          store_if=f"g == 0u && gidx < {k.size}i")
+        shared = f"var<workgroup> partial: array<{'u32' if flag else self._acc_type()}, " \
+                 f"{t.workgroup}>;"
+        return math.ceil(self.words / columns), [shared], []
 
     def _tiled(self, src: Src) -> tuple[int, list[str], list[str]]:
         k, tile, c = self.k, self.t.tile, self.t.contraction
@@ -333,7 +358,7 @@ def _word_bits(value: str, dtype: DType) -> str:
     """The low bits of a packed element: a bool byte, or f16 bits (computed in f32)."""
     if dtype is DType.bool:
         return f"u32({value})"
-    return f"pack2x16float(vec2<f32>({value}, 0.0))"
+    return f"pack2x16float(vec2<f32>(round_f16({bare(value)}), 0.0))"  # exact: pre-rounded
 
 
 def _packed_loader(slot: int, dtype: DType, lang: Lang) -> str:

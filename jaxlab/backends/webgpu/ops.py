@@ -123,7 +123,7 @@ def op_text(op: AluOp, operand: DType, args: list[str], lang: Lang) -> str:
     if template is None:
         raise NotImplementedError(f"webgpu: no WGSL for {op.name} on {operand}")
     if lang.vtype(operand) == "f16" and op in _F16_VIA_F32:
-        return f"f16({bare(_fill(template, [f'f32({bare(a)})' for a in args], T='f32'))})"
+        return f"to_f16({bare(_fill(template, [f'f32({bare(a)})' for a in args], T='f32'))})"
     return _fill(template, args, T=lang.vtype(operand))
 
 
@@ -177,8 +177,9 @@ def reassociation_hazards(root: AluExp) -> set[AluExp]:
 
 def cast_text(src: DType, dst: DType, arg: str, lang: Lang) -> str:
     have, want = lang.vtype(src), lang.vtype(dst)
-    if dst is DType.float16 and not lang.f16:
-        return f"round_f16({bare(arg)})" if src is DType.float32 else f"round_f16(f32({bare(arg)}))"
+    if dst is DType.float16:   # narrowing rounds on the bits (see round_f16)
+        wide = bare(arg) if have == "f32" else f"f32({bare(arg)})"
+        return f"{'to_f16' if lang.f16 else 'round_f16'}({wide})"
     if have == want:
         return arg   # float16 computed as f32 becoming float32
     key = (kind(src), kind(dst))
@@ -276,8 +277,24 @@ LIBRARY: dict[str, Helper] = {
   // algebra cannot see through it, so error-free sums are not reassociated away
   return select(x, 0.0, arrayLength(&out) == 0xffffffffu);""", generic=True),
     "round_f16": Helper("x: f32", "f32", """
-  // f32 -> nearest f16 -> f32, for adapters without shader-f16
-  return unpack2x16float(pack2x16float(vec2<f32>(x, 0.0))).x;""", typed=False),
+  // x rounded to the nearest float16 (ties to even), as an f32, on the bits: drivers
+  // may narrow f32 -> f16 by truncation (NVIDIA's Vulkan driver does)
+  let b = bitcast<u32>(x);
+  let e = (b >> 23u) & 0xffu;
+  let sign = b & 0x80000000u;
+  if (e == 255u) { return x; }   // inf and NaN
+  if (e <= 102u) {
+    // under the smallest subnormal 2^-24: 0, or 2^-24 above the tie at 2^-25
+    return bitcast<f32>(sign | select(0u, 0x33800000u, e == 102u && (b & 0x7fffffu) != 0u));
+  }
+  let drop = select(13u, 126u - e, e < 113u);   // bits below the float16 grid
+  let kept = (b + (1u << (drop - 1u)) - 1u + ((b >> drop) & 1u)) & ~((1u << drop) - 1u);
+  // from 65520 (rounded to 65536) on, float16 is infinite
+  return bitcast<f32>(select(kept, sign | 0x7f800000u, (kept & 0x7fffffffu) >= 0x47800000u));""",
+                        typed=False),
+    "to_f16": Helper("x: f32", "f16", """
+  return f16(round_f16(x));   // exact: round_f16 already chose the float16""",
+                     typed=False, deps=("round_f16",)),
     "f32_to_i32": Helper("x: f32", "i32", """
   // truncate and saturate, NaN -> 0 (WGSL leaves out-of-range conversion to the driver)
   let inside = i32(clamp(x, -2147483648.0, 2147483520.0));
@@ -294,10 +311,13 @@ LIBRARY: dict[str, Helper] = {
     "idiv_u32": Helper("a: u32, b: u32", "u32", """
   return select(a / select(b, 1u, b == 0u), 4294967295u, b == 0u);""", typed=False),
     "mod_i32": Helper("a: i32, b: i32", "i32", """
-  // the sign of the dividend (C fmod); x % 0 = x as XLA (WGSL gives 0)
-  return select(a % select(b, 1i, b == 0i || b == -1i), a, b == 0i);""", typed=False),
+  // a - b * trunc(a / b): the sign of the dividend (C fmod), x % 0 = x as XLA. Not
+  // WGSL's %, which NVIDIA's Vulkan driver gets wrong for negative operands
+  let safe = select(b, 1i, b == 0i || b == -1i);
+  return select(a - safe * (a / safe), a, b == 0i);""", typed=False),
     "mod_u32": Helper("a: u32, b: u32", "u32", """
-  return select(a % select(b, 1u, b == 0u), a, b == 0u);""", typed=False),
+  let safe = select(b, 1u, b == 0u);
+  return select(a - safe * (a / safe), a, b == 0u);""", typed=False),
     "sincos_reduce": Helper("x: f32", "vec2<f32>", """
   // |x| = j*pi/4 + r with j even and |r| <= pi/4; returns (r, j mod 8)
   let ax = abs(x);
@@ -504,8 +524,9 @@ def helper_source(name: str) -> tuple[str, list[str]]:
     returns = t if h.returns == "T" else h.returns
     if t == "f16" and not h.generic:   # an f32 algorithm behind an f16 signature
         call = f"{base}_f32({', '.join(f'f32({p})' for p in names)})"
-        return (f"fn {name}({params}) -> {returns} {{\n  return "
-                f"{'f16(' + call + ')' if returns == 'f16' else call};\n}}", [f"{base}_f32"])
+        wrap = f"to_f16({call})" if returns == "f16" else call
+        return (f"fn {name}({params}) -> {returns} {{\n  return {wrap};\n}}",
+                [f"{base}_f32"] + (["to_f16"] if returns == "f16" else []))
     own = t if h.generic else "f32"
     body = h.body.strip("\n").replace("_T(", f"_{own}(")
     return f"fn {name}({params}) -> {returns} {{\n{body}\n}}", \

@@ -16,8 +16,9 @@ from jaxlab.api import (custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, j
                         value_and_grad, vjp, vmap)
 from jaxlab import lax, tree_util  # noqa: F401
 from jaxlab import nn, optim, random  # noqa: F401
+from jaxlab.backends.webgpu import autotune
 
-__all__ = ["Array", "Device", "KernelEvent", "capture", "custom_jvp", "custom_vjp", "default_device", "device_put",
+__all__ = ["Array", "Device", "KernelEvent", "autotune", "capture", "custom_jvp", "custom_vjp", "default_device", "device_put",
            "devices", "grad", "hessian", "jacfwd", "jacrev", "jit", "jvp", "lax", "linearize",
            "make_jaxpr", "nn", "numpy", "optim", "random", "set_default_device", "tree_util",
            "value_and_grad", "vjp", "vmap"]

@@ -4,7 +4,8 @@ every choice (Tuning.record() is what Executable.tuning and the lab show).
 Strategies:
 - elementwise   one thread per output (per u32 word for packed bool/f16 outputs)
 - reduce        one thread per output loops over the reduction (unrolled)
-- group_reduce  a workgroup shares one long reduction through shared memory
+- group_reduce  the threads of a workgroup share long reductions (one output, or a
+                row of neighbouring outputs) and combine them in shared memory
 - tiled         sum(a*b) with broadcast operands (matmul, conv): shared-memory
                 tiles of a and b, a register block of outputs per thread
 """

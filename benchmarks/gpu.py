@@ -1,0 +1,152 @@
+"""GPU figures for the webgpu device against PyTorch (and JAX) on the same GPU.
+
+    python -m benchmarks.gpu [--out FILE] [--workloads W1,W2,W3,W5,W4]
+
+W1/W2 are reported as a fraction of a device-to-device copy's bandwidth, W3/W5
+as a fraction of cuBLAS/cuDNN fp32 (TF32 off), W4 as a ratio to JAX on the GPU.
+jaxlab's time is the GPU timestamp-query time of its kernels when the adapter
+has them (else wall time around a synchronised call); the peers' times come
+from CUDA events. Every result is checked against NumPy first.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+from benchmarks.workloads import WORKLOADS, _w4_step
+
+REPEATS = 10
+
+
+def _cuda_time(fn: Callable[[], Any], torch: Any) -> float:
+    """Median seconds of fn over REPEATS, measured with CUDA events."""
+    fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(REPEATS):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end) / 1e3)
+    return statistics.median(times)
+
+
+def torch_figures(torch: Any, inputs: dict[str, tuple]) -> dict[str, float]:
+    """Seconds per call for the physical references on this GPU."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    dev = torch.device("cuda")
+    out: dict[str, float] = {}
+    for name in ("W1", "W2"):
+        if name in inputs:
+            x = torch.from_numpy(inputs[name][0]).to(dev)
+            y = torch.empty_like(x)
+            out[f"{name}-copy"] = _cuda_time(lambda: y.copy_(x), torch)
+    if "W3" in inputs:
+        a, b = (torch.from_numpy(v).to(dev) for v in inputs["W3"])
+        out["W3"] = _cuda_time(lambda: a @ b, torch)
+    if "W5" in inputs:
+        x, w = (torch.from_numpy(v).to(dev) for v in inputs["W5"])
+        out["W5"] = _cuda_time(lambda: torch.nn.functional.conv2d(x, w, padding=1), torch)
+    return out
+
+
+def jaxlab_seconds(name: str, inp: tuple) -> tuple[float, float, Any]:
+    """(device seconds per call, wall seconds per call, result) on the webgpu device.
+    Wall time is taken with nothing listening (timestamp queries and events off);
+    device time is the sum of the kernels' timestamp-query times in separate runs."""
+    import jaxlab
+    from jaxlab.tree_util import tree_map
+    w = WORKLOADS[name]
+    with jaxlab.default_device("webgpu"):
+        args = tree_map(lambda v: jaxlab.device_put(v, "webgpu"), inp)
+        fn = w.build["jaxlab"](jaxlab)
+        sync = lambda o: tree_map(lambda v: v.block_until_ready(), o)  # noqa: E731
+        out = fn(*args)
+        sync(out)
+        walls, devs = [], []
+        for _ in range(REPEATS):
+            t0 = time.perf_counter()
+            sync(fn(*args))
+            walls.append(time.perf_counter() - t0)
+        for _ in range(REPEATS):
+            with jaxlab.capture() as log:
+                out = fn(*args)
+                sync(out)
+            ms = [e.device_ms for e in log if e.device_ms is not None]
+            if ms and len(ms) == len(log):
+                devs.append(sum(ms) / 1e3)
+    wall = statistics.median(walls)
+    return (statistics.median(devs) if devs else wall), wall, out
+
+
+def jax_w4_seconds(inp: tuple) -> float:
+    import jax
+    step = _w4_step(jax)
+    args = jax.tree_util.tree_map(jax.device_put, inp)
+    jax.block_until_ready(step(*args))
+    times = []
+    for _ in range(REPEATS):
+        t0 = time.perf_counter()
+        jax.block_until_ready(step(*args))
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--workloads", default="W1,W2,W3,W5,W4")
+    ap.add_argument("--out", default="benchmarks/RESULTS-gpu.md")
+    args = ap.parse_args(argv)
+    import jaxlab
+    import torch
+    names = args.workloads.split(",")
+    inputs = {n: WORKLOADS[n].inputs("gpu") for n in names if n != "W4"}
+    ref = torch_figures(torch, inputs)
+    backend = jaxlab.engine.devices.get_device("webgpu").backend
+    lines = ["# GPU results (webgpu device)\n",
+             f"Command: `python -m benchmarks.gpu --workloads {args.workloads}`  ",
+             f"Adapter: {backend.info()}  ",
+             f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}  ",
+             f"Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n",
+             "| workload | jaxlab device ms | jaxlab wall ms | reference | reference ms | "
+             "jaxlab figure | fraction of reference |",
+             "|---|---|---|---|---|---|---|"]
+    for name in names:
+        w = WORKLOADS[name]
+        if name == "W4":
+            from benchmarks.workloads import _w4_inputs
+            inp = _w4_inputs("gpu")
+            dev_s, wall_s, out = jaxlab_seconds(name, inp)
+            jax_s = jax_w4_seconds(inp)
+            lines.append(f"| W4 | {dev_s * 1e3:.3f} | {wall_s * 1e3:.3f} | JAX GPU step | "
+                         f"{jax_s * 1e3:.3f} | {1 / wall_s:.1f} steps/s | "
+                         f"{jax_s / wall_s:.2f} (JAX time / jaxlab wall time) |")
+            continue
+        inp = inputs[name]
+        dev_s, wall_s, out = jaxlab_seconds(name, inp)
+        want = w.numpy(*inp)
+        got = np.asarray(out, dtype=np.float64)
+        err = float(np.max(np.abs(got - want) / (np.abs(want) + 1e-3)))
+        ref_name = f"{name}-copy" if name in ("W1", "W2") else name
+        ref_s = ref[ref_name]
+        label = "D2D copy" if name in ("W1", "W2") else ("cuBLAS fp32" if name == "W3"
+                                                           else "cuDNN fp32")
+        fig = w.work(inp) / dev_s
+        lines.append(f"| {name} | {dev_s * 1e3:.3f} | {wall_s * 1e3:.3f} | {label} | "
+                     f"{ref_s * 1e3:.3f} | {fig:.1f} {w.unit} | {ref_s / dev_s:.2f} "
+                     f"(rel err {err:.1e}) |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    with open(args.out, "w") as f:
+        f.write(text)
+
+
+if __name__ == "__main__":
+    main()

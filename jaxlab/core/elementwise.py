@@ -338,7 +338,9 @@ def _jvp_integer_pow(primals, tangents, *, y):
     out = integer_pow_p.bind(x, y=y)
     if y == 0:
         return [out], [_zero(out)]
-    d = y * (integer_pow_p.bind(x, y=y - 1) if y != 1 else jnp.ones_like(x))
+    lower = {1: jnp.ones_like(x), 2: x}.get(y) if y in (1, 2) else \
+        integer_pow_p.bind(x, y=y - 1)
+    d = y * lower
     return [out], [t * d]
 
 

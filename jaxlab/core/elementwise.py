@@ -338,8 +338,10 @@ def _jvp_integer_pow(primals, tangents, *, y):
     out = integer_pow_p.bind(x, y=y)
     if y == 0:
         return [out], [_zero(out)]
-    lower = {1: jnp.ones_like(x), 2: x}.get(y) if y in (1, 2) else \
-        integer_pow_p.bind(x, y=y - 1)
+    if y == 1:
+        lower = jnp.ones_like(x)
+    else:   # x**1 is x: no equation for it
+        lower = x if y == 2 else integer_pow_p.bind(x, y=y - 1)
     d = y * lower
     return [out], [t * d]
 

@@ -147,7 +147,7 @@ def test_module_cache_by_text() -> None:
     k = elementwise(load(0, gidx(5)) + 1.0, (5,), np.zeros(5, np.float32))
     first, second = be.prepare_kernel(k), be.prepare_kernel(k)
     assert not first.extra["module_cache_hit"] and second.extra["module_cache_hit"]
-    assert first.program.call is second.program.call
+    assert first.program.key == second.program.key
 
 
 def test_trap_is_a_python_error_and_the_device_keeps_working(wasm: WasmBackend) -> None:
@@ -347,3 +347,28 @@ def test_wasm_is_the_default_device_without_a_gpu() -> None:
     assert "wasm" in names
     gpu_first = names[0] == "webgpu"
     assert names.index("wasm") < names.index("cpu") and (gpu_first or names[0] == "wasm")
+
+
+# --- threads ---------------------------------------------------------------------------
+
+def test_large_kernels_split_across_threads_over_one_memory() -> None:
+    be = WasmBackend(threads=3)
+    x = np.random.default_rng(4).standard_normal((300, 700)).astype(np.float32)
+    k = elementwise(load(0, gidx(x.size)).unary(AluOp.Exp) * 2.0, x.shape, x)
+    exe = be.prepare_kernel(k)
+    assert exe.tuning["threads"].startswith("3 threads") and "(memory 1 65536 shared)" in exe.source
+    np.testing.assert_array_max_ulp(run_wasm(be, k, x).reshape(x.shape), np.exp(x) * 2, maxulp=4)
+    small = elementwise(load(0, gidx(7)) + 1.0, (7,), x[0, :7])
+    assert be.prepare_kernel(small).tuning["threads"].startswith("1 thread")
+
+
+def test_a_trap_in_a_helper_thread_is_raised_once_all_threads_stop() -> None:
+    be = WasmBackend(threads=2)
+    be.min_thread_work = 0
+    k = elementwise(load(0, gidx(64)) + 1.0, (64,), np.zeros(64, np.float32))
+    exe = be.prepare_kernel(k)
+    out = be.allocate(256)
+    with pytest.raises(WasmTrapError, match="out of bounds"):
+        be.dispatch(exe, [(1 << 32) - 512], [out])
+    x = np.arange(64, dtype=np.float32)
+    np.testing.assert_array_equal(run_wasm(be, k, x), x + 1)

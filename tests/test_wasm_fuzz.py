@@ -14,7 +14,7 @@ pytest.importorskip("wasmtime")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from jaxlab.backends.wasm import create  # noqa: E402
+from jaxlab.backends.wasm.runtime import WasmBackend  # noqa: E402
 from jaxlab.ir.alu import AluExp, AluOp  # noqa: E402
 from jaxlab.ir.dtypes import DType  # noqa: E402
 from jaxlab.ir.kernel import Kernel, Reduction, acc_variable  # noqa: E402
@@ -23,14 +23,15 @@ from tests.test_wasm_codegen import run_cpu, run_wasm  # noqa: E402
 I32, U32, F32, F16, BOOL = DType.int32, DType.uint32, DType.float32, DType.float16, DType.bool
 SLOTS = {F32: 0, I32: 1, U32: 2, BOOL: 3, F16: 4}
 N_IN = 60   # elements per input buffer
-BACKEND = None
+BACKENDS: dict[int, WasmBackend] = {}
 
 
-def _backend():
-    global BACKEND
-    if BACKEND is None:
-        BACKEND = create()
-    return BACKEND
+def _backend(threads: int = 1) -> WasmBackend:
+    """One thread, or three that split every kernel however small."""
+    if threads not in BACKENDS:
+        BACKENDS[threads] = WasmBackend(threads=threads)
+        BACKENDS[threads].min_thread_work = 0
+    return BACKENDS[threads]
 
 
 @st.composite
@@ -94,8 +95,8 @@ INPUTS.append((INPUTS[0] * 7).astype(np.float16))
 INPUTS[0][::7] = np.nan
 
 
-def _compare(kernel: Kernel) -> None:
-    got = run_wasm(_backend(), kernel, *INPUTS)
+def _compare(kernel: Kernel, threads: int = 1) -> None:
+    got = run_wasm(_backend(threads), kernel, *INPUTS)
     want = run_cpu(kernel, *INPUTS)
     if want.dtype == np.float16:   # exp and sin may round to the other neighbour
         np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3, equal_nan=True)
@@ -111,17 +112,17 @@ DTYPES = st.sampled_from([F32, I32, U32, BOOL, F16])
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
-@given(st.data(), SHAPES, DTYPES)
-def test_random_elementwise_kernels(data, shape, dtype) -> None:
+@given(st.data(), SHAPES, DTYPES, st.sampled_from([1, 3]))
+def test_random_elementwise_kernels(data, shape, dtype, threads) -> None:
     n = int(np.prod(shape))
     exp = data.draw(expr(dtype, AluExp.special("gidx", n), None, shape[-1])).simplify()
-    _compare(Kernel(shape=shape, inputs=tuple((d, N_IN) for d in SLOTS), exp=exp))
+    _compare(Kernel(shape=shape, inputs=tuple((d, N_IN) for d in SLOTS), exp=exp), threads)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.data(), SHAPES, st.sampled_from([1, 3, 4, 9, 20, 33]), st.sampled_from([F32, I32, BOOL, F16]),
-       st.sampled_from([AluOp.Add, AluOp.Max, AluOp.Min]))
-def test_random_reduction_kernels(data, shape, steps, dtype, op) -> None:
+       st.sampled_from([AluOp.Add, AluOp.Max, AluOp.Min]), st.sampled_from([1, 3]))
+def test_random_reduction_kernels(data, shape, steps, dtype, op, threads) -> None:
     n = int(np.prod(shape))
     g, r = AluExp.special("gidx", n), AluExp.special("ridx", steps)
     body = data.draw(expr(dtype, g, r, shape[-1], depth=2)).simplify()
@@ -129,14 +130,14 @@ def test_random_reduction_kernels(data, shape, steps, dtype, op) -> None:
     epilogue = data.draw(st.sampled_from([acc, (acc.cast(F32) * 2.0) if dtype is not F32 else acc * 2.0]))
     k = Kernel(shape=shape, inputs=tuple((d, N_IN) for d in SLOTS), exp=body,
                reduction=Reduction(op, steps, epilogue), reduce_shape=(steps,))
-    _compare(k)
+    _compare(k, threads)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.integers(1, 20), st.integers(1, 19), st.integers(1, 13), st.booleans(), st.booleans(),
        st.sampled_from([F32, I32]), st.sampled_from([AluOp.Add, AluOp.Max]),
-       st.sampled_from(["mul", "add", "where"]))
-def test_random_matmul_like_kernels(m, n, k, a_t, b_t, dtype, op, combine) -> None:
+       st.sampled_from(["mul", "add", "where"]), st.sampled_from([1, 3]))
+def test_random_matmul_like_kernels(m, n, k, a_t, b_t, dtype, op, combine, threads) -> None:
     """a[row, ridx] (x) b[ridx, col], either operand stored transposed: register tiles,
     packed strips and every tail."""
     g, r = AluExp.special("gidx", m * n), AluExp.special("ridx", k)
@@ -148,7 +149,7 @@ def test_random_matmul_like_kernels(m, n, k, a_t, b_t, dtype, op, combine) -> No
     kern = Kernel(shape=(m, n), inputs=inputs, exp=body,
                   reduction=Reduction(op, k, acc_variable(dtype)), reduce_shape=(k,))
     arrays = [np.resize(x, 400) for x in INPUTS]
-    got, want = run_wasm(_backend(), kern, *arrays), run_cpu(kern, *arrays)
+    got, want = run_wasm(_backend(threads), kern, *arrays), run_cpu(kern, *arrays)
     if dtype is F32:
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, equal_nan=True)
     else:

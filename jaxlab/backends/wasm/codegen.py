@@ -1,13 +1,18 @@
 """Kernel -> WebAssembly text (WAT). Pure text: no wasmtime here.
 
-The generated function is `kernel(out, in0, in1, ...)`, each argument a byte
-offset into the one shared linear memory. Its loops follow the Plan:
+The generated function is `kernel(out, in0, in1, ..., [scratch,] lo, hi)`,
+each buffer a byte offset into the one linear memory; it computes the outputs
+whose outer loop index (rows, or columns when there is one row) lies in
+[lo, hi), so that threads can share a dispatch. Its loops follow the Plan:
 
     row loop (register tiles of tile_rows rows, then single rows)
       col loop (tile_vectors vectors of 4 lanes, then single vectors, then scalars)
         tile: values of the IR nodes for every (row, col) copy in the tile
         [ridx loop: accumulate the body into one accumulator per copy]
         store out[row*cols + col] (the epilogue, for reductions)
+
+A packed plan walks strips of columns outermost instead, first copying each
+strip's column-side operands to `scratch`.
 
 Every IR node becomes a named local (`$v12_r1c4`: node 12, vector, at row+1,
 col+4) set once per copy, with a comment saying what it computes. Nodes that
@@ -45,12 +50,22 @@ class Val:
 class Generated:
     text: str                 # the module
     scratch_bytes: int        # size of the $scratch argument (0: the kernel takes none)
+    split: tuple[str, int, int]   # (axis, extent, unit): [$lo, $hi) of that axis is computed
 
 
-def generate(kernel: Kernel, plan: Plan, form: AxisForm) -> Generated:
-    """The whole module: imports, the math functions it calls, the kernel."""
+MEMORY_PAGES = 65536          # a shared memory declares its maximum: all of memory32
+
+
+def generate(kernel: Kernel, plan: Plan, form: AxisForm, shared: bool = False) -> Generated:
+    """The whole module: imports, the math functions it calls, the kernel.
+
+    The kernel computes the part of the output whose outer loop index is in
+    [$lo, $hi) (multiples of the split's unit, $hi may be the extent), so that
+    several threads can share one dispatch; `shared` declares the imported
+    memory shared between them.
+    """
     gen = _KernelWat(kernel, plan, form)
-    return Generated(gen.module(), gen.scratch_bytes)
+    return Generated(gen.module(shared), gen.scratch_bytes, gen.split)
 
 
 def _indent(lines: list[str], n: int = 1) -> list[str]:
@@ -67,6 +82,8 @@ class _KernelWat:
         self.packed: dict[AluExp, int] = {}    # panel operands being read from $scratch
         self.pack_stride = 0                    # bytes of packed values per ridx step
         self.scratch_bytes = 0
+        self.split = (ROW, form.rows, plan.tile_rows)
+        self.splitting = True                   # clip loops over the split axis to [lo, hi)
 
     # --- names -------------------------------------------------------------
     def local(self, name: str, wasm_type: str) -> str:
@@ -86,53 +103,80 @@ class _KernelWat:
         return f"{stem}{self.labels}"
 
     # --- module --------------------------------------------------------------
-    def module(self) -> str:
+    def module(self, shared: bool) -> str:
         body = self._outputs()
         k, plan, form = self.kernel, self.plan, self.form
         params = " ".join(["(param $out i32)"] + [f"(param $in{i} i32)"
                                                   for i in range(len(k.inputs))]
-                          + (["(param $scratch i32)"] if self.scratch_bytes else []))
+                          + (["(param $scratch i32)"] if self.scratch_bytes else [])
+                          + ["(param $lo i32) (param $hi i32)"])
         head = [f";; {line}" for line in k.text().splitlines()]
         head.append(f";; loops: {form.rows} rows x {form.cols} cols"
                     + (f", reduction of {form.steps}" if k.reduction else "")
-                    + f"; lanes along {plan.lane or 'nothing (scalar)'}")
+                    + f"; lanes along {plan.lane or 'nothing (scalar)'}"
+                    + f"; this call computes {self.split[0]}s [lo, hi)")
+        memory = f"(memory 1 {MEMORY_PAGES} shared)" if shared else "(memory 1)"
         decls = [f"(local ${n} {t})" for n, t in self.locals.items()]
         decls = [" ".join(decls[i:i + 6]) for i in range(0, len(decls), 6)]
         func = ([f'(func $kernel (export "kernel") {params}']
                 + _indent(decls) + _indent(body) + [")"])
         math = [line for fn in mathlib.functions_for("\n".join(body)) for line in fn.splitlines()]
-        text = (head + ['(import "env" "memory" (memory 1))'] + math + func)
+        text = (head + [f'(import "env" "memory" {memory})'] + math + func)
         return "\n".join(["(module"] + _indent(text) + [")"])
 
     # --- loops over the outputs ----------------------------------------------
     def _loop(self, var: str, start: int, stop: int, step: int, body: list[str],
               what: str) -> list[str]:
+        """for var in range(start, stop, step); over the split axis, only this call's share."""
         if stop <= start:
             return []
+        label = self.fresh(var)
+        if self.splitting and var == self.split[0]:
+            # [max(lo, start), min(hi, stop)), which may be empty
+            lo = "(local.get $lo)" if start == 0 else \
+                f"(select (local.get $lo) (i32.const {start}) (i32.gt_u (local.get $lo) (i32.const {start})))"
+            hi = "(local.get $hi)" if stop == self.split[1] else \
+                f"(select (local.get $hi) (i32.const {stop}) (i32.lt_u (local.get $hi) (i32.const {stop})))"
+            end = self.local("end", "i32")
+            return ([f"(local.set ${var} {lo})", f"(local.set ${end} {hi})",
+                     f"(if (i32.lt_u (local.get ${var}) (local.get ${end}))",
+                     f"  (then (loop ${label}  ;; {what}: {var} = {start}, {start + step}, ... < {stop},"
+                     " within [lo, hi)"]
+                    + _indent(body, 2)
+                    + _indent([f"(local.set ${var} (i32.add (local.get ${var}) (i32.const {step})))",
+                               f"(br_if ${label} (i32.lt_u (local.get ${var}) (local.get ${end}))))))"], 2))
         head = [f"(local.set ${var} (i32.const {start}))"]
         if stop - start == step:
             return head + body
-        label = self.fresh(var)
         return (head + [f"(loop ${label}  ;; {what}: {var} = {start}, {start + step}, ... < {stop}"]
                 + _indent(body)
                 + _indent([f"(local.set ${var} (i32.add (local.get ${var}) (i32.const {step})))",
                            f"(br_if ${label} (i32.lt_u (local.get ${var}) (i32.const {stop}))))"]))
 
     def _outputs(self) -> list[str]:
-        plan = self.plan
+        plan, form = self.plan, self.form
         width = plan.width if plan.lane == COL else 1
         if not plan.pack:
+            if form.rows == 1:   # one row: the columns are what threads share
+                self.split = (COL, form.cols, plan.tile_vectors * width)
             return self._grid(self._col_parts(0, plan.tile_vectors, width))
         strip = plan.tile_vectors * width
-        packed_cols = self.form.cols // strip * strip
+        packed_cols = form.cols // strip * strip
+        self.split = (COL, form.cols, strip)
         inner = self._pack_strip()
+        self.splitting = False
         for r0, r1, tm in self._row_parts():
             inner += self._loop("row", r0, r1, tm, self._tile(tm, plan.tile_vectors, width),
                                 f"rows {tm} at a time over the packed strip")
         self.packed = {}
-        return (self._loop("col", 0, packed_cols, strip, inner,
+        rest = self._grid(self._col_parts(packed_cols, 1, width))
+        self.splitting = True
+        lines = self._loop("col", 0, packed_cols, strip, inner,
                            f"strips of {strip} columns, each packed once")
-                + self._grid(self._col_parts(packed_cols, 1, width)))
+        if rest:   # the columns after the last strip, done by the call that ends the range
+            lines += ([f"(if (i32.gt_u (local.get $hi) (i32.const {packed_cols}))", "  (then"]
+                      + _indent(rest, 2) + ["))"])
+        return lines
 
     def _row_parts(self) -> list[tuple[int, int, int]]:
         rows, tm = self.form.rows, self.plan.tile_rows

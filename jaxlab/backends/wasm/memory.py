@@ -6,12 +6,19 @@ live array (a pointer into host memory would). Blocks come in size classes
 most 25% is wasted); a freed block goes on its class's free list and is
 reused by the next allocation of that class. NumPy reads and writes through
 a zero-copy view of the memory, taken again whenever the memory has grown.
+
+A shared memory (the Wasm threads proposal) can be imported by instances in
+several stores, so that several threads run kernels over the same buffers.
 """
 from __future__ import annotations
+
+import ctypes
+from typing import Union
 
 import numpy as np
 import wasmtime
 
+from jaxlab.backends.wasm.codegen import MEMORY_PAGES
 from jaxlab.ir.dtypes import DType
 
 ALIGN = 64                 # every block starts on a cache line (and a v128 boundary)
@@ -30,12 +37,18 @@ def size_class(nbytes: int) -> int:
 
 
 class LinearMemory:
-    """The device memory: a wasmtime Memory plus a size-class allocator."""
+    """The device memory: a wasmtime Memory (or SharedMemory) plus a size-class allocator."""
 
-    def __init__(self, store: wasmtime.Store, initial_pages: int = 16) -> None:
-        self.store = store
-        self.memory = wasmtime.Memory(store, wasmtime.MemoryType(wasmtime.Limits(initial_pages,
-                                                                                 None)))
+    def __init__(self, engine: wasmtime.Engine, store: wasmtime.Store, shared: bool,
+                 initial_pages: int = 16) -> None:
+        self.store, self.shared = store, shared
+        self.memory: Union[wasmtime.Memory, wasmtime.SharedMemory]
+        if shared:
+            self.memory = wasmtime.SharedMemory(engine, wasmtime.MemoryType(
+                wasmtime.Limits(initial_pages, MEMORY_PAGES), shared=True))
+        else:
+            self.memory = wasmtime.Memory(store, wasmtime.MemoryType(
+                wasmtime.Limits(initial_pages, None)))
         self._top = GUARD                       # bump pointer: the first never-used byte
         self._free: dict[int, list[int]] = {}   # size class -> offsets of free blocks
         self._class: dict[int, int] = {}        # live offset -> its size class
@@ -75,12 +88,39 @@ class LinearMemory:
         have = self._bytes // PAGE
         # at least double, so that n allocations cost O(log n) grows
         want = min(max(-(-end // PAGE), 2 * have), MAX_BYTES // PAGE)
-        self.memory.grow(self.store, want - have)
+        if self.shared:
+            self.memory.grow(want - have)
+        else:
+            self.memory.grow(self.store, want - have)
         self._refresh()
 
     def _refresh(self) -> None:
-        self._bytes = self.memory.data_len(self.store)
-        self._u8 = np.frombuffer(self.memory.get_buffer_ptr(self.store, self._bytes), np.uint8)
+        if self.shared:
+            self._bytes = self.memory.data_len()
+            base = ctypes.addressof(self.memory.data_ptr().contents)
+            raw = (ctypes.c_ubyte * self._bytes).from_address(base)
+        else:
+            self._bytes = self.memory.data_len(self.store)
+            raw = self.memory.get_buffer_ptr(self.store, self._bytes)
+        self._u8 = np.frombuffer(raw, np.uint8)
+
+    def define(self, linker: wasmtime.Linker, store: wasmtime.Store) -> None:
+        """Make the memory the "env" "memory" import of modules linked in `store`."""
+        if not self.shared:
+            linker.define(store, "env", "memory", self.memory)
+            return
+        # wasmtime-py 50's SharedMemory._as_extern wraps its pointer once too often
+        # (a ctypes TypeError), so the extern is built here from the same parts.
+        from wasmtime import _ffi as ffi
+        ext = ffi.wasmtime_extern_t(ffi.WASMTIME_EXTERN_SHAREDMEMORY,
+                                    ffi.wasmtime_extern_union(sharedmemory=self.memory.ptr()))
+        module, name = b"env", b"memory"
+        error = ffi.wasmtime_linker_define(linker.ptr(), store._context(),
+                                           ctypes.create_string_buffer(module), len(module),
+                                           ctypes.create_string_buffer(name), len(name),
+                                           ctypes.byref(ext))
+        if error:
+            raise wasmtime.WasmtimeError._from_ptr(error)
 
     # --- NumPy views (kernels never grow the memory: only _ensure does) ------
     def view(self, offset: int, dtype: DType, count: int) -> np.ndarray:

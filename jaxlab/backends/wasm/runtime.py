@@ -4,6 +4,10 @@ Every module imports the device's one linear memory, so a dispatch passes byte
 offsets (the buffer handles) as i32 arguments and nothing is copied. Modules
 are cached by their text, so two kernels that generate the same code share
 one compiled module. Routines run with NumPy on zero-copy views of the memory.
+
+wasmtime releases the GIL while Wasm runs, and a shared memory can be imported
+by stores on several threads: a large kernel's outer loop is split into ranges
+run at once by a store per thread (measured: about 1.5-1.9x on two cores).
 """
 from __future__ import annotations
 
@@ -11,8 +15,10 @@ import ctypes
 import functools
 import hashlib
 import math
+import os
 import time
 import weakref
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
@@ -40,8 +46,11 @@ class WasmTrapError(RuntimeError):
 @dataclass(frozen=True)
 class CompiledKernel:
     name: str
-    call: Callable[..., None]      # call(out, *inputs[, scratch]) with byte offsets
-    scratch_bytes: int = 0
+    key: str                       # the module's cache key
+    nargs: int                     # out, inputs, [scratch], lo, hi
+    scratch_bytes: int             # per thread
+    split: tuple[str, int, int]    # (axis, extent, unit) of the [lo, hi) range
+    work: int                      # body evaluations: outputs x reduction steps
 
 
 def _i32(offset: int) -> int:
@@ -78,27 +87,60 @@ def _caller(store: wasmtime.Store, func: wasmtime.Func, nargs: int) -> Callable[
 
 
 class _Wasm:
-    """The wasmtime objects of one device: engine, store, the shared memory, a linker."""
+    """The wasmtime objects of one device: an engine, the memory, and a store with its
+    own instances for each thread that runs kernels (a store runs on one thread at a
+    time; with a shared memory every store sees the same buffers)."""
 
-    def __init__(self, fuel: bool) -> None:
+    def __init__(self, fuel: bool, threads: int) -> None:
         config = wasmtime.Config()
         config.consume_fuel = fuel
+        config.shared_memory = threads > 1
         self.engine = wasmtime.Engine(config)
-        self.store = wasmtime.Store(self.engine)
-        self.memory = LinearMemory(self.store)
-        self.linker = wasmtime.Linker(self.engine)
-        self.linker.define(self.store, "env", "memory", self.memory.memory)
-        weakref.finalize(self, _close, self.linker, self.store, self.engine)
+        self.stores = [wasmtime.Store(self.engine) for _ in range(threads)]
+        self.memory = LinearMemory(self.engine, self.stores[0], shared=threads > 1)
+        self.linkers = [wasmtime.Linker(self.engine) for _ in range(threads)]
+        for linker, store in zip(self.linkers, self.stores):
+            self.memory.define(linker, store)
+        self.modules: dict[str, wasmtime.Module] = {}
+        self.callers: list[dict[str, Callable[..., None]]] = [{} for _ in range(threads)]
+        self.pool = ThreadPoolExecutor(threads - 1, "jaxlab-wasm") if threads > 1 else None
+        weakref.finalize(self, _close, self.pool, self.modules, *self.linkers, *self.stores,
+                         self.memory.memory, self.engine)
+
+    def compile(self, key: str, wat: str, nargs: int) -> bool:
+        """Compile once per text (and instantiate for the calling thread); returns
+        whether the module was cached."""
+        if key in self.modules:
+            return True
+        self.modules[key] = wasmtime.Module(self.engine, wat)
+        self.caller(0, key, nargs)
+        return False
+
+    def caller(self, thread: int, key: str, nargs: int) -> Callable[..., None]:
+        """The kernel in `thread`'s store (instantiated there on first use)."""
+        callers = self.callers[thread]
+        if key not in callers:
+            store = self.stores[thread]
+            instance = self.linkers[thread].instantiate(store, self.modules[key])
+            callers[key] = _caller(store, instance.exports(store)["kernel"], nargs)
+        return callers[key]
+
+
+MIN_THREAD_WORK = 1 << 17   # body evaluations below which one thread beats a hand-off
 
 
 class WasmBackend(Backend):
     name = "wasm"
 
-    def __init__(self, fuel: Optional[int] = None) -> None:
-        """`fuel`: a budget of Wasm instructions per dispatch (None: unlimited)."""
+    def __init__(self, fuel: Optional[int] = None, threads: Optional[int] = None) -> None:
+        """`fuel`: a budget of Wasm instructions per dispatch and thread (None: unlimited).
+        `threads`: threads that share a large kernel (default: JAXLAB_WASM_THREADS or the
+        CPU count); 1 runs everything on the calling thread over an unshared memory."""
         self.fuel = fuel
-        self._modules: dict[str, Callable[..., None]] = {}
-        self._scratch_at = self._scratch_bytes = 0
+        self.threads = max(1, threads or int(os.environ.get("JAXLAB_WASM_THREADS", 0))
+                           or os.cpu_count() or 1)
+        self.min_thread_work = MIN_THREAD_WORK
+        self._scratch: list[tuple[int, int]] = [(0, 0)] * self.threads   # (offset, bytes)
 
     @functools.cached_property
     def wasm(self) -> _Wasm:
@@ -106,7 +148,7 @@ class WasmBackend(Backend):
         signal handler installed when the first engine starts; a SIGSEGV handler installed
         after it (faulthandler, which pytest enables after importing conftest.py) would
         turn those traps into crashes. Starting late puts wasmtime's handler last."""
-        return _Wasm(self.fuel is not None)
+        return _Wasm(self.fuel is not None, self.threads)
 
     @property
     def memory(self) -> LinearMemory:
@@ -129,26 +171,20 @@ class WasmBackend(Backend):
     def prepare_kernel(self, kernel: Kernel) -> Executable:
         t0 = time.perf_counter()
         plan, form = tune(kernel)
-        wat = generate(kernel, plan, form)
+        wat = generate(kernel, plan, form, shared=self.threads > 1)
         t1 = time.perf_counter()
-        call, hit = self.instantiate(wat.text, 1 + len(kernel.inputs) + (wat.scratch_bytes > 0))
+        key = hashlib.sha1(wat.text.encode()).hexdigest()
+        nargs = 3 + len(kernel.inputs) + (wat.scratch_bytes > 0)
+        hit = self.wasm.compile(key, wat.text, nargs)
         compile_ms = (time.perf_counter() - t1) * 1e3
+        work = kernel.size * max(1, form.steps)
+        tuning = plan.as_dict(form)
+        tuning["threads"] = self._chunks_reason(wat.split, work)
         return Executable(
-            program=CompiledKernel(kernel.name, call, wat.scratch_bytes), source=wat.text,
-            language="wat",
-            tuning=plan.as_dict(form), tuned_ir=_tuned_ir(kernel, form, plan),
-            compile_ms=compile_ms,
+            program=CompiledKernel(kernel.name, key, nargs, wat.scratch_bytes, wat.split, work),
+            source=wat.text, language="wat", tuning=tuning,
+            tuned_ir=_tuned_ir(kernel, form, plan), compile_ms=compile_ms,
             extra={"module_cache_hit": hit, "codegen_ms": (t1 - t0) * 1e3})
-
-    def instantiate(self, wat: str, nargs: int) -> tuple[Callable[..., None], bool]:
-        """The `kernel` export of the module (compiled once per distinct text)."""
-        key = hashlib.sha1(wat.encode()).hexdigest()
-        hit = key in self._modules
-        if not hit:
-            w = self.wasm
-            instance = w.linker.instantiate(w.store, wasmtime.Module(w.engine, wat))
-            self._modules[key] = _caller(w.store, instance.exports(w.store)["kernel"], nargs)
-        return self._modules[key], hit
 
     def prepare_routine(self, routine: Routine) -> Executable:
         return Executable(program=routine, language="text",
@@ -164,27 +200,61 @@ class WasmBackend(Backend):
             for h, (s, d), value in zip(outputs, prog.outputs, run_routine(prog, views)):
                 self.memory.view(h, d, math.prod(s))[:] = value.reshape(-1)
             return None
+        chunks = self._chunks(prog.split, prog.work)
+        args = [(outputs[0], *inputs) + ((self._scratch_for(t, prog.scratch_bytes),)
+                                         if prog.scratch_bytes else ()) + chunk
+                for t, chunk in enumerate(chunks)]
+        w = self.wasm
         if self.fuel is not None:
-            self.wasm.store.set_fuel(self.fuel)
-        extra = (self._scratch(prog.scratch_bytes),) if prog.scratch_bytes else ()
-        try:
-            prog.call(outputs[0], *inputs, *extra)
-        except (wasmtime.Trap, wasmtime.WasmtimeError) as exc:
-            raise WasmTrapError(prog.name, _cause(exc)) from None
+            for store in w.stores[:len(chunks)]:
+                store.set_fuel(self.fuel)
+        helpers = [w.pool.submit(self._run, t, prog, a) for t, a in enumerate(args) if t]
+        errors = [self._run(0, prog, args[0])] + [h.result() for h in helpers]
+        trap = next((e for e in errors if e is not None), None)
+        if trap is not None:   # only now: every thread's store is idle again
+            raise WasmTrapError(prog.name, _cause(trap))
         return None
 
-    def _scratch(self, nbytes: int) -> int:
-        """One scratch block for every kernel (dispatches never overlap), grown on demand."""
-        if nbytes > self._scratch_bytes:
-            if self._scratch_bytes:
-                self.memory.free(self._scratch_at)
-            self._scratch_at, self._scratch_bytes = self.memory.allocate(nbytes), nbytes
-        return self._scratch_at
+    def _run(self, thread: int, prog: CompiledKernel, args: tuple) -> Optional[Exception]:
+        try:
+            self.wasm.caller(thread, prog.key, prog.nargs)(*args)
+        except (wasmtime.Trap, wasmtime.WasmtimeError) as exc:
+            return exc
+        return None
+
+    def _chunks(self, split: tuple[str, int, int], work: int) -> list[tuple[int, int]]:
+        """[lo, hi) per thread: whole units of the split axis, the last chunk to the end."""
+        _, extent, unit = split
+        units = -(-extent // unit)
+        n = min(self.threads, units) if work >= self.min_thread_work else 1
+        bounds = [extent if i == n else units * i // n * unit for i in range(n + 1)]
+        return [(bounds[i], bounds[i + 1]) for i in range(n) if bounds[i + 1] > bounds[i]]
+
+    def _chunks_reason(self, split: tuple[str, int, int], work: int) -> str:
+        n = len(self._chunks(split, work))
+        if n == 1:
+            why = (f"{work} body evaluations: under {self.min_thread_work}, a hand-off costs "
+                   "more" if work < self.min_thread_work and self.threads > 1 else
+                   f"{self.threads} thread(s) available")
+            return f"1 thread ({why})"
+        axis, extent, unit = split
+        return (f"{n} threads, each a range of {axis}s (in units of {unit} of {extent}), "
+                "each in its own store over the shared memory")
+
+    def _scratch_for(self, thread: int, nbytes: int) -> int:
+        """A scratch block per thread, kept across kernels, grown on demand."""
+        at, size = self._scratch[thread]
+        if nbytes > size:
+            if size:
+                self.memory.free(at)
+            at, size = self.memory.allocate(nbytes), nbytes
+            self._scratch[thread] = (at, size)
+        return at
 
     def info(self) -> dict[str, Any]:
         return {"backend": self.name, "memory_bytes": self.memory.size,
-                "live_bytes": self.memory.live_bytes(), "modules": len(self._modules),
-                "fuel": self.fuel}
+                "live_bytes": self.memory.live_bytes(), "modules": len(self.wasm.modules),
+                "threads": self.threads, "fuel": self.fuel}
 
 
 def _cause(exc: Exception) -> str:
@@ -193,11 +263,14 @@ def _cause(exc: Exception) -> str:
     return last.split(": ", 1)[1] if last[:1].isdigit() else last
 
 
-def _close(*objects: Any) -> None:
+def _close(pool: Optional[ThreadPoolExecutor], modules: dict, *objects: Any) -> None:
     """Free wasmtime objects while its bindings are alive (their own __del__ runs too
     late at interpreter exit and prints errors)."""
-    for obj in objects:
-        obj.close()
+    if pool is not None:
+        pool.shutdown()
+    for obj in [*modules.values(), *objects]:
+        if hasattr(obj, "close"):   # a plain Memory belongs to its store
+            obj.close()
 
 
 def _tuned_ir(kernel: Kernel, form: AxisForm, plan: Plan) -> str:

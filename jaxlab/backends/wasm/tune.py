@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from jaxlab.backends.wasm.analysis import (COL, RIDX, ROW, AxisForm, Deps, axis_form,
-                                           contiguous, loads)
+                                           contiguous, loads, panel_operands)
 from jaxlab.ir.alu import AluOp
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import Kernel
@@ -61,15 +61,36 @@ class Plan:
         }
 
 
-def _gathers(form: AxisForm, lane: str, deps: Deps, weight_loop: int = 1) -> int:
-    """Loads that depend on `lane` but do not read four neighbours (loop loads weigh more)."""
+def _gathers(form: AxisForm, lane: str, deps: Deps, weight_loop: int = 1,
+             free: frozenset = frozenset()) -> int:
+    """Loads that depend on `lane` but do not read four neighbours (loop loads weigh more;
+    `free` ones are read once per strip into packed scratch)."""
     count = 0
     for e in (form.body, form.epilogue):
         for ld in loads(e):
             d = deps(ld)
-            if lane in d and not contiguous(ld.src[0], lane, deps):
+            if lane in d and ld not in free and not contiguous(ld.src[0], lane, deps):
                 count += weight_loop if RIDX in d else 1
     return count
+
+
+def _matmul_like(form: AxisForm, deps: Deps) -> bool:
+    """One loop input varies only along rows, another only along columns."""
+    loop_loads = [deps(ld) for ld in loads(form.body) if RIDX in deps(ld)]
+    return (any(COL not in d and ROW in d for d in loop_loads)
+            and any(ROW not in d and COL in d for d in loop_loads))
+
+
+def _packable(form: AxisForm, deps: Deps) -> bool:
+    """Enough row tiles reuse a packed strip of columns."""
+    return (_matmul_like(form, deps) and form.rows >= 2 * MATMUL_TILE[0]
+            and form.cols >= WIDTH)
+
+
+def _packed_loads(form: AxisForm, deps: Deps) -> frozenset:
+    if not _packable(form, deps):
+        return frozenset()
+    return frozenset(ld for op in panel_operands(form.body, deps) for ld in loads(op))
 
 
 def _splits(kernel: Kernel) -> list[int]:
@@ -121,7 +142,8 @@ def _tune_reduction(kernel: Kernel, deps: Deps) -> tuple[Plan, AxisForm]:
     for cols in _splits(kernel):
         form = axis_form(kernel, cols)
         if cols >= WIDTH:
-            options.append((_gathers(form, COL, deps, steps), 1, COL, form))
+            free = _packed_loads(form, deps)
+            options.append((_gathers(form, COL, deps, steps, free), 1, COL, form))
         if steps >= WIDTH:
             options.append((_gathers(form, RIDX, deps, steps), 0 if steps >= 16 else 2, RIDX,
                             form))
@@ -143,11 +165,8 @@ def _tune_reduction(kernel: Kernel, deps: Deps) -> tuple[Plan, AxisForm]:
 
 def _tile_plan(form: AxisForm, deps: Deps, reasons: dict[str, str]) -> Plan:
     """Lanes along col: pick the register tile."""
-    loop_loads = [deps(ld) for ld in loads(form.body) if RIDX in deps(ld)]
-    row_side = any(COL not in d and ROW in d for d in loop_loads)
-    col_side = any(ROW not in d and COL in d for d in loop_loads)
     vectors_available = form.cols // WIDTH
-    if row_side and col_side:
+    if _matmul_like(form, deps):
         rows = min(MATMUL_TILE[0], form.rows)
         vectors = min(MATMUL_TILE[1], vectors_available)
         reasons["tile"] = (f"{rows} rows x {vectors * WIDTH} columns of accumulators: one input "
@@ -158,7 +177,7 @@ def _tile_plan(form: AxisForm, deps: Deps, reasons: dict[str, str]) -> Plan:
         if unroll > 1:
             reasons["unroll"] = (f"{unroll} ridx steps per iteration: four row values come in "
                                  "one v128 load and are spread to the lanes by shuffles")
-        pack = form.rows >= 2 * rows and vectors_available >= vectors and vectors > 0
+        pack = _packable(form, deps)
         if pack:
             reasons["pack"] = ("each strip of columns is read by every row tile: its operands "
                                "are first copied to scratch in ridx order (strided or gathered "

@@ -154,3 +154,19 @@ def test_random_matmul_like_kernels(m, n, k, a_t, b_t, dtype, op, combine, threa
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, equal_nan=True)
     else:
         np.testing.assert_array_equal(got, want)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.integers(1, 13), st.integers(1, 11), st.sampled_from([F32, I32, U32, BOOL, F16]),
+       st.sampled_from([1, 3]))
+def test_random_transposes(m, n, dtype, threads) -> None:
+    """out[r, c] from inputs stored column-major: lanes run down the rows."""
+    g = AluExp.special("gidx", m * n)
+    row, col = g // n, g % n
+    a = AluExp.load(SLOTS[dtype], col * m + row, dtype)
+    f = AluExp.load(SLOTS[F32], col * m + row, F32)
+    exp = f.lt(AluExp.const(0.5, F32)).where(a, a.cast(F32).cast(dtype)).simplify()
+    kern = Kernel(shape=(m, n), inputs=tuple((d, max(N_IN, 200)) for d in SLOTS), exp=exp)
+    arrays = [np.resize(x, 200) for x in INPUTS]
+    got, want = run_wasm(_backend(threads), kern, *arrays), run_cpu(kern, *arrays)
+    np.testing.assert_array_equal(got, want)

@@ -156,6 +156,8 @@ class _KernelWat:
     def _outputs(self) -> list[str]:
         plan, form = self.plan, self.form
         width = plan.width if plan.lane == COL else 1
+        if plan.lane == ROW:
+            return self._row_lanes()
         if not plan.pack:
             if form.rows == 1:   # one row: the columns are what threads share
                 self.split = (COL, form.cols, plan.tile_vectors * width)
@@ -176,6 +178,20 @@ class _KernelWat:
         if rest:   # the columns after the last strip, done by the call that ends the range
             lines += ([f"(if (i32.gt_u (local.get $hi) (i32.const {packed_cols}))", "  (then"]
                       + _indent(rest, 2) + ["))"])
+        return lines
+
+    def _row_lanes(self) -> list[str]:
+        """Lanes along rows (inputs read down columns, as a transpose): four rows at a time
+        with `tile_vectors` columns per step, then the last rows one by one."""
+        rows, cols, tn = self.form.rows, self.form.cols, self.plan.tile_vectors
+        self.split = (ROW, rows, 4)
+        lines: list[str] = []
+        for r0, r1, w in ((0, rows // 4 * 4, 4), (rows // 4 * 4, rows, 1)):
+            inner: list[str] = []
+            for c0, c1, step in ((0, cols // tn * tn, tn), (cols // tn * tn, cols, 1)):
+                inner += self._loop("col", c0, c1, step, self._tile(1, step, w, ROW),
+                                    f"{step} column(s) of {w} row(s)")
+            lines += self._loop("row", r0, r1, w, inner, f"rows {w} at a time, as lanes")
         return lines
 
     def _row_parts(self) -> list[tuple[int, int, int]]:
@@ -228,9 +244,11 @@ class _KernelWat:
         return tile.lines + self._ridx_loop(loop, 0, self.form.steps, 1)
 
     # --- one tile ----------------------------------------------------------------
-    def _tile(self, tm: int, tn: int, w: int) -> list[str]:
-        tile = _Scope(self, COL if w > 1 else None)
-        copies = [{ROW: r, COL: c * w} for r in range(tm) for c in range(tn)]
+    def _tile(self, tm: int, tn: int, w: int, lane: str = COL) -> list[str]:
+        """tm x tn copies of the kernel; each copy is w lanes along `lane`."""
+        tile = _Scope(self, lane if w > 1 else None)
+        step = {ROW: w if lane == ROW else 1, COL: w if lane == COL else 1}
+        copies = [{ROW: r * step[ROW], COL: c * step[COL]} for r in range(tm) for c in range(tn)]
         if self.kernel.reduction is None:
             for pos in copies:
                 self._store(tile, self.form.body, pos)
@@ -245,15 +263,26 @@ class _KernelWat:
     def _store(self, scope: "_Scope", root: AluExp, pos: Pos) -> None:
         dtype = self.kernel.dtype
         mem = MEM[dtype]
-        ptr, off = scope.address("(local.get $out)", dtype.itemsize, self.form.out_index, pos)
+        if scope.lane == ROW:   # four rows of one column: a scalar store per lane
+            v = scope.vec(root, pos)
+            for lane in range(4):
+                scalar = scope.bind(extract(dtype, v, lane), False, dtype, f"lane {lane}")
+                self._store_scalar(scope, scalar, {**pos, ROW: pos[ROW] + lane})
+            return
         if scope.lane is not None:
+            ptr, off = scope.address("(local.get $out)", dtype.itemsize, self.form.out_index, pos)
             v = scope.vec(root, pos)
             if mem.encode:
                 v = scope.bind(mem.encode.format(v=v), True, DType.int32, "encoded")
             scope.lines.append(mem.store_vector.format(off=off, addr=ptr, v=v)
                                + f"  ;; out[{self._where(pos)}..+3]")
             return
-        v = scope.sca(root, pos)
+        self._store_scalar(scope, scope.sca(root, pos), pos)
+
+    def _store_scalar(self, scope: "_Scope", v: str, pos: Pos) -> None:
+        dtype = self.kernel.dtype
+        mem = MEM[dtype]
+        ptr, off = scope.address("(local.get $out)", dtype.itemsize, self.form.out_index, pos)
         if dtype is DType.float16:   # the encoder is a vector function: use lane 0
             v = extract(DType.int32, mem.encode.format(v=splat(DType.float32, v)), 0)
         scope.lines.append(f"({mem.store} offset={off} {ptr} {v})  ;; out[{self._where(pos)}]")

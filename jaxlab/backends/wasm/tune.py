@@ -52,7 +52,8 @@ class Plan:
             "split": [form.rows, form.cols],
             "lane_axis": self.lane or "none",
             "vector_width": self.width,
-            "tile": [self.tile_rows, self.tile_vectors * (self.width if self.lane == COL else 1)],
+            "tile": ([self.width, self.tile_vectors] if self.lane == ROW else
+                     [self.tile_rows, self.tile_vectors * (self.width if self.lane == COL else 1)]),
             "unroll": self.unroll,
             "accumulators": self.accumulators,
             "fma": self.fma,
@@ -117,6 +118,9 @@ def _tune_elementwise(kernel: Kernel, deps: Deps) -> tuple[Plan, AxisForm]:
     forms = [axis_form(kernel, c) for c in _splits(kernel)]
     form = min(forms, key=lambda f: (f.cols < WIDTH, _gathers(f, COL, deps)))
     reasons = {"split": _split_reason(form, forms, deps)}
+    by_rows = _row_lane_plan(forms[-1], form, deps, reasons)
+    if by_rows is not None:
+        return by_rows, forms[-1]
     if form.cols < WIDTH:
         reasons["lanes"] = f"scalar: {form.cols} columns are fewer than {WIDTH} lanes"
         return Plan(form.cols, None, 1, reasons=reasons), form
@@ -125,6 +129,23 @@ def _tune_elementwise(kernel: Kernel, deps: Deps) -> tuple[Plan, AxisForm]:
     reasons["tile"] = (f"{vectors} vectors per iteration: independent work for the CPU "
                        "to overlap, few enough that values stay in registers")
     return Plan(form.cols, COL, WIDTH, tile_vectors=vectors, reasons=reasons), form
+
+
+def _row_lane_plan(form: AxisForm, best: AxisForm, deps: Deps,
+                   reasons: dict[str, str]) -> Optional[Plan]:
+    """Lanes along rows, when inputs are contiguous down the columns (a transpose): the
+    loads become vector loads and only the store is split into four."""
+    if form.rows < WIDTH or form.cols < 2:
+        return None
+    down = _gathers(form, ROW, deps) + 1            # the store is scattered over 4 rows
+    across = _gathers(best, COL, deps) if best.cols >= WIDTH else 4 * len(loads(best.body))
+    if down >= across:
+        return None
+    vectors = min(ELEMENTWISE_VECTORS, form.cols)
+    reasons["lanes"] = (f"{WIDTH} lanes along row: {down - 1} gathers and a scattered store, "
+                        f"against {across} gathers with lanes along col")
+    reasons["tile"] = f"{vectors} columns of four rows per iteration"
+    return Plan(form.cols, ROW, WIDTH, tile_vectors=vectors, reasons=reasons)
 
 
 def _split_reason(form: AxisForm, forms: list[AxisForm], deps: Deps) -> str:

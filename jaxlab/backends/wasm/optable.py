@@ -92,6 +92,13 @@ _UNARY: dict[AluOp, Templates] = {
                   AluOp.Erf, AluOp.Erfc, AluOp.Tanh)},
 }
 
+# Vector math pasted into the kernel (mathlib.INLINE) instead of called: (function, extra args)
+INLINED: dict[AluOp, tuple[str, tuple[str, ...]]] = {
+    AluOp.Exp: ("exp", ()), AluOp.Log: ("log", ()), AluOp.Tanh: ("tanh", ()),
+    AluOp.Atan: ("atan", ()), AluOp.Asin: ("asin", ()),
+    AluOp.Sin: ("sincos", ("(i32.const 0)",)), AluOp.Cos: ("sincos", ("(i32.const 1)",)),
+}
+
 # Cast by (from kind, to kind); a cast to float16 is a cast to "f" then a rounding.
 _CAST: dict[tuple[str, str], Templates] = {
     ("f", "f"): _both("{a}", "{a}"),

@@ -133,7 +133,7 @@ def main(argv: list[str] | None = None) -> None:
         dev_s, wall_s, out = jaxlab_seconds(name, inp)
         want = w.numpy(*inp)
         got = np.asarray(out, dtype=np.float64)
-        err = float(np.max(np.abs(got - want) / (np.abs(want) + 1e-3)))
+        err = float(np.max(np.abs(got - want)) / (np.max(np.abs(want)) + 1e-30))
         ref_name = f"{name}-copy" if name in ("W1", "W2") else name
         ref_s = ref[ref_name]
         label = "D2D copy" if name in ("W1", "W2") else ("cuBLAS fp32" if name == "W3"

@@ -11,20 +11,12 @@ from jaxlab.ir.alu import AluExp, AluOp
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.evaluate import evaluate, threefry2x32
 from jaxlab.ir.kernel import Kernel, Reduction, acc_variable, reduce_identity
+from tests.ir_helpers import gidx, load, ridx
 
 I32, U32, F16, F32, BOOL = DType.int32, DType.uint32, DType.float16, DType.float32, DType.bool
 
 
-def gidx(n: int) -> AluExp:
-    return AluExp.special("gidx", n)
 
-
-def ridx(n: int) -> AluExp:
-    return AluExp.special("ridx", n)
-
-
-def load(slot: int, index: AluExp, dtype: DType = F32) -> AluExp:
-    return AluExp.load(slot, index, dtype)
 
 
 def run(kernel: Kernel, *inputs: np.ndarray) -> np.ndarray:

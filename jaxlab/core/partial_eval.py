@@ -10,6 +10,7 @@ from typing import Any, Callable, NamedTuple, Optional, Sequence
 from weakref import ref
 
 from jaxlab.core.abstract import abstract_eval
+from jaxlab.graph import toposort
 from jaxlab.core.avals import ShapedArray
 from jaxlab.core.jaxpr import Jaxpr, JaxprEqn, Lit, Var
 from jaxlab.core.jvp import jvp_flat, zeros_like_aval
@@ -109,21 +110,8 @@ def partial_eval_flat(f: Callable, pvals_in: Sequence[PartialVal],
     return jaxpr, pvals_out, consts
 
 
-def _toposort(outs: list) -> list:
-    order, seen = [], set()
-    stack = [(t, False) for t in outs]
-    while stack:
-        t, done = stack.pop()
-        if done:
-            order.append(t)
-            continue
-        if id(t) in seen:
-            continue
-        seen.add(id(t))
-        stack.append((t, True))
-        if isinstance(t.recipe, JaxprEqnRecipe):
-            stack.extend((p, False) for p in t.recipe.tracers_in if id(p) not in seen)
-    return order
+def _recipe_inputs(t: PartialEvalTracer) -> list:
+    return t.recipe.tracers_in if isinstance(t.recipe, JaxprEqnRecipe) else []
 
 
 def _tracers_to_jaxpr(tracers_in: list, tracers_out: list) -> tuple[Jaxpr, list]:
@@ -132,7 +120,7 @@ def _tracers_to_jaxpr(tracers_in: list, tracers_out: list) -> tuple[Jaxpr, list]
     const_vals: list = []
     done_eqns: set[int] = set()
     eqns: list[JaxprEqn] = []
-    for t in _toposort(tracers_out):
+    for t in toposort(tracers_out, _recipe_inputs):
         recipe = t.recipe
         if isinstance(recipe, ConstRecipe):
             if id(recipe.val) not in const_vars:

@@ -13,6 +13,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from jaxlab.graph import toposort
 from jaxlab.ir.dtypes import DType
 
 
@@ -154,21 +155,8 @@ class AluExp:
 
     # --- inspection ---
     def toposort(self) -> list["AluExp"]:
-        """Every node once, sources before users (iterative: deep chains are fine)."""
-        order: list[AluExp] = []
-        seen: set[int] = set()
-        stack: list[tuple[AluExp, bool]] = [(self, False)]
-        while stack:
-            node, expanded = stack.pop()
-            if expanded:
-                order.append(node)
-                continue
-            if id(node) in seen:
-                continue
-            seen.add(id(node))
-            stack.append((node, True))
-            stack.extend((s, False) for s in reversed(node.src) if id(s) not in seen)
-        return order
+        """Every node once, sources before users."""
+        return toposort((self,), _sources)
 
     def leaves(self, ops: Iterable[AluOp]) -> list["AluExp"]:
         ops = frozenset(ops)
@@ -209,6 +197,10 @@ class AluExp:
     def simplify(self) -> "AluExp":
         from jaxlab.ir.simplify import simplify
         return simplify(self)
+
+
+def _sources(node: AluExp) -> tuple[AluExp, ...]:
+    return node.src
 
 
 def _canonical_const(value: Any, dtype: DType) -> Any:

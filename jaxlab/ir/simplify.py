@@ -251,9 +251,7 @@ def _nonneg_int_by_const(e: AluExp) -> Optional[int]:
 
 
 def _rule_idiv(e: AluExp) -> Optional[AluExp]:
-    if e.dtype.is_float:
-        return None
-    c = _nonneg_int_by_const(e)
+    c = _nonneg_int_by_const(e)   # None for floats and uint32
     if c is None:
         return None
     a = e.src[0]
@@ -274,9 +272,7 @@ def _rule_idiv(e: AluExp) -> Optional[AluExp]:
 
 
 def _rule_mod(e: AluExp) -> Optional[AluExp]:
-    if e.dtype.is_float:
-        return None
-    c = _nonneg_int_by_const(e)
+    c = _nonneg_int_by_const(e)   # None for floats and uint32
     if c is None:
         return None
     a = e.src[0]

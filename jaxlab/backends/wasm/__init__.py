@@ -1,9 +1,10 @@
 """The wasm device: kernels compiled to WebAssembly and run by wasmtime.
 
-codegen.py writes WAT from a kernel and tune.py's plan (no wasmtime needed),
-mathlib.py holds the math functions kernels call, memory.py the one linear
-memory every buffer lives in, runtime.py the Backend that compiles, caches
-and calls modules. wasmtime is imported only when the device starts, so a
+tune.py plans a kernel's loops (analysis.py: its indices over row, col, ridx),
+codegen.py writes the loops as WAT and scope.py the values inside them, with
+optable.py's text per op and mathlib.py's math functions (none of these needs
+wasmtime); memory.py is the one linear memory every buffer lives in, and
+runtime.py the Backend that compiles, caches and calls modules. wasmtime is imported only when the device starts, so a
 machine without it simply has no wasm device.
 """
 from __future__ import annotations

@@ -15,36 +15,21 @@ A packed plan walks strips of columns outermost instead, first copying each
 strip's column-side operands to `scratch`.
 
 Every IR node becomes a named local (`$v12_r1c4`: node 12, vector, at row+1,
-col+4) set once per copy, with a comment saying what it computes. Nodes that
-do not depend on ridx are computed before the reduction loop; loads whose
-index is affine in the loop axes use a pointer and constant offsets, and a
-pointer that moves with ridx is bumped each iteration instead of recomputed.
+col+4) set once per copy, with a comment saying what it computes (scope.py).
+Nodes that do not depend on ridx are computed before the reduction loop.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 from jaxlab.backends.wasm import mathlib
-from jaxlab.backends.wasm.analysis import (COL, RIDX, ROW, AxisForm, Deps, affine,
-                                           contiguous, in_bounds, panel_operands)
-from jaxlab.backends.wasm.optable import (F16_EXACT, INLINED, MEM, SCALAR_TYPE, const,
-                                          divide_by_constant, extract, kind, replace, splat,
-                                          templates)
+from jaxlab.backends.wasm.analysis import COL, RIDX, ROW, AxisForm, Deps, panel_operands
+from jaxlab.backends.wasm.optable import MEM, SCALAR_TYPE, const, extract, kind, splat, templates
+from jaxlab.backends.wasm.scope import AXES, Pos, Scope, Val, round_f16
 from jaxlab.backends.wasm.tune import Plan
-from jaxlab.ir.alu import AluExp, AluOp
+from jaxlab.ir.alu import AluExp
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import Kernel, reduce_identity
-from jaxlab.ir.printer import render
-
-AXES = (ROW, COL, RIDX)
-Pos = dict[str, int]          # copy offsets from the loop variables, per axis
-
-
-@dataclass(frozen=True)
-class Val:
-    text: str                 # a WAT expression (usually a local.get)
-    vector: bool              # v128 of four lanes, or a scalar
 
 
 @dataclass(frozen=True)
@@ -65,7 +50,7 @@ def generate(kernel: Kernel, plan: Plan, form: AxisForm, shared: bool = False) -
     several threads can share one dispatch; `shared` declares the imported
     memory shared between them.
     """
-    gen = _KernelWat(kernel, plan, form)
+    gen = KernelWat(kernel, plan, form)
     return Generated(gen.module(shared), gen.scratch_bytes, gen.split)
 
 
@@ -74,7 +59,7 @@ def _indent(lines: list[str], n: int = 1) -> list[str]:
     return [pad + line.replace("\n", "\n" + pad) for line in lines]
 
 
-class _KernelWat:
+class KernelWat:
     def __init__(self, kernel: Kernel, plan: Plan, form: AxisForm) -> None:
         self.kernel, self.plan, self.form = kernel, plan, form
         self.deps = Deps()
@@ -232,8 +217,8 @@ class _KernelWat:
         tn = self.plan.tile_vectors
         self.pack_stride = len(nodes) * tn * 16
         self.scratch_bytes = self.form.steps * self.pack_stride
-        tile = _Scope(self, COL)
-        loop = _Scope(self, COL, parent=tile)
+        tile = Scope(self, COL)
+        loop = Scope(self, COL, parent=tile)
         pk = self.local("pk", "i32")
         loop.prelude.append(f"(local.set ${pk} (local.get $scratch))  ;; pack this strip")
         for j, node in enumerate(nodes):
@@ -248,7 +233,7 @@ class _KernelWat:
     # --- one tile ----------------------------------------------------------------
     def _tile(self, tm: int, tn: int, w: int, lane: str = COL) -> list[str]:
         """tm x tn copies of the kernel; each copy is w lanes along `lane`."""
-        tile = _Scope(self, lane if w > 1 else None)
+        tile = Scope(self, lane if w > 1 else None)
         step = {ROW: w if lane == ROW else 1, COL: w if lane == COL else 1}
         copies = [{ROW: r * step[ROW], COL: c * step[COL]} for r in range(tm) for c in range(tn)]
         if self.kernel.reduction is None:
@@ -262,7 +247,7 @@ class _KernelWat:
             self._store(tile, self.form.epilogue, pos)
         return pre + loops + post
 
-    def _store(self, scope: "_Scope", root: AluExp, pos: Pos) -> None:
+    def _store(self, scope: "Scope", root: AluExp, pos: Pos) -> None:
         dtype = self.kernel.dtype
         mem = MEM[dtype]
         if scope.lane == ROW:   # four rows of one column: a scalar store per lane
@@ -281,7 +266,7 @@ class _KernelWat:
             return
         self._store_scalar(scope, scope.sca(root, pos), pos)
 
-    def _store_scalar(self, scope: "_Scope", v: str, pos: Pos) -> None:
+    def _store_scalar(self, scope: "Scope", v: str, pos: Pos) -> None:
         dtype = self.kernel.dtype
         mem = MEM[dtype]
         ptr, off = scope.address("(local.get $out)", dtype.itemsize, self.form.out_index, pos)
@@ -294,7 +279,7 @@ class _KernelWat:
         return ", ".join(f"{a}+{o}" if o else a for a, o in pos.items())
 
     # --- reductions ------------------------------------------------------------------
-    def _reduce(self, tile: "_Scope", copies: list[Pos]) -> list[str]:
+    def _reduce(self, tile: "Scope", copies: list[Pos]) -> list[str]:
         """The ridx loops; leaves each copy's folded value in tile.accs."""
         red, dtype = self.kernel.reduction, self.kernel.exp.dtype
         k = kind(dtype)
@@ -318,7 +303,7 @@ class _KernelWat:
         for start, stop, unroll in ((0, main, plan.unroll), (main, steps, 1)):
             if stop <= start:
                 continue
-            loop = _Scope(self, tile.lane, parent=tile, start=start, quads=unroll % 4 == 0)
+            loop = Scope(self, tile.lane, parent=tile, start=start, quads=unroll % 4 == 0)
             for u in range(unroll):
                 for ci, pos in enumerate(copies):
                     acc = accs[ci, u % plan.accumulators]
@@ -333,7 +318,7 @@ class _KernelWat:
             tile.accs[self._acc_key(pos)] = self._round_acc(loops, acc, dtype, vector)
         return loops
 
-    def _reduce_along_ridx(self, tile: "_Scope", pos: Pos, s_op: str, v_op: str, ident,
+    def _reduce_along_ridx(self, tile: "Scope", pos: Pos, s_op: str, v_op: str, ident,
                            dtype: DType) -> list[str]:
         """Four ridx values per vector, `unroll` vectors per step, then a scalar tail."""
         steps, nvec = self.form.steps, self.plan.unroll
@@ -344,7 +329,7 @@ class _KernelWat:
         if main:
             vaccs = [self.local(f"vacc{u}", "v128") for u in range(nvec)]
             tile.lines += [f"(local.set ${v} {const(ident, dtype, True)})" for v in vaccs]
-            loop = _Scope(self, RIDX, parent=tile)
+            loop = Scope(self, RIDX, parent=tile)
             for u, vacc in enumerate(vaccs):
                 step = self._accumulate(loop, vacc, {**pos, RIDX: 4 * u}, v_op, True)
                 loop.lines.append(f"(local.set ${vacc} {step})"
@@ -365,7 +350,7 @@ class _KernelWat:
             loops.append(f"(local.set ${acc} "
                          f"{s_op.format(a=s_op.format(a=get[0], b=get[1]), b=s_op.format(a=get[2], b=get[3]))})")
         if main < steps:
-            loop = _Scope(self, None, parent=tile, start=main)
+            loop = Scope(self, None, parent=tile, start=main)
             v = loop.sca(self.form.body, {**pos, RIDX: 0})
             loop.lines.append(f"(local.set ${acc} {s_op.format(a=f'(local.get ${acc})', b=v)})"
                               "  ;; the last ridx one at a time")
@@ -373,7 +358,7 @@ class _KernelWat:
         tile.accs[self._acc_key(pos)] = self._round_acc(loops, acc, dtype, False)
         return loops
 
-    def _accumulate(self, loop: "_Scope", acc: str, pos: Pos, op: str, vector: bool) -> str:
+    def _accumulate(self, loop: "Scope", acc: str, pos: Pos, op: str, vector: bool) -> str:
         """acc op body; a product into a sum is one fused multiply-add when the plan says so."""
         body = self.form.body
         if self.plan.fma and vector:
@@ -384,13 +369,13 @@ class _KernelWat:
     def _round_acc(self, lines: list[str], acc: str, dtype: DType, vector: bool) -> Val:
         """float16 accumulates in f32 (as the cpu backend) and rounds once at the end."""
         if dtype is DType.float16:
-            lines.append(f"(local.set ${acc} {_round_f16(f'(local.get ${acc})', vector)})")
+            lines.append(f"(local.set ${acc} {round_f16(f'(local.get ${acc})', vector)})")
         return Val(f"(local.get ${acc})", vector)
 
     def _acc_key(self, pos: Pos) -> tuple:
         return tuple((a, pos[a]) for a in (ROW, COL) if a in pos)
 
-    def _ridx_loop(self, loop: "_Scope", start: int, stop: int, step: int) -> list[str]:
+    def _ridx_loop(self, loop: "Scope", start: int, stop: int, step: int) -> list[str]:
         label = self.fresh("ridx")
         bumps = [f"(local.set ${p} (i32.add (local.get ${p}) (i32.const {per * step})))"
                  for p, per in loop.increments.items()]
@@ -399,320 +384,3 @@ class _KernelWat:
                 + _indent(loop.lines + bumps
                           + [f"(local.set $ridx (i32.add (local.get $ridx) (i32.const {step})))",
                              f"(br_if ${label} (i32.lt_u (local.get $ridx) (i32.const {stop}))))"]))
-
-
-def _round_f16(text: str, vector: bool) -> str:
-    if vector:
-        return f"(call $f16_round {text})"
-    return extract(DType.float32, f"(call $f16_round {splat(DType.float32, text)})", 0)
-
-
-class _Scope:
-    """Where values are computed: a tile (before and after its loops) or one loop body.
-
-    Values are memoised per (node, copy offsets on the axes the node depends on),
-    so a value shared by copies (a row value in a matmul tile) is computed once.
-    Nodes that do not depend on ridx always belong to the tile scope.
-    """
-
-    def __init__(self, gen: _KernelWat, lane: Optional[str], parent: Optional["_Scope"] = None,
-                 start: int = 0, quads: bool = False):
-        self.gen, self.lane, self.parent = gen, lane, parent
-        self.start = start                      # a loop's first ridx
-        self.quads = quads                      # ridx copies come in aligned fours
-        self.memo: dict[tuple, Val] = {}
-        self.lines: list[str] = []
-        self.prelude: list[str] = []            # a loop's pointer set-up, run before it
-        self.increments: dict[str, int] = {}   # pointer -> bytes per ridx step
-        self.accs: dict[tuple, Val] = {}
-
-    def owner(self, node: AluExp) -> "_Scope":
-        if self.parent is not None and RIDX not in self.gen.deps(node):
-            return self.parent
-        return self
-
-    # --- values in the form a consumer needs --------------------------------------
-    def get(self, node: AluExp, pos: Pos) -> Val:
-        scope = self.owner(node)
-        key = (node, self.gen.restrict(node, pos))
-        if key not in scope.memo:
-            scope.memo[key] = scope._make(node, pos, key[1])
-        return scope.memo[key]
-
-    def value(self, node: AluExp, pos: Pos, vector: bool) -> str:
-        return self.vec(node, pos) if vector else self.sca(node, pos)
-
-    def sca(self, node: AluExp, pos: Pos) -> str:
-        v = self.get(node, pos)
-        assert not v.vector, f"scalar wanted for {node.op.name}"
-        return v.text
-
-    def vec(self, node: AluExp, pos: Pos) -> str:
-        if node.is_const:
-            return const(node.arg, node.dtype, True)
-        scope = self.owner(node)
-        if scope.lane is not None and scope.lane in self.gen.deps(node):
-            return self.get(node, pos).text
-        key = (node, self.gen.restrict(node, pos), "splat")
-        if key not in scope.memo:
-            text = scope._load_splat(node, pos)
-            if text is None:
-                text = splat(node.dtype, self.sca(node, pos))
-            got = scope.bind(text, True, node.dtype, f"{self.gen.label(node)} in every lane",
-                             f"{self.gen.label(node)}x4{_suffix(key[1])}")
-            scope.memo[key] = Val(got, True)
-        return scope.memo[key].text
-
-    def bind(self, text: str, vector: bool, dtype: DType, comment: str,
-             name: Optional[str] = None) -> str:
-        """Set a new local to `text`; returns its local.get."""
-        name = self.gen.local(name or self.gen.fresh("t"),
-                              "v128" if vector else SCALAR_TYPE[kind(dtype)])
-        if "\n" in text:   # an inlined function: the comment goes first
-            self.lines += [f";; {comment}", f"(local.set ${name} {text})"]
-        else:
-            self.lines.append(f"(local.set ${name} {text})  ;; {comment}")
-        return f"(local.get ${name})"
-
-    # --- computing one node ----------------------------------------------------------
-    def _make(self, node: AluExp, pos: Pos, key: tuple) -> Val:
-        op = node.op
-        vector = self.lane is not None and self.lane in self.gen.deps(node)
-        if node in self.gen.packed and vector:
-            return Val(self._packed(node, pos), True)
-        if op is AluOp.Const:
-            return Val(const(node.arg, node.dtype, False), False)
-        if op is AluOp.Variable:
-            return self.accs[tuple((a, o) for a, o in key)]
-        if op is AluOp.Special:
-            axis = node.arg[0]
-            scalar = f"(local.get ${axis})"
-            if pos.get(axis, 0):
-                scalar = f"(i32.add {scalar} (i32.const {pos[axis]}))"
-            if not vector:
-                return Val(scalar, False)
-            text = f"(i32x4.add (i32x4.splat {scalar}) (v128.const i32x4 0 1 2 3))"
-        elif op is AluOp.GlobalIndex:
-            text = self._load(node, pos, vector)
-        else:
-            text = self._compute(node, pos, vector)
-        ident = self.gen.label(node)
-        name = f"{'v' if vector else 's'}{ident[1:]}{_suffix(key)}"
-        comment = f"{ident} = {self._describe(node)}" + (f"  @ {_suffix(key)[1:]}" if _suffix(key) else "")
-        return Val(self.bind(text, vector, node.dtype, comment, name), vector)
-
-    def _describe(self, node: AluExp) -> str:
-        if node.op is AluOp.GlobalIndex:
-            return _one_line(render(node))
-        names = {s: self.gen.label(s) for s in node.src
-                 if s.op not in (AluOp.Const, AluOp.Special, AluOp.Variable)}
-        return _one_line(render(node, names))
-
-    def _compute(self, node: AluExp, pos: Pos, vector: bool) -> str:
-        op, srcs = node.op, node.src
-        k_in = kind(srcs[-1].dtype)
-        tmpl = None
-        if op in (AluOp.Idiv, AluOp.Mod) and srcs[1].is_const:
-            tmpl = divide_by_constant(op, k_in, srcs[1].arg, srcs[0].vmin >= 0)
-        s_t, v_t = tmpl or templates(op, kind(node.dtype), k_in)
-        args: dict[str, object] = {"arg": node.arg}
-        letters = "abcd"
-        if vector and op in INLINED:
-            fn, extra = INLINED[op]
-            decls, text = mathlib.inline(fn, [self.vec(srcs[0], pos), *extra],
-                                         self.gen.fresh("m") + "_")
-            for name, wasm_type in decls.items():
-                self.gen.local(name, wasm_type)
-        elif vector and v_t is not None and not ("{b_s}" in v_t and self._is_vec(srcs[1])):
-            for letter, s in zip(letters, srcs):
-                args[letter] = self.vec(s, pos)
-            if "{b_s}" in v_t:
-                args["b_s"] = self.sca(srcs[1], pos)
-            text = v_t.format(**args)
-        elif vector:
-            text = self._lanewise(node, s_t, pos)
-        elif s_t is not None:
-            for letter, s in zip(letters, srcs):
-                args[letter] = self.sca(s, pos)
-            text = s_t.format(**args)
-        else:   # only the vector form exists: run it on splats, keep lane 0
-            for letter, s in zip(letters, srcs):
-                args[letter] = splat(s.dtype, self.sca(s, pos))
-            args["b_s"] = args.get("b")
-            text = extract(node.dtype, v_t.format(**args), 0)
-        if node.dtype is DType.float16 and op not in F16_EXACT:
-            text = _round_f16(text, vector)
-        return text
-
-    def _is_vec(self, node: AluExp) -> bool:
-        owner = self.owner(node)
-        return owner.lane is not None and owner.lane in self.gen.deps(node)
-
-    def _lanewise(self, node: AluExp, s_t: str, pos: Pos) -> str:
-        """No SIMD instruction: the scalar one on each lane."""
-        srcs = [(s, self.vec(s, pos) if self._is_vec(s) else None) for s in node.src]
-        lanes = []
-        for lane in range(4):
-            args: dict[str, object] = {"arg": node.arg}
-            for letter, (s, v) in zip("abcd", srcs):
-                args[letter] = extract(s.dtype, v, lane) if v is not None else self.sca(s, pos)
-            args["b_s"] = args.get("b")
-            lanes.append(s_t.format(**args))
-        text = splat(node.dtype, lanes[0])
-        for lane in range(1, 4):
-            text = replace(node.dtype, text, lane, lanes[lane])
-        return text
-
-    # --- memory ---------------------------------------------------------------------
-    def _load(self, node: AluExp, pos: Pos, vector: bool) -> str:
-        slot, dtype = node.arg, node.dtype
-        count = self.gen.kernel.inputs[slot][1]
-        if count == 0:
-            return const(0, dtype, vector)
-        mem, isz = MEM[dtype], dtype.itemsize
-        base = f"(local.get $in{slot})"
-        index = node.src[0]
-        safe = in_bounds(index, count)
-        if vector and safe and contiguous(index, self.lane, self.gen.deps):
-            ptr, off = self.address(base, isz, index, pos)
-            raw = mem.load_vector.format(off=off, addr=ptr)
-        elif vector:   # a gather: one scalar load per lane
-            idx = self.vec(index if safe else _clamp(index, count), pos)
-            lanes = [f"({mem.load} {_scaled(base, isz, extract(DType.int32, idx, lane))})"
-                     for lane in range(4)]
-            raw = f"({mem.raw_lanes}.splat {lanes[0]})"
-            for lane in range(1, 4):
-                raw = f"({mem.raw_lanes}.replace_lane {lane} {raw} {lanes[lane]})"
-        elif safe:
-            ptr, off = self.address(base, isz, index, pos)
-            raw = f"({mem.load} offset={off} {ptr})"
-        else:
-            raw = f"({mem.load} {_scaled(base, isz, self.sca(_clamp(index, count), pos))})"
-        if not mem.decode:
-            return raw
-        if vector:
-            return mem.decode.format(v=raw)
-        if dtype is DType.float16:
-            return extract(dtype, mem.decode.format(v=f"(i32x4.splat {raw})"), 0)
-        return raw   # a bool byte is already 0 or 1
-
-    def _packed(self, node: AluExp, pos: Pos) -> str:
-        """A panel operand, read back from $scratch by a pointer that moves with ridx."""
-        gen = self.gen
-        if "packed" not in self.memo:
-            name = gen.local(gen.fresh("pp"), "i32")
-            self.prelude.append(f"(local.set ${name} (i32.add (local.get $scratch) "
-                                f"(i32.const {self.start * gen.pack_stride})))  ;; packed panel")
-            self.increments[name] = gen.pack_stride
-            self.memo["packed"] = Val(name, False)
-        ptr = self.memo["packed"].text
-        off = pos[RIDX] * gen.pack_stride + (gen.packed[node] * gen.plan.tile_vectors
-                                             + pos[COL] // 4) * 16
-        return f"(v128.load offset={off} (local.get ${ptr}))"
-
-    def _load_splat(self, node: AluExp, pos: Pos) -> Optional[str]:
-        """A 4-byte scalar load wanted in every lane: v128.load32_splat reads it once.
-
-        In a loop unrolled by a multiple of 4 along ridx, four consecutive ridx values
-        are one v128.load, and each copy takes its lane with a shuffle.
-        """
-        if node.op is not AluOp.GlobalIndex or node.dtype.itemsize != 4:
-            return None
-        count = self.gen.kernel.inputs[node.arg][1]
-        index, base = node.src[0], f"(local.get $in{node.arg})"
-        if count == 0 or not in_bounds(index, count):
-            return None
-        aff = affine(index)
-        if self.quads and aff.coeff(RIDX) == 1 and RIDX not in self.gen.deps(aff.rest):
-            u = pos.get(RIDX, 0)
-            first = {**pos, RIDX: u - u % 4}
-            key = (node, self.gen.restrict(node, first), "quad")
-            if key not in self.memo:
-                ptr, off = self.address(base, 4, index, first)
-                label = self.gen.label(node)
-                name = f"{label}q{_suffix(key[1])}"
-                self.memo[key] = Val(self.bind(f"(v128.load offset={off} {ptr})", True, node.dtype,
-                                               f"{label} at ridx+{first[RIDX]}..+3", name), True)
-            lane = " ".join(str(4 * (u % 4) + b) for b in range(4))
-            quad = self.memo[key].text
-            return f"(i8x16.shuffle {' '.join([lane] * 4)} {quad} {quad})"
-        ptr, off = self.address(base, 4, index, pos)
-        return f"(v128.load32_splat offset={off} {ptr})"
-
-    def address(self, base: str, isz: int, index: AluExp, pos: Pos) -> tuple[str, int]:
-        """(pointer, constant byte offset) of element `index` at copy `pos`.
-
-        The pointer holds base + isz*(sum of coeff*axis + the non-affine rest) and is
-        shared by every copy; the copies differ only in the constant offset. A
-        pointer linear in ridx is set up before its loop, at the loop's first ridx,
-        and moves with the loop.
-        """
-        gen = self.gen
-        aff = affine(index)
-        rest_deps = gen.deps(aff.rest)
-        moves = aff.coeff(RIDX) != 0 and RIDX not in rest_deps
-        terms = tuple((a, c) for a, c in aff.coeffs if not (a == RIDX and moves))
-        holder = self if RIDX in rest_deps or moves else (self.parent or self)
-        rest_key = gen.restrict(aff.rest, pos) if aff.rest is not None else ()
-        key = ("ptr", base, isz, terms, aff.rest, rest_key, aff.coeff(RIDX) if moves else 0)
-        if key not in holder.memo:
-            parts = [base] + [_scaled_axis(a, c * isz) for a, c in terms]
-            if moves and self.start:
-                parts.append(f"(i32.const {aff.coeff(RIDX) * isz * self.start})")
-            if aff.rest is not None:
-                parts.append(_times(self.sca(aff.rest, pos), isz))
-            text = parts[0]
-            for p in parts[1:]:
-                text = f"(i32.add {text} {p})"
-            name = gen.local(gen.fresh("p"), "i32")
-            (holder.prelude if moves else holder.lines).append(
-                f"(local.set ${name} {text})  ;; address of {_one_line(render(index))}"
-                + (f" at ridx = {self.start}" if moves else ""))
-            holder.memo[key] = Val(name, False)
-        ptr = holder.memo[key].text
-        if moves:
-            self.increments[ptr] = aff.coeff(RIDX) * isz
-        off = isz * (sum(c * pos.get(a, 0) for a, c in aff.coeffs) + aff.const)
-        # Wasm adds a load's offset to the pointer without wrapping: a pointer that can sit
-        # below its buffer (a flipped axis) takes the offset in a wrapping i32.add instead
-        sizes = {ROW: gen.form.rows, COL: gen.form.cols, RIDX: gen.form.steps}
-        lowest = sum(min(0, c * (sizes[a] - 1)) for a, c in aff.coeffs) + \
-            (aff.rest.vmin if aff.rest is not None else 0)
-        if (off < 0 or lowest < 0) and off != 0:
-            return f"(i32.add (local.get ${ptr}) (i32.const {off}))", 0
-        return f"(local.get ${ptr})", off
-
-
-def _one_line(text: str) -> str:
-    """The printer names shared subexpressions on lines of their own; a comment is one line."""
-    return "; ".join(text.splitlines())
-
-
-_MARK = {ROW: "r", COL: "c", RIDX: "k"}
-
-
-def _suffix(key: tuple) -> str:
-    marks = "".join(f"{_MARK[a]}{o}" for a, o in key if o)
-    return f"_{marks}" if marks else ""
-
-
-def _clamp(index: AluExp, count: int) -> AluExp:
-    """Indices the range analysis cannot bound are clamped, as np.take(mode='clip')."""
-    return index.max(0).min(count - 1)
-
-
-def _times(text: str, k: int) -> str:
-    if k == 1:
-        return text
-    if k & (k - 1) == 0:
-        return f"(i32.shl {text} (i32.const {k.bit_length() - 1}))"
-    return f"(i32.mul {text} (i32.const {k}))"
-
-
-def _scaled_axis(axis: str, k: int) -> str:
-    return _times(f"(local.get ${axis})", k) if k > 0 else \
-        f"(i32.mul (local.get ${axis}) (i32.const {k}))"
-
-
-def _scaled(base: str, isz: int, index: str) -> str:
-    return f"(i32.add {base} {_times(index, isz)})"

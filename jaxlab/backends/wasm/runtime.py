@@ -127,6 +127,7 @@ class _Wasm:
 
 
 MIN_THREAD_WORK = 1 << 17   # body evaluations below which one thread beats a hand-off
+MAX_THREADS = 16            # by default: each thread has its own store and instances
 
 
 class WasmBackend(Backend):
@@ -135,10 +136,11 @@ class WasmBackend(Backend):
     def __init__(self, fuel: Optional[int] = None, threads: Optional[int] = None) -> None:
         """`fuel`: a budget of Wasm instructions per dispatch and thread (None: unlimited).
         `threads`: threads that share a large kernel (default: JAXLAB_WASM_THREADS or the
-        CPU count); 1 runs everything on the calling thread over an unshared memory."""
+        CPUs this process may use, at most 16); 1 runs everything on the calling thread
+        over an unshared memory."""
         self.fuel = fuel
         self.threads = max(1, threads or int(os.environ.get("JAXLAB_WASM_THREADS", 0))
-                           or os.cpu_count() or 1)
+                           or min(MAX_THREADS, len(os.sched_getaffinity(0))))
         self.min_thread_work = MIN_THREAD_WORK
         self._scratch: list[tuple[int, int]] = [(0, 0)] * self.threads   # (offset, bytes)
 

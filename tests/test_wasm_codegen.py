@@ -22,6 +22,7 @@ from jaxlab.ir.alu import AluExp, AluOp  # noqa: E402
 from jaxlab.ir.dtypes import DType  # noqa: E402
 from jaxlab.ir.evaluate import _erf, _erfc  # noqa: E402
 from jaxlab.ir.kernel import Kernel, Reduction, acc_variable  # noqa: E402
+from tests.ir_helpers import gidx, load, ridx
 
 I32, U32, F16, F32, BOOL = DType.int32, DType.uint32, DType.float16, DType.float32, DType.bool
 
@@ -31,16 +32,7 @@ def wasm() -> WasmBackend:
     return create()
 
 
-def gidx(n: int) -> AluExp:
-    return AluExp.special("gidx", n)
 
-
-def ridx(n: int) -> AluExp:
-    return AluExp.special("ridx", n)
-
-
-def load(slot: int, index: AluExp, dtype: DType = F32) -> AluExp:
-    return AluExp.load(slot, index, dtype)
 
 
 def elementwise(exp: AluExp, shape: tuple, *inputs: np.ndarray) -> Kernel:
@@ -92,6 +84,13 @@ def test_contiguous_float_kernel_is_simd_with_a_scalar_tail() -> None:
     assert "f32.load" in wat and "f32.store" in wat and "col = 8, 9, ... < 10" in wat
     assert ";; n1 = n0 * 2.0" in wat          # a comment per IR node
     assert "(local $v0 v128)" in wat or "$v0 v128" in wat   # named locals
+
+
+def test_vector_math_is_inlined_and_scalar_math_called() -> None:
+    x = np.zeros(6, np.float32)
+    wat = wat_of(elementwise(load(0, gidx(6)).unary(AluOp.Tanh), (6,), x))
+    assert ";; $tanh, inlined" in wat and ";; $exp, inlined" in wat   # tanh uses exp
+    assert "(call $tanh (f32x4.splat" in wat                           # the two-element tail
 
 
 def test_codegen_needs_no_wasmtime() -> None:

@@ -35,6 +35,7 @@ class Val:
 
 
 def round_f16(text: str, vector: bool) -> str:
+    """A float16 result: its f32 value rounded to the nearest half."""
     if vector:
         return f"(call $f16_round {text})"
     return extract(DType.float32, f"(call $f16_round {splat(DType.float32, text)})", 0)
@@ -49,7 +50,7 @@ class Scope:
     """
 
     def __init__(self, gen: "KernelWat", lane: Optional[str], parent: Optional["Scope"] = None,
-                 start: int = 0, quads: bool = False):
+                 start: int = 0, quads: bool = False) -> None:
         self.gen, self.lane, self.parent = gen, lane, parent
         self.start = start                      # a loop's first ridx
         self.quads = quads                      # ridx copies come in aligned fours

@@ -7,13 +7,17 @@ event's `tuning` shows.
   flat (one row) or with cols = the last output axis, whichever leaves fewer
   gathers (loads whose four lanes are not four neighbours in memory).
 - lanes: four-wide SIMD along col (elementwise kernels, and reductions whose
-  loads are contiguous or broadcast along the output), or along ridx
-  (reductions that read contiguous runs, e.g. a row sum), else scalar.
+  loads are contiguous or broadcast along the output), along row (elementwise
+  kernels that read down columns, i.e. transposes), or along ridx (reductions
+  that read contiguous runs, e.g. a row sum), else scalar.
 - register tile: a reduction with one operand broadcast along rows and another
   along cols (matmul) gets a rows x vectors tile of accumulators, so each
-  loaded value is reused across the tile.
+  loaded value is reused across the tile; its column-side operands are packed
+  per strip of columns, and a summed product is a fused multiply-add.
 - unroll and accumulators: several independent accumulators hide the add
   latency and sum in a tree, which is also more accurate for floats.
+
+(How many threads share a kernel is the runtime's choice, by its size.)
 """
 from __future__ import annotations
 
@@ -37,7 +41,7 @@ RIDX_VECTORS = 4          # vectors per step of a reduction along ridx (16 parti
 @dataclass(frozen=True)
 class Plan:
     cols: int                     # gidx = row * cols + col
-    lane: Optional[str]           # the axis SIMD lanes run along: COL, RIDX or None
+    lane: Optional[str]           # the axis SIMD lanes run along: COL, ROW, RIDX or None
     width: int                    # lanes per vector (1 when scalar)
     tile_rows: int = 1            # rows per register tile
     tile_vectors: int = 1         # vectors (or scalars) per tile along col

@@ -50,6 +50,8 @@ class Deps:
     def __call__(self, e: Optional[AluExp]) -> frozenset[str]:
         if e is None:
             return frozenset()
+        if e in self._memo:
+            return self._memo[e]
         for node in e.toposort():
             if node in self._memo:
                 continue

@@ -138,9 +138,10 @@ class Scope:
     def _describe(self, node: AluExp) -> str:
         if node.op is AluOp.GlobalIndex:
             return _one_line(render(node))
-        names = {s: self.gen.label(s) for s in node.src
-                 if s.op not in (AluOp.Const, AluOp.Special, AluOp.Variable)}
-        return _one_line(render(node, names))
+        # the node over its sources' labels, so a comment never prints a whole subtree
+        labelled = tuple(s if s.op in (AluOp.Const, AluOp.Special, AluOp.Variable)
+                         else AluExp.variable(self.gen.label(s), s.dtype) for s in node.src)
+        return render(AluExp(node.op, node.dtype, labelled, node.arg))
 
     def _compute(self, node: AluExp, pos: Pos, vector: bool) -> str:
         op, srcs = node.op, node.src

@@ -140,7 +140,7 @@ class WasmBackend(Backend):
         over an unshared memory."""
         self.fuel = fuel
         self.threads = max(1, threads or int(os.environ.get("JAXLAB_WASM_THREADS", 0))
-                           or min(MAX_THREADS, len(os.sched_getaffinity(0))))
+                           or min(MAX_THREADS, _cpus()))
         self.min_thread_work = MIN_THREAD_WORK
         self._scratch: list[tuple[int, int]] = [(0, 0)] * self.threads   # (offset, bytes)
 
@@ -257,6 +257,13 @@ class WasmBackend(Backend):
         return {"backend": self.name, "memory_bytes": self.memory.size,
                 "live_bytes": self.memory.live_bytes(), "modules": len(self.wasm.modules),
                 "threads": self.threads, "fuel": self.fuel}
+
+
+def _cpus() -> int:
+    """CPUs this process may run on (all of them where affinity is unknown)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 def _cause(exc: Exception) -> str:

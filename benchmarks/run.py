@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import json
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -20,7 +22,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from benchmarks.workloads import WORKLOADS, Workload, _w4_step
+from benchmarks.workloads import BATCH, LAYERS, LR, WORKLOADS, Workload, _w4_step
 
 REPEATS = 5
 
@@ -162,6 +164,60 @@ def w7_latency(libs: list[Lib]) -> dict[str, dict]:
     return rows
 
 
+# --- jax-js (npm @jax-js/jax) under Node, Wasm backend: a subprocess per workload ----------
+JAXJS_DIR = "/tmp/jaxlab-jaxjs"   # npm cache outside the repo, reused across runs
+JAXJS_WORKLOADS = ("W1", "W2", "W3", "W4", "W5")
+JAXJS_PKG = os.path.join(JAXJS_DIR, "node_modules", "@jax-js", "jax", "package.json")
+
+
+def _jaxjs_install() -> bool:
+    if not (shutil.which("node") and shutil.which("npm")):
+        print("jax-js: skipped, node or npm is not on PATH", file=sys.stderr)
+        return False
+    if os.path.exists(JAXJS_PKG):
+        return True
+    try:
+        subprocess.run(["npm", "install", "--prefix", JAXJS_DIR, "@jax-js/jax"], check=True,
+                       capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.SubprocessError) as e:
+        print(f"jax-js: skipped, npm install failed: {e}", file=sys.stderr)
+        return False
+    return True
+
+
+def _jaxjs_rows(names: list[str], size: str) -> dict[str, dict]:
+    """The "jax-js[wasm]" row of each workload it can run; a failure only drops that row."""
+    for name in names:
+        if name not in JAXJS_WORKLOADS:
+            print(f"jax-js: no row for {name} (the jax-js peer covers W1-W5)", file=sys.stderr)
+    todo = [n for n in names if n in JAXJS_WORKLOADS]
+    if not todo or not _jaxjs_install():
+        return {}
+    script = os.path.join(os.path.dirname(__file__), "jaxjs_bench.mjs")
+    env = dict(os.environ, JAXJS_DIR=JAXJS_DIR)
+    rows = {}
+    for name in todo:
+        w = WORKLOADS[name]
+        inputs = w.inputs(size)
+        # the script builds its own inputs of these shapes (W4: of these layer sizes)
+        spec = ({"layers": LAYERS, "batch": BATCH, "lr": LR, "shapes": []} if name == "W4"
+                else {"shapes": [list(a.shape) for a in inputs]})
+        spec.update(name=name, repeats=REPEATS)
+        try:
+            proc = subprocess.run(["node", script, json.dumps(spec)], env=env, capture_output=True,
+                                  text=True, timeout=600, check=True)
+            r = json.loads(proc.stdout.strip().splitlines()[-1])
+        except subprocess.CalledProcessError as e:
+            print(f"jax-js: {name} failed: {e.stderr.strip()[-500:]}", file=sys.stderr)
+            continue
+        except (OSError, subprocess.SubprocessError, ValueError, IndexError) as e:
+            print(f"jax-js: {name} failed: {e}", file=sys.stderr)
+            continue
+        rows[name] = {"seconds": r["seconds"], "compile_s": r["compile_s"],
+                      "figure": w.work(inputs) / r["seconds"]}
+    return rows
+
+
 def _versions() -> dict[str, str]:
     out = {"python": platform.python_version(), "numpy": np.__version__}
     for mod in ("jax", "wasmtime", "wgpu"):
@@ -169,6 +225,9 @@ def _versions() -> dict[str, str]:
             out[mod] = __import__(mod).__version__
         except Exception:
             pass
+    if os.path.exists(JAXJS_PKG):
+        with open(JAXJS_PKG) as f:
+            out["@jax-js/jax"] = json.load(f)["version"]
     return out
 
 
@@ -219,6 +278,8 @@ def main(argv: list[str] | None = None) -> None:
         else:
             results[name] = run_workload(WORKLOADS[name], libs, args.size)
         print(f"{name} done", file=sys.stderr)
+    for name, row in _jaxjs_rows(names, args.size).items():
+        results[name]["jax-js[wasm]"] = row
     w3_single = numpy_single_thread_matmul(1024) if "W3" in names and args.size == "cpu" else None
     header = [f"# Benchmark results\n",
               f"Command: `python -m benchmarks.run {' '.join(argv or sys.argv[1:])}`  ",

@@ -112,8 +112,6 @@ class Scope:
     def _make(self, node: AluExp, pos: Pos, key: tuple) -> Val:
         op = node.op
         vector = self.lane is not None and self.lane in self.gen.deps(node)
-        if node in self.gen.packed and vector:
-            return Val(self._packed(node, pos), True)
         if op is AluOp.Const:
             return Val(const(node.arg, node.dtype, False), False)
         if op is AluOp.Variable:
@@ -126,6 +124,8 @@ class Scope:
             if not vector:
                 return Val(scalar, False)
             text = f"(i32x4.add (i32x4.splat {scalar}) (v128.const i32x4 0 1 2 3))"
+        elif node in self.gen.packed and vector:
+            text = self._packed(node, pos)
         elif op is AluOp.GlobalIndex:
             text = self._load(node, pos, vector)
         else:

@@ -34,11 +34,31 @@ def axis_form(kernel: Kernel, cols: int) -> AxisForm:
     rows = kernel.size // cols
     row, col = AluExp.special(ROW, rows), AluExp.special(COL, cols)
     out_index = (row * cols + col).simplify()
-    gidx = {AluExp.special(GIDX, kernel.size): out_index}
-    body = kernel.exp.substitute(gidx).simplify()
+    gidx = AluExp.special(GIDX, kernel.size)
     red = kernel.reduction
-    epilogue = red.epilogue.substitute(gidx).simplify() if red else None
+
+    def over_axes(e: AluExp) -> AluExp:
+        mapping = {gidx: out_index}
+        for node in e.toposort():
+            if node.op in (AluOp.Idiv, AluOp.Mod) and node.src[0] is gidx \
+                    and node.src[1].is_const and node.src[1].arg > 0:
+                mapping[node] = _unravel(node.op, node.src[1].arg, row, col, cols)
+        return e.substitute(mapping).simplify()
+
+    body = over_axes(kernel.exp)
+    epilogue = over_axes(red.epilogue) if red else None
     return AxisForm(rows, cols, red.size if red else 0, body, epilogue, out_index)
+
+
+def _unravel(op: AluOp, k: int, row: AluExp, col: AluExp, cols: int) -> Optional[AluExp]:
+    """gidx // k and gidx % k over (row, col), for gidx = row*cols + col and col < cols
+    (the simplifier cannot see that (row*cols + col) // (m*cols) is row // m)."""
+    if k % cols == 0:
+        m = k // cols
+        return row // m if op is AluOp.Idiv else (row % m) * cols + col
+    if cols % k == 0:
+        return row * (cols // k) + col // k if op is AluOp.Idiv else col % k
+    return (row * cols + col) // k if op is AluOp.Idiv else (row * cols + col) % k
 
 
 class Deps:

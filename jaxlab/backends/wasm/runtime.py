@@ -49,8 +49,8 @@ class CompiledKernel:
     key: str                       # the module's cache key
     nargs: int                     # out, inputs, [scratch], lo, hi
     scratch_bytes: int             # per thread
-    split: tuple[str, int, int]    # (axis, extent, unit) of the [lo, hi) range
-    work: int                      # body evaluations: outputs x reduction steps
+    chunks: tuple[tuple[int, int], ...]   # [lo, hi) of the outer loop, one per thread
+    call: Callable[..., None]      # the kernel in the calling thread's store
 
 
 def _i32(offset: int) -> int:
@@ -180,10 +180,13 @@ class WasmBackend(Backend):
         hit = self.wasm.compile(key, wat.text, nargs)
         compile_ms = (time.perf_counter() - t1) * 1e3
         work = kernel.size * max(1, form.steps)
+        chunks = self._chunks(wat.split, work)
         tuning = plan.as_dict(form)
-        tuning["threads"] = self._chunks_reason(wat.split, work)
+        tuning["threads"] = self._chunks_reason(wat.split, chunks, work)
+        call = self.wasm.caller(0, key, nargs)
         return Executable(
-            program=CompiledKernel(kernel.name, key, nargs, wat.scratch_bytes, wat.split, work),
+            program=CompiledKernel(kernel.name, key, nargs, wat.scratch_bytes, tuple(chunks),
+                                   call),
             source=wat.text, language="wat", tuning=tuning,
             tuned_ir=_tuned_ir(kernel, form, plan), compile_ms=compile_ms,
             extra={"module_cache_hit": hit, "codegen_ms": (t1 - t0) * 1e3})
@@ -202,7 +205,13 @@ class WasmBackend(Backend):
             for h, (s, d), value in zip(outputs, prog.outputs, run_routine(prog, views)):
                 self.memory.view(h, d, math.prod(s))[:] = value.reshape(-1)
             return None
-        chunks = self._chunks(prog.split, prog.work)
+        chunks = prog.chunks
+        if len(chunks) == 1 and not prog.scratch_bytes and self.fuel is None:
+            try:   # the common small kernel: one call, nothing to set up
+                prog.call(outputs[0], *inputs, *chunks[0])
+            except (wasmtime.Trap, wasmtime.WasmtimeError) as exc:
+                raise WasmTrapError(prog.name, _cause(exc)) from None
+            return None
         args = [(outputs[0], *inputs) + ((self._scratch_for(t, prog.scratch_bytes),)
                                          if prog.scratch_bytes else ()) + chunk
                 for t, chunk in enumerate(chunks)]
@@ -232,8 +241,8 @@ class WasmBackend(Backend):
         bounds = [extent if i == n else units * i // n * unit for i in range(n + 1)]
         return [(bounds[i], bounds[i + 1]) for i in range(n) if bounds[i + 1] > bounds[i]]
 
-    def _chunks_reason(self, split: tuple[str, int, int], work: int) -> str:
-        n = len(self._chunks(split, work))
+    def _chunks_reason(self, split: tuple[str, int, int], chunks: list, work: int) -> str:
+        n = len(chunks)
         if n == 1:
             why = (f"{work} body evaluations: under {self.min_thread_work}, a hand-off costs "
                    "more" if work < self.min_thread_work and self.threads > 1 else

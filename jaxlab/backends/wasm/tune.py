@@ -166,9 +166,10 @@ def _tune_reduction(kernel: Kernel, deps: Deps) -> tuple[Plan, AxisForm]:
     options = []
     for cols in _splits(kernel):
         form = axis_form(kernel, cols)
-        if cols >= WIDTH:
+        if cols >= WIDTH:   # a register tile (matmul-like) wins ties: it reuses loads
             free = _packed_loads(form, deps)
-            options.append((_gathers(form, COL, deps, steps, free), 1, COL, form))
+            options.append((_gathers(form, COL, deps, steps, free), -1 if free else 1, COL,
+                            form))
         if steps >= WIDTH:
             options.append((_gathers(form, RIDX, deps, steps), 0 if steps >= 16 else 2, RIDX,
                             form))

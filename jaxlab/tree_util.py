@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Hashable, Iterable
+from typing import Any, Callable, Hashable, Iterable, Iterator
 
 # type -> (flatten: x -> (children, aux), unflatten: (aux, children) -> x)
 _REGISTRY: dict[type, tuple[Callable, Callable]] = {
@@ -51,27 +51,30 @@ LEAF = PyTreeDef(None, None, ())
 def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None) \
         -> tuple[list, PyTreeDef]:
     leaves: list = []
+    return leaves, _flatten(tree, is_leaf, leaves)
 
-    def rec(x: Any) -> PyTreeDef:
-        kind = None if is_leaf is not None and is_leaf(x) else _node_kind(x)
-        if kind is None:
-            leaves.append(x)
-            return LEAF
-        children, aux = kind[0](x)
-        return PyTreeDef(type(x), aux, tuple(rec(c) for c in children))
-    return leaves, rec(tree)
+
+def _flatten(x: Any, is_leaf: Callable[[Any], bool] | None, leaves: list) -> PyTreeDef:
+    kind = None if is_leaf is not None and is_leaf(x) else _node_kind(x)
+    if kind is None:
+        leaves.append(x)
+        return LEAF
+    children, aux = kind[0](x)
+    return PyTreeDef(type(x), aux, tuple(_flatten(c, is_leaf, leaves) for c in children))
 
 
 def tree_unflatten(treedef: PyTreeDef, leaves: Iterable) -> Any:
-    it = iter(leaves)
+    return _build(treedef, iter(leaves))
 
-    def rec(td: PyTreeDef) -> Any:
-        if td.node_type is None:
-            return next(it)
-        unflatten = _REGISTRY[td.node_type][1] if td.node_type in _REGISTRY else \
-            (lambda _, c, t=td.node_type: t(*c))
-        return unflatten(td.aux, [rec(c) for c in td.children])
-    return rec(treedef)
+
+def _build(td: PyTreeDef, leaves: Iterator) -> Any:
+    # a module-level function: a nested recursive closure would form a reference
+    # cycle that keeps every rebuilt output alive until the garbage collector runs
+    if td.node_type is None:
+        return next(leaves)
+    unflatten = _REGISTRY[td.node_type][1] if td.node_type in _REGISTRY else \
+        (lambda _, c, t=td.node_type: t(*c))
+    return unflatten(td.aux, [_build(c, leaves) for c in td.children])
 
 
 def tree_leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list:

@@ -34,3 +34,11 @@ def assert_close(actual, expected, rtol=1e-5, atol=1e-6):
         np.testing.assert_allclose(actual_np, expected, rtol=rtol, atol=atol, equal_nan=True)
     else:
         np.testing.assert_array_equal(actual_np, expected)
+
+
+def sample_data(shape, dtype, seed=0) -> np.ndarray:
+    """Normal floats, or integers in [-50, 50), from a fixed seed."""
+    rng = np.random.default_rng(seed)
+    if np.dtype(dtype).kind == "f":
+        return rng.standard_normal(shape).astype(dtype)
+    return rng.integers(-50, 50, shape).astype(dtype)

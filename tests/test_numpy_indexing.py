@@ -5,18 +5,13 @@ import pytest
 import jaxlab
 import jaxlab.numpy as jnp
 from jaxlab.numpy.indexing import NonConcreteBooleanIndexError
-from tests.conftest import assert_close
+from tests.conftest import assert_close, sample_data as _data
 
 A = np.array
 S = slice
 E = Ellipsis
 
 
-def _data(shape, dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    if np.dtype(dtype).kind == "f":
-        return rng.standard_normal(shape).astype(dtype)
-    return rng.integers(-50, 50, shape).astype(dtype)
 
 
 # The index arrays of a case as NumPy arrays, jaxlab arrays or Python lists.

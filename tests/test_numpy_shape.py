@@ -4,16 +4,11 @@ import pytest
 
 import jaxlab
 import jaxlab.numpy as jnp
-from tests.conftest import assert_close
+from tests.conftest import assert_close, sample_data as _data
 
 I32 = np.int32
 
 
-def _data(shape, dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    if np.dtype(dtype).kind == "f":
-        return rng.standard_normal(shape).astype(dtype)
-    return rng.integers(-50, 50, shape).astype(dtype)
 
 
 # name -> (host source from the data, the view of it that equals the data)

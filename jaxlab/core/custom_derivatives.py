@@ -51,10 +51,7 @@ class custom_jvp:
         if self.jvp is None:
             raise TypeError(f"custom_jvp {self.fun.__name__} has no rule: call defjvp first")
         from jaxlab.numpy._util import asarray_
-        leaves, in_tree = tree_flatten(args)
-        leaves = [asarray_(x) for x in leaves]
-        out_tree: list = []
-        flat_fun = _flat(self.fun, in_tree, out_tree)
+        leaves, in_tree, out_tree, flat_fun = _flatten_call(self.fun, args)
         jvp = self.jvp
 
         def flat_jvp(primals: list, tangents: list) -> tuple[list, list]:
@@ -66,6 +63,15 @@ class custom_jvp:
             return [asarray_(x) for x in out_flat], [asarray_(x) for x in tree_flatten(t_out)[0]]
         outs = bind(custom_jvp_call_p, *leaves, fun=flat_fun, jvp=flat_jvp)
         return tree_unflatten(out_tree[0], outs)
+
+
+def _flatten_call(fun: Callable, args: tuple) -> tuple[list, Any, list, Callable]:
+    """The arguments as flat arrays, their tree, a box for the output tree, and fun
+    as a function of the flat arrays."""
+    from jaxlab.numpy._util import asarray_
+    leaves, in_tree = tree_flatten(args)
+    out_tree: list = []
+    return [asarray_(x) for x in leaves], in_tree, out_tree, _flat(fun, in_tree, out_tree)
 
 
 def _call_lowering(*lazies: Any, fun: Callable, **_: Any) -> list:
@@ -107,10 +113,7 @@ class custom_vjp:
         if self.fwd is None:
             raise TypeError(f"custom_vjp {self.fun.__name__} has no rule: call defvjp first")
         from jaxlab.numpy._util import asarray_
-        leaves, in_tree = tree_flatten(args)
-        leaves = [asarray_(x) for x in leaves]
-        out_tree: list = []
-        flat_fun = _flat(self.fun, in_tree, out_tree)
+        leaves, in_tree, out_tree, flat_fun = _flatten_call(self.fun, args)
         fwd, bwd = self.fwd, self.bwd
 
         def flat_fwd(*primals: Any) -> tuple[list, Any]:

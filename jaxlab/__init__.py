@@ -16,7 +16,7 @@ from jaxlab.api import (custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, j
                         value_and_grad, vjp, vmap)
 from jaxlab import lax, tree_util  # noqa: F401
 from jaxlab import nn, optim, random  # noqa: F401
-from jaxlab.backends.webgpu import autotune
+from jaxlab.backends.autotuning import autotune
 
 __all__ = ["Array", "Device", "KernelEvent", "autotune", "capture", "custom_jvp", "custom_vjp", "default_device", "device_put",
            "devices", "grad", "hessian", "jacfwd", "jacrev", "jit", "jvp", "lax", "linearize",

@@ -93,9 +93,10 @@ class _KernelCell:
                               self.stages, self.wall_ms if r.device is self.device else ())
                        for r in self.runs]
             if self.browse is not None:
-                view = self.browse(self.runs[0].log)
-                if view is not None:
-                    display(view)
+                # two outputs: static renders (nbconvert, nbviewer, GitHub) show the
+                # report even where the saved widget state hides the widget's fallback
+                display(reports[0])
+                display(self.browse(self.runs[0].log))
             elif len(reports) == 2:
                 display(Comparison(*reports))
             else:

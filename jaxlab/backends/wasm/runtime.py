@@ -181,8 +181,7 @@ class WasmBackend(Backend):
         compile_ms = (time.perf_counter() - t1) * 1e3
         work = kernel.size * max(1, form.steps)
         chunks = self._chunks(wat.split, work)
-        tuning = plan.as_dict(form)
-        tuning["threads"] = self._chunks_reason(wat.split, chunks, work)
+        tuning = plan.record(form, self._chunks_reason(wat.split, chunks, work))
         call = self.wasm.caller(0, key, nargs)
         return Executable(
             program=CompiledKernel(kernel.name, key, nargs, wat.scratch_bytes, tuple(chunks),

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Optional
 
+from jaxlab.backends.base import Choice, TuningRecord
 from jaxlab.backends.wasm.analysis import (COL, RIDX, ROW, AxisForm, Deps, axis_form,
                                            contiguous, loads, panel_operands)
 from jaxlab.ir.alu import AluOp
@@ -51,19 +52,21 @@ class Plan:
     pack: bool = False            # copy each column strip's operands to contiguous scratch
     reasons: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
-    def as_dict(self, form: AxisForm) -> dict[str, Any]:
-        return {
-            "split": [form.rows, form.cols],
-            "lane_axis": self.lane or "none",
-            "vector_width": self.width,
-            "tile": ([self.width, self.tile_vectors] if self.lane == ROW else
-                     [self.tile_rows, self.tile_vectors * (self.width if self.lane == COL else 1)]),
-            "unroll": self.unroll,
-            "accumulators": self.accumulators,
-            "fma": self.fma,
-            "pack": self.pack,
-            "reasons": dict(self.reasons),
-        }
+    def record(self, form: AxisForm, threads: str) -> TuningRecord:
+        """The plan as the lab shows it; `threads` says how the runtime split the work."""
+        tile = ([self.width, self.tile_vectors] if self.lane == ROW else
+                [self.tile_rows, self.tile_vectors * (self.width if self.lane == COL else 1)])
+        why = self.reasons.get
+        return TuningRecord((
+            Choice("split", f"{form.rows}x{form.cols}", why("split", "")),
+            Choice("lane_axis", self.lane or "none", why("lanes", "")),
+            Choice("vector_width", self.width),
+            Choice("tile", f"{tile[0]}x{tile[1]}", why("tile", "")),
+            Choice("unroll", self.unroll, why("unroll", "")),
+            Choice("accumulators", self.accumulators),
+            Choice("fma", self.fma, why("fma", "")),
+            Choice("pack", self.pack, why("pack", "")),
+            Choice("threads", threads)))
 
 
 def _gathers(form: AxisForm, lane: str, deps: Deps, weight_loop: int = 1,

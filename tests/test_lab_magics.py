@@ -5,6 +5,7 @@ import contextlib
 import importlib.machinery
 import json
 import pathlib
+import re
 import subprocess
 import sys
 import types
@@ -262,6 +263,29 @@ def test_a_function_named_script_is_shown_as_text(ip):
 
 
 # --- %jaxlab --------------------------------------------------------------------------
+
+def test_backend_moves_the_cells_arrays_there_and_back(ip, lab2):
+    run(ip, "a = jnp.arange(6.0).reshape(2, 3); b = jnp.ones(4); a.block_until_ready()")
+    a = ip.user_ns["a"]
+    _, out = run(ip, "%%kernel --backend lab2\nc = (a * 2).sum(axis=1)")
+    data = report_of(out)
+    assert {k["backend"] for k in data[MIME]["kernels"]} == {"lab2"}
+    assert "moved to lab2 for this cell: a (24 B from cpu); 24 B in all" in data["text/plain"]
+    assert "b (" not in data["text/plain"]                  # the cell does not read b
+    assert ip.user_ns["c"].device is lab2 and ip.user_ns["a"] is a   # a is given back
+    assert ip.user_ns["c"].tolist() == [6.0, 24.0]
+    assert jaxlab.numpy.ones(1).device.platform == "cpu"    # the default is as before
+    result, _ = run(ip, "d = a + 1; d.block_until_ready()")  # the next cell works
+    assert result.success
+
+
+def test_jitted_kernels_are_grouped_under_the_function_and_its_site(ip):
+    run(ip, "@jaxlab.jit\ndef step_fn(v):\n    return jnp.tanh(v @ v).sum(0)\n")
+    _, out = run(ip, "%%kernel\nr = step_fn(jnp.ones((3, 3)))")
+    data = report_of(out)
+    assert re.search(r"^jit step_fn at .+:1 · 2 kernels:$", data["text/plain"], re.M)
+    assert '<details class="jl-function" open><summary>jit step_fn at ' in data["text/html"]
+
 
 def test_status_lists_devices_backend_info_and_unavailable(ip, lab2):
     devices.devices()     # tries every backend: labbroken fails

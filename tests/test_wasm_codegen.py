@@ -107,7 +107,7 @@ def test_matmul_gets_a_register_tile_with_reasons() -> None:
                reduction=Reduction(AluOp.Add, 8, acc_variable(F32)), reduce_shape=(8,))
     plan, form = tune(k)
     tuning = plan.record(form, threads="1 thread")
-    assert tuning.value("lane_axis") == "col" and tuning.value("vector_width") == 4
+    assert tuning.value("lanes") == "col" and tuning.value("vector_width") == 4
     assert tuning.value("tile") == "6x8" and "rows" in tuning.reason("tile")
     wat = generate(k, plan, form).text
     assert "i8x16.shuffle 4 5 6 7 4 5 6 7" in wat   # a row value broadcast to the lanes
@@ -136,7 +136,7 @@ def test_event_carries_wat_tuning_and_cache_hit() -> None:
             (x * 3 + 1).block_until_ready()
     first, second = log.kernels()
     assert first.backend == "wasm" and first.source_language == "wat"
-    assert first.source.startswith("(module") and first.tuning.reason("lane_axis")
+    assert first.source.startswith("(module") and first.tuning.reason("lanes")
     assert first.compile_ms > 0
     assert not first.cache_hit and second.cache_hit
 

@@ -228,13 +228,14 @@ class Report:
     a list of them) to show; `stages` picks from STAGES (None: all, folded;
     chosen ones are shown unfolded); `wall_ms` are wall times of repeated runs
     (best and median are shown); `notes` are lines for the top (data moved);
-    `full_sources` keeps long generated sources whole (the live widget)."""
+    `full_sources` keeps long generated sources whole (the live widget);
+    `origins` names the jitted function (and where it is defined) of kernel keys."""
 
     def __init__(self, events: Iterable[KernelEvent],
                  program: ProgramLike | Sequence[ProgramLike] | None = None, title: str = "",
                  stages: Optional[Iterable[str]] = None,
                  wall_ms: Sequence[float] = (), notes: Sequence[str] = (),
-                 full_sources: bool = False) -> None:
+                 full_sources: bool = False, origins: Optional[dict[str, str]] = None) -> None:
         self.events = list(events)
         self.programs = [] if program is None else \
             list(program) if isinstance(program, (list, tuple)) else [program]
@@ -247,6 +248,7 @@ class Report:
         self.wall_ms = list(wall_ms)
         self.notes = list(notes)
         self.full_sources = full_sources     # else long listings keep their head and tail
+        self.origins = origins or {}         # kernel key -> the jitted function that ran it
         self.groups = group_events(self.events)
 
     # -- the model --
@@ -282,7 +284,7 @@ class Report:
     # -- the view, built once --
     @functools.cached_property
     def view(self) -> Block:
-        kernels = [self.kernel_node(i, g) for i, g in enumerate(self.groups)]
+        kernels = self.grouped([self.kernel_node(i, g) for i, g in enumerate(self.groups)])
         program = self.program_text()
         tail = [Fold("jit program", (Pre(capped_text(program)),), self.open_stages)] \
             if "program" in self.stages and program else []
@@ -291,6 +293,23 @@ class Report:
                             *([self.summary_table()] if self.groups else []),
                             *kernels, *tail]))
 
+    def grouped(self, kernels: list[Fold]) -> list[Node]:
+        """Kernel folds, those of each jitted function under its name and site."""
+        nodes: list[Node] = []
+        members: dict[str, list[Fold]] = {}
+        for g, fold in zip(self.groups, kernels):
+            origin = self.origins.get(g.first.key)
+            if origin is None:
+                nodes.append(fold)
+                continue
+            if origin not in members:
+                members[origin] = []
+                nodes.append(Fold(origin, (), cls="jl-function"))   # its place; filled below
+            members[origin].append(fold)
+        return [Fold(f"{n.label} · {_count(len(members[n.label]), 'kernel')}",
+                     tuple(members[n.label]), open=True, cls=n.cls)
+                if isinstance(n, Fold) and n.cls == "jl-function" else n for n in nodes]
+
     def heading(self) -> str:
         head = f"jaxlab report: {self.title}" if self.title else "jaxlab report"
         ran = self.devices()
@@ -298,8 +317,8 @@ class Report:
 
     def headline(self) -> str:
         t = {q.name: q for q in self.totals()}
-        parts = [f"{t['kernels'].text()} kernels",
-                 f"{t['dispatches'].text()} dispatches ({t['cached'].text()} cached)",
+        parts = [_count(t["kernels"].value, "kernel"),
+                 f"{_count(t['dispatches'].value, 'dispatch')} ({t['cached'].text()} cached)",
                  f"host {t['host'].text()}", f"device {t['device'].text()}",
                  f"compile {t['compile'].text()}", t["work"].text(), t["traffic"].text()] \
             if self.events else ["no kernels ran"]
@@ -332,7 +351,8 @@ class Report:
         head = Line(f"{_io(e)} · cache hit: {'yes' if e.cache_hit else 'no'} · "
                     f"reason: {e.reason or '-'}", Style.MUTED)
         stages = [s for s in (self.stage_node(g, name) for name in self.stages) if s]
-        return Fold(label, (head, *stages), open=len(self.groups) == 1, cls="jl-kernel")
+        return Fold(label, (head, *stages), open=len(self.groups) == 1 or self.open_stages,
+                    cls="jl-kernel")
 
     def stage_node(self, g: KernelGroup, name: str) -> Optional[Fold]:
         """One stage of one kernel (open if the stages were chosen); None where the
@@ -384,6 +404,11 @@ class Report:
         return {"text/plain": self.text(), "text/html": self.html(), MIME: self.data()}
 
     __str__ = text
+
+
+def _count(n: Optional[float], noun: str) -> str:
+    n = int(n or 0)
+    return f"{n} {noun}" + ("" if n == 1 else "es" if noun.endswith("h") else "s")
 
 
 def indent(text: str, by: str = "  ") -> str:

@@ -394,7 +394,3 @@ def page(body: Html) -> Html:
     """`body` inside the report's root element, with its scoped stylesheet."""
     return markup('<div class="{cls}">{style}{body}</div>', cls=ROOT_CLASSES, style=STYLE,
                   body=body)
-
-
-if __name__ == "__main__":      # python -m jaxlab.lab.view > extension/style/report.css
-    print(stylesheet(), end="")

@@ -307,7 +307,7 @@ def knobs(kernel: Kernel, lang: Lang, limits: Limits) -> tuple[Knob, ...]:
     found = []
     for name, values in _KNOB_VALUES.items():
         valid = tuple(v for v in values if _allows(base, name, v, kernel, lang, limits))
-        if valid:
+        if len(valid) > 1:     # a single value is no choice
             found.append(Knob(name, valid, current[name], _KNOB_DOCS[name]))
     return tuple(found)
 

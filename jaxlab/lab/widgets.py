@@ -123,7 +123,7 @@ def knob_control(knob: Knob) -> w.Dropdown:
     options = [(show_value(v) + (" (current)" if v == knob.current else ""), v)
                for v in knob.values]
     return w.Dropdown(options=options, value=knob.current if knob.current in knob.values
-                      else knob.values[0], description=knob.name, description_tooltip=knob.doc,
+                      else knob.values[0], description=knob.name, tooltip=knob.doc,
                       style={"description_width": "initial"}, layout=w.Layout(width="auto"))
 
 

@@ -24,39 +24,39 @@ def _shape(shape: Shape) -> tuple[int, ...]:
     return tuple(int(d) for d in dims)
 
 
-def _dt(dtype: Any, default: DType = DType.float32) -> DType:
-    return default if dtype is None else to_dtype(dtype)
+def _dt(dtype: Any, where: str, default: DType = DType.float32) -> DType:
+    return default if dtype is None else to_dtype(dtype, where)
 
 
 def array(object: Any, dtype: Any = None, copy: bool = True) -> Array:  # noqa: A002
     """A new array from data (copied to the default device)."""
     if isinstance(object, ArrayBase):
-        out = asarray_(object, _dt(dtype, object.jdtype))
+        out = asarray_(object, _dt(dtype, "array", object.jdtype))
         return wrap(lz.realize(out._lazy)) if copy and out is object else out
-    return asarray_(object, None if dtype is None else to_dtype(dtype))
+    return asarray_(object, None if dtype is None else to_dtype(dtype, "array"))
 
 
 def asarray(a: Any, dtype: Any = None) -> Array:
-    return asarray_(a, None if dtype is None else to_dtype(dtype))
+    return asarray_(a, None if dtype is None else to_dtype(dtype, "asarray"))
 
 
 def full(shape: Shape, fill_value: Any, dtype: Any = None) -> Array:
     if isinstance(fill_value, ArrayBase) or np.ndim(fill_value):
         from jaxlab.numpy._util import broadcast_to_
-        return broadcast_to_(asarray_(fill_value, None if dtype is None else to_dtype(dtype)),
+        return broadcast_to_(asarray_(fill_value, None if dtype is None else to_dtype(dtype, "full")),
                              _shape(shape))
-    dt = to_dtype(dtype) if dtype is not None else (
+    dt = to_dtype(dtype, "full") if dtype is not None else (
         python_scalar_dtype(type(fill_value)) if isinstance(fill_value, (bool, int, float))
         else dtype_of(fill_value))
     return wrap(lz.full(_shape(shape), fill_value, dt, current_device()))
 
 
 def zeros(shape: Shape, dtype: Any = None) -> Array:
-    return full(shape, 0, _dt(dtype))
+    return full(shape, 0, _dt(dtype, "zeros"))
 
 
 def ones(shape: Shape, dtype: Any = None) -> Array:
-    return full(shape, 1, _dt(dtype))
+    return full(shape, 1, _dt(dtype, "ones"))
 
 
 def empty(shape: Shape, dtype: Any = None) -> Array:
@@ -65,7 +65,7 @@ def empty(shape: Shape, dtype: Any = None) -> Array:
 
 def _like(a: Any, dtype: Any, shape: Optional[Shape]) -> tuple[tuple[int, ...], DType]:
     a = asarray_(a)
-    return (a.shape if shape is None else _shape(shape)), _dt(dtype, a.jdtype)
+    return (a.shape if shape is None else _shape(shape)), _dt(dtype, "full_like", a.jdtype)
 
 
 def zeros_like(a: Any, dtype: Any = None, shape: Optional[Shape] = None) -> Array:
@@ -100,7 +100,7 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
         raise ValueError("arange: step must not be zero")
     values = (start, stop, step)
     default = DType.float32 if any(isinstance(v, float) for v in values) else DType.int32
-    return _host(np.arange(start, stop, step), _dt(dtype, default))
+    return _host(np.arange(start, stop, step), _dt(dtype, "arange", default))
 
 
 def linspace(start: float, stop: float, num: int = 50, endpoint: bool = True,
@@ -108,12 +108,12 @@ def linspace(start: float, stop: float, num: int = 50, endpoint: bool = True,
     if num < 0:
         raise ValueError(f"linspace: number of samples, {num}, must be non-negative")
     data, step = np.linspace(start, stop, num, endpoint=endpoint, retstep=True, axis=axis)
-    out = _host(data, _dt(dtype))
+    out = _host(data, _dt(dtype, "linspace"))
     return (out, step) if retstep else out
 
 
 def eye(N: int, M: Optional[int] = None, k: int = 0, dtype: Any = None) -> Array:
-    return _host(np.eye(N, M, k), _dt(dtype))
+    return _host(np.eye(N, M, k), _dt(dtype, "eye"))
 
 
 def identity(n: int, dtype: Any = None) -> Array:
@@ -121,7 +121,7 @@ def identity(n: int, dtype: Any = None) -> Array:
 
 
 def tri(N: int, M: Optional[int] = None, k: int = 0, dtype: Any = None) -> Array:
-    return _host(np.tri(N, M, k), _dt(dtype))
+    return _host(np.tri(N, M, k), _dt(dtype, "tri"))
 
 
 def _triangle(m: Any, k: int, lower: bool) -> Array:

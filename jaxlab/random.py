@@ -334,3 +334,9 @@ def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> A
     if independent or x.ndim == 1:
         return _shuffle(key, x, axis)
     return jnp.take(x, _shuffle(key, jnp.arange(x.shape[axis]), 0), axis=axis)
+
+
+from jaxlab.random_distributions import *  # noqa: E402,F401,F403  (samplers built on the above)
+from jaxlab.random_distributions import __all__ as _distributions
+
+__all__ += _distributions

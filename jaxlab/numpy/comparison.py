@@ -39,12 +39,13 @@ def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> Array:
 
 
 def array_equiv(a1: Any, a2: Any) -> Array:
-    """Equal after broadcasting to one shape; False when they do not broadcast."""
+    """Equal after broadcasting to one shape (TypeError when they do not, as JAX)."""
     a1, a2 = asarray_(a1), asarray_(a2)
     try:
         broadcast_shapes(a1.shape, a2.shape)
-    except ValueError:
-        return asarray_(False)
+    except ValueError as exc:
+        raise TypeError(f"array_equiv got incompatible shapes for broadcasting: "
+                        f"{a1.shape}, {a2.shape}") from exc
     return _all_equal(a1, a2, False)
 
 

@@ -30,7 +30,7 @@ from jaxlab.backends.base import Backend, Executable, Knob
 from jaxlab.backends.numpy_routines import run_routine
 from jaxlab.backends.wasm.analysis import AxisForm
 from jaxlab.backends.wasm.codegen import generate
-from jaxlab.backends.wasm.memory import LinearMemory
+from jaxlab.backends.wasm.memory import GUARD, MAX_BYTES, LinearMemory
 from jaxlab.backends.wasm.tune import KNOB_DOCS, Plan, apply, current, knob_values, tune
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import Kernel, Routine
@@ -135,6 +135,8 @@ MAX_CANDIDATES = 16         # autotune timings per kernel
 
 class WasmBackend(Backend):
     name = "wasm"
+    max_buffer_bytes = MAX_BYTES - 2 * GUARD
+    buffer_limit_reason = "the 4 GiB of a 32-bit Wasm memory"
 
     def __init__(self, fuel: Optional[int] = None, threads: Optional[int] = None) -> None:
         """`fuel`: a budget of Wasm instructions per dispatch and thread (None: unlimited).

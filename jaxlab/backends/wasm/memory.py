@@ -8,10 +8,12 @@ own (runtime.py) and imports it, and its reservation never moves.
 Blocks come in size classes (multiples of 64 bytes up to 1 KiB, then four
 classes per power of two, so at most 25% is wasted). A freed block merges
 with its free neighbours; a free span that reaches the top of the used region
-lowers the top instead of waiting in a list, and the pages of large freed
-spans go back to the operating system (their addresses stay reserved). An
-allocation takes a free span of the smallest size class that fits, splitting
-off the rest, and only then grows the used region.
+lowers the top instead of waiting in a list. Pages above the top stay
+committed up to RETAIN_BYTES (a loop that frees and allocates big arrays
+does not fault them in again each step); beyond that they go back to the
+operating system, their addresses still reserved. An allocation takes a free
+span of the smallest size class that fits, splitting off the rest, and only
+then grows the used region.
 
 One lock guards the allocator. `free` runs in `__del__` on any thread, even
 inside `allocate` on the same thread (a garbage collection there): it never
@@ -36,7 +38,7 @@ ALIGN = 64                 # every block starts on a cache line (and a v128 boun
 PAGE = 65536               # Wasm page size
 MAX_BYTES = 1 << 32        # memory32 addresses
 GUARD = 64                 # bytes kept readable past the last block and before the first
-RELEASE_BYTES = 1 << 20    # free spans this large give their pages back to the OS
+RETAIN_BYTES = 64 << 20    # memory above the used region kept committed for reuse
 
 
 def size_class(nbytes: int) -> int:
@@ -65,14 +67,15 @@ class LinearMemory:
         self._lock = threading.Lock()
         self._deferred: list[int] = []          # frees that found the lock taken
         self._top = GUARD                       # the first byte never handed out
+        self._touched = GUARD                   # pages below this may be committed
         self._live: dict[int, int] = {}         # live offset -> its block size
         self._spans: dict[int, int] = {}        # free span start -> bytes (below _top)
         self._span_ends: dict[int, int] = {}    # free span end -> start
         self._bins: dict[int, set[int]] = {}    # floor size class -> span starts
         self._bin_keys: list[int] = []          # sorted keys of _bins
-        self.live_bytes = 0
-        self.pooled_bytes = 0                   # in free spans below the top
-        self.peak_bytes = 0                     # the most live bytes at once
+        self._live_bytes = 0
+        self._span_bytes = 0                    # in free spans below the top
+        self._peak_bytes = 0                    # the most live bytes at once
         self._bytes = -1
         self._u8 = np.zeros(0, np.uint8)
         self._refresh()
@@ -87,9 +90,10 @@ class LinearMemory:
                 offset = self._top
                 self._ensure(offset + cls + GUARD)
                 self._top = offset + cls
+                self._touched = max(self._touched, self._top + GUARD)
             self._live[offset] = cls
-            self.live_bytes += cls
-            self.peak_bytes = max(self.peak_bytes, self.live_bytes)
+            self._live_bytes += cls
+            self._peak_bytes = max(self._peak_bytes, self._live_bytes)
         return offset
 
     def free(self, offset: int) -> None:
@@ -103,11 +107,13 @@ class LinearMemory:
             self._lock.release()
 
     def stats(self) -> dict[str, int]:
-        """Live, pooled (free below the top) and peak bytes, and the memory's size."""
+        """Live bytes, pooled bytes (free and kept for reuse: spans below the top and
+        committed pages above it), the peak of live bytes, and the memory's size."""
         with self._lock:
             self._drain()
-            return {"live_bytes": self.live_bytes, "pooled_bytes": self.pooled_bytes,
-                    "peak_bytes": self.peak_bytes, "memory_bytes": self._bytes,
+            above = max(0, self._touched - self._top - GUARD)
+            return {"live_bytes": self._live_bytes, "pooled_bytes": self._span_bytes + above,
+                    "peak_bytes": self._peak_bytes, "memory_bytes": self._bytes,
                     "used_top": self._top}
 
     @property
@@ -121,7 +127,7 @@ class LinearMemory:
 
     def _release(self, offset: int) -> None:
         size = self._live.pop(offset)
-        self.live_bytes -= size
+        self._live_bytes -= size
         start, end = offset, offset + size
         below = self._span_ends.get(start)
         if below is not None:
@@ -131,13 +137,14 @@ class LinearMemory:
             above = end
             end += self._spans[above]
             self._drop_span(above)
-        old_top = self._top
-        if end == self._top:
-            self._top = start
-        else:
+        if end != self._top:
             self._add_span(start, end - start)
-        if size >= RELEASE_BYTES or old_top - self._top >= RELEASE_BYTES:
-            _give_back_pages(self._base(), start, end)
+            return
+        self._top = start
+        keep = self._top + GUARD + RETAIN_BYTES
+        if self._touched > keep:
+            _give_back_pages(self._base(), keep, self._touched)
+            self._touched = keep
 
     def _take_span(self, cls: int) -> int | None:
         """The start of a free span of at least `cls` bytes (its rest stays free)."""
@@ -154,7 +161,7 @@ class LinearMemory:
     def _add_span(self, start: int, size: int) -> None:
         self._spans[start] = size
         self._span_ends[start + size] = start
-        self.pooled_bytes += size
+        self._span_bytes += size
         key = _floor_class(size)
         if key not in self._bins:
             self._bins[key] = set()
@@ -164,7 +171,7 @@ class LinearMemory:
     def _drop_span(self, start: int) -> None:
         size = self._spans.pop(start)
         del self._span_ends[start + size]
-        self.pooled_bytes -= size
+        self._span_bytes -= size
         key = _floor_class(size)
         starts = self._bins[key]
         starts.discard(start)

@@ -292,6 +292,9 @@ class WasmBackend(Backend):
         return (f"{n} threads, each a range of {axis}s (in units of {unit} of {extent}), "
                 "each in its own store over the shared memory")
 
+    def memory_stats(self) -> dict[str, int]:
+        return self.memory.stats()
+
     def info(self) -> dict[str, Any]:
         return {"backend": self.name, **self.memory.stats(), "modules": len(self.wasm.modules),
                 "threads": self.threads, "fuel": self.fuel}

@@ -105,6 +105,7 @@ class WebGpuBackend(Backend):
         # references, and wgpu-py would release a buffer our pool still hands out.
         self._owned: dict[int, Any] = {}
         self._pool = BufferPool(self._destroy)
+        self._live_bytes = self._peak_bytes = 0
         self._queued: list[Any] = []       # finished command buffers not yet submitted
         self._deferred: list[GpuBuffer] = []   # freed while a queued command uses them
         self._query = None
@@ -157,6 +158,8 @@ class WebGpuBackend(Backend):
                 buf = self.device.create_buffer(
                     size=capacity, usage=usage.STORAGE | usage.COPY_SRC | usage.COPY_DST)
             self._owned[id(buf)] = buf
+        self._live_bytes += capacity
+        self._peak_bytes = max(self._peak_bytes, self._live_bytes)
         return GpuBuffer(buf, nbytes, capacity, self._generation)
 
     def free(self, handle: GpuBuffer) -> None:
@@ -171,6 +174,7 @@ class WebGpuBackend(Backend):
             handle = self._freed.pop()
             if handle.generation != self._generation:
                 continue   # its device is gone, and the memory with it
+            self._live_bytes -= handle.capacity
             if self._queued:
                 self._deferred.append(handle)
             else:
@@ -179,6 +183,13 @@ class WebGpuBackend(Backend):
     def _destroy(self, buf: Any) -> None:
         self._owned.pop(id(buf), None)
         buf.destroy()
+
+    @_locked
+    def memory_stats(self) -> dict[str, int]:
+        self._recycle()
+        waiting = sum(h.capacity for h in self._deferred)
+        return {"live_bytes": self._live_bytes, "pooled_bytes": self._pool.bytes + waiting,
+                "peak_bytes": self._peak_bytes}
 
     @_locked
     def write(self, handle: GpuBuffer, data: np.ndarray) -> None:

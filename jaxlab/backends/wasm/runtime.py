@@ -6,8 +6,11 @@ are cached by their text, so two kernels that generate the same code share
 one compiled module. Routines run with NumPy on zero-copy views of the memory.
 
 wasmtime releases the GIL while Wasm runs, and a shared memory can be imported
-by stores on several threads: a large kernel's outer loop is split into ranges
-run at once by a store per thread (measured: about 1.5-1.9x on two cores).
+by many stores: a large kernel's outer loop is split into ranges run at once on
+several threads (measured: about 1.5-1.9x on two cores). Every instance lives
+alone in a store (see _KernelModule) and is taken by one call at a time, so any
+number of Python threads can dispatch at once, and a trap in any part is raised
+only once all parts have stopped.
 """
 from __future__ import annotations
 
@@ -156,7 +159,7 @@ class _Wasm:
 
 
 MIN_THREAD_WORK = 1 << 17   # body evaluations below which one thread beats a hand-off
-MAX_THREADS = 16            # by default: each thread has its own store and instances
+MAX_THREADS = 16            # by default: each part of a split kernel takes an instance
 
 
 class WasmBackend(Backend):

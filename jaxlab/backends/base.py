@@ -129,6 +129,11 @@ class Backend(abc.ABC):
     def info(self) -> dict[str, Any]:
         return {"backend": self.name}
 
+    def memory_stats(self) -> dict[str, int]:
+        """Bytes of device memory: `live_bytes` (held by arrays), `pooled_bytes` (freed
+        and kept for reuse), `peak_bytes` (the most live at once)."""
+        return {"live_bytes": 0, "pooled_bytes": 0, "peak_bytes": 0}
+
 
 def no_overrides(backend: Backend, overrides: Optional[Mapping[str, Any]]) -> None:
     """Refuse overrides, for a backend without knobs."""

@@ -218,7 +218,7 @@ def test_widget_hands_the_log_to_the_browser(ip, monkeypatch):
     seen = []
     fake = types.ModuleType("jaxlab.lab.widgets")
     fake.__spec__ = importlib.machinery.ModuleSpec("jaxlab.lab.widgets", None)
-    fake.browse = lambda log: seen.append(log) or {"a widget": True}
+    fake.browse = lambda log, fallback: seen.append(log) or {"a widget": True}
     monkeypatch.setitem(sys.modules, "jaxlab.lab.widgets", fake)
     result, out = run(ip, f"%%kernel --widget\n{MATMUL}")
     assert result.success and [e.name for e in seen[0]] == ["r_4_4_4", "r_1_4_4"]
@@ -278,6 +278,25 @@ def test_backend_moves_the_cells_arrays_there_and_back(ip, lab2):
     assert jaxlab.numpy.ones(1).device.platform == "cpu"    # the default is as before
     result, _ = run(ip, "d = a + 1; d.block_until_ready()")  # the next cell works
     assert result.success
+
+
+TEN_KERNELS = """x = jnp.asarray(np.random.default_rng(0).standard_normal((64, 96)).astype(np.float32))
+for i in range(5):
+    y = jnp.exp(x * (i + 1) - x.max(axis=1, keepdims=True))
+    y = (y / y.sum(axis=1, keepdims=True)).block_until_ready()
+"""
+
+
+@pytest.mark.parametrize("platform", [d.platform for d in jaxlab.devices()])
+def test_a_ten_kernel_report_stays_under_200_kb(ip, platform):
+    run(ip, "import numpy as np")
+    _, out = run(ip, f"%%kernel --backend {platform}\n{TEN_KERNELS}")
+    data = report_of(out)
+    assert len(data[MIME]["kernels"]) >= 10
+    size = sum(len(json.dumps(v)) for v in data.values())
+    assert size < 200_000, (size, len(data[MIME]["kernels"]))
+    if platform != "cpu":      # long generated sources: head and tail, the gap counted
+        assert re.search(r"… \d+ lines omitted …", data["text/plain"])
 
 
 def test_jitted_kernels_are_grouped_under_the_function_and_its_site(ip):

@@ -107,7 +107,7 @@ class _KernelCell:
                 # two outputs: static renders (nbconvert, nbviewer, GitHub) show the
                 # report even where the saved widget state hides the widget's fallback
                 display(reports[0])
-                display(self.browse(self.runs[0].log))
+                display(self.browse(self.runs[0].log, fallback=False))
             elif len(reports) == 2:
                 display(Comparison(*reports))
             else:

@@ -31,6 +31,10 @@ VERSION = 2
 STAGES = ("jaxpr", "ir", "tuned", "tuning", "source", "timings", "program")
 _CONTEXT_LINES = 5       # source lines shown around a compile error
 _DISPATCH_ROWS = 12      # per-dispatch times listed per kernel
+# Generated-source lines a report embeds, shared by its kernels (at least _MIN_LISTING
+# each): a 10-kernel report stays near 120 kB in all three views together.
+_LISTING_BUDGET = 160
+_MIN_LISTING = 10
 
 
 # --- numbers a person reads ------------------------------------------------------------
@@ -370,7 +374,9 @@ class Report:
             found = "tuning", tuning_nodes(e.tuning)
         elif name == "source" and e.source:
             language = e.source_language or "text"
-            found = f"source ({language})", [code(e.source, language, cap=not self.full_sources)]
+            cap = None if self.full_sources else \
+                max(_MIN_LISTING, _LISTING_BUDGET // len(self.groups))
+            found = f"source ({language})", [code(e.source, language, cap=cap)]
         elif name == "timings":
             found = "timings", _timings(g)
         if found is None:
@@ -532,7 +538,7 @@ class ErrorReport:
                                              self.excerpt()),), open=True))
             if self.lines:
                 listing.append(Fold(f"whole source ({self.language})",
-                                    (code(self.source, self.language, self.lines),)))
+                                    (code(self.source, self.language, self.lines, cap=None),)))
         return page(to_html(Block((Line(self.title, Style.TITLE), Pre(self.message),
                                    *listing))))
 

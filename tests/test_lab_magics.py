@@ -197,6 +197,31 @@ def test_trace_writes_a_perfetto_file_and_links_it(ip, tmp_path):
     assert link["text/plain"].startswith(f"Perfetto trace: {path}")
 
 
+def test_autotune_on_wasm_shows_progress_candidates_and_the_disk_cache(ip, monkeypatch,
+                                                                       tmp_path):
+    if "wasm" not in [d.platform for d in jaxlab.devices()]:
+        pytest.skip("no wasm device here")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    cell = ("%%kernel --backend wasm --autotune\n"
+            "t = jnp.ones((7, 13)) @ jnp.ones((13, 11)); t.block_until_ready()")
+    run(ip, "%jaxlab backend wasm")
+    try:
+        run(ip, "%jaxlab clear")
+        _, out = run(ip, cell)
+        shown = [d["text/plain"] for d in displayed(out)]
+        assert any("autotuning r_7_11_13: " in text and "best" in text for text in shown)
+        text = report_of(out)["text/plain"]
+        assert re.search(r"autotune: \d+ candidates compiled and timed in", text)
+        assert "autotuning " in text.splitlines()[1]        # the total, in the headline
+        run(ip, "%jaxlab clear")                            # compiled again: the disk answers
+        _, out = run(ip, cell)
+        text = report_of(out)["text/plain"]
+        assert "from the on-disk cache, measured" in text
+        assert "autotuning " not in text.splitlines()[1]
+    finally:
+        run(ip, "%jaxlab backend cpu")
+
+
 def test_autotune_needs_jaxlab_autotune(ip, monkeypatch):
     monkeypatch.delattr(jaxlab, "autotune", raising=False)
     result, out = run(ip, f"%%kernel --autotune\n{MATMUL}")

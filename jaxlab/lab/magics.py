@@ -24,7 +24,9 @@ from jaxlab.api import JittedFunction
 from jaxlab.array import Array
 from jaxlab.engine import devices
 from jaxlab.events import EventLog, KernelEvent
+from jaxlab.backends import autotuning
 from jaxlab.lab.placement import Placement
+from jaxlab.lab.progress import ProgressLine
 from jaxlab.lab.profile import write_trace
 from jaxlab.lab.report import (STAGES, Comparison, ErrorReport, FileLink, Report, Table, flatten,
                                fmt_ms, fmt_si, indent)
@@ -58,12 +60,15 @@ class _KernelCell:
             raise UsageError(f"--compare {args.compare}: the cell already runs there")
         self.browse = _widget_browser() if args.widget else None
         self.tuning = _autotune_context(args.autotune)
+        # while candidates are timed: a progress line (candidate i of n, best so far)
+        self.progress = autotuning.progress_to(ProgressLine().autotune) if args.autotune \
+            else contextlib.nullcontext()
         self.runs: list[_Run] = []      # the main run ends up first
         self.wall_ms: list[float] = []
 
     def execute(self, cell: str) -> Any:
         __tracebackhide__ = True
-        with self.tuning:
+        with self.tuning, self.progress:
             if self.other is not None:
                 with capture_output():      # the compare run's output stays hidden
                     self._run(cell, self.other)

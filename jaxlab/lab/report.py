@@ -262,9 +262,10 @@ class Report:
 
     def totals(self) -> list[Quantity]:
         device = [e.device_ms for e in self.events]
+        # autotuning measured here: at a compile (not a cache hit), not from the disk
         tuning = [e.tuning.autotuned.tuning_ms for g in self.groups for e in [g.first]
                   if e.tuning is not None and e.tuning.autotuned is not None
-                  and not e.tuning.autotuned.from_cache]
+                  and not e.tuning.autotuned.from_cache and not e.cache_hit]
         found = [Quantity("kernels", len(self.groups), Unit.COUNT),
                  Quantity("dispatches", len(self.events), Unit.COUNT),
                  Quantity("cached", sum(e.cache_hit for e in self.events), Unit.COUNT),

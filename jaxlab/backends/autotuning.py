@@ -111,8 +111,13 @@ class TuneCache:
     """Measurements per kernel key, one JSON file per backend."""
 
     def __init__(self, backend: str, path: Optional[Path] = None) -> None:
+        self.backend, self._path = backend, path
+
+    @property
+    def path(self) -> Path:
+        """The file, where $XDG_CACHE_HOME says now (unless given)."""
         root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-        self.path = path or root / "jaxlab" / f"{backend}-autotune.json"
+        return self._path or root / "jaxlab" / f"{self.backend}-autotune.json"
 
     def _load(self) -> dict[str, Any]:
         try:

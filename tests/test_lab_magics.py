@@ -222,6 +222,20 @@ def test_autotune_on_wasm_shows_progress_candidates_and_the_disk_cache(ip, monke
         run(ip, "%jaxlab backend cpu")
 
 
+def test_a_failing_cell_shows_the_users_frames_and_lines(ip, monkeypatch):
+    run(ip, "def bad_matmul(a):\n    return a @ jnp.ones((3, 2))\n")
+    cell = "%%kernel\nx2 = jnp.ones((2, 2))\ny2 = bad_matmul(x2)\n"
+    result, out = run(ip, cell)
+    shown = out.stdout + out.stderr
+    assert isinstance(result.error_in_exec, ValueError)
+    assert re.search(r"----> 3 y2 = bad_matmul\(x2\)", shown)     # the cell's own line 3
+    assert "return a @ jnp.ones((3, 2))" in shown
+    assert "jaxlab/numpy" not in shown and "magics.py" not in shown and "hidden" in shown
+    monkeypatch.setenv("JAXLAB_TRACEBACK_FILTERING", "off")
+    _, out = run(ip, cell)
+    assert "jaxlab/numpy/products.py" in out.stdout + out.stderr
+
+
 def test_autotune_needs_jaxlab_autotune(ip, monkeypatch):
     monkeypatch.delattr(jaxlab, "autotune", raising=False)
     result, out = run(ip, f"%%kernel --autotune\n{MATMUL}")

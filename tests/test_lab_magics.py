@@ -87,6 +87,7 @@ def test_magics_document_every_option(ip):
     doc = ip.find_cell_magic("kernel").__doc__
     for option in OPTIONS:
         assert option in doc
+        assert re.search(rf"^ +%%kernel {option}\b", doc, re.M), f"no example of {option}"
     assert "Chrome/Perfetto trace" in doc and "best and median" in doc
     line_doc = ip.find_line_magic("jaxlab").__doc__
     for command in ("status", "backend", "kernels", "debug", "clear"):

@@ -161,8 +161,20 @@ class JaxlabMagics(Magics):
         """Run the cell with a jaxlab capture active and show a report of every
         kernel it compiled or dispatched. The cell's output, value and exceptions
         are as without the magic; after an exception the report of what ran
-        before it is still shown. Arrays the cell assigns are computed inside
-        the capture, so lazy results show up too."""
+        before it is still shown (and the traceback leaves jaxlab's own frames
+        out: JAXLAB_TRACEBACK_FILTERING=off keeps them). Arrays the cell assigns
+        are computed inside the capture, so lazy results show up too.
+
+        Examples, one per option::
+
+            %%kernel --backend wasm            # run on wasm; other devices' arrays are copied
+            %%kernel --show ir,source,timings  # only these stages, unfolded
+            %%kernel --repeat 10               # best and median wall time of 10 more runs
+            %%kernel --autotune                # time every candidate tuning, keep the fastest
+            %%kernel --compare cpu             # the same cell on cpu, side by side
+            %%kernel --trace run.json          # a Perfetto trace of the dispatches
+            %%kernel --widget                  # the report, then the interactive kernel browser
+        """
         __tracebackhide__ = True   # IPython shows the cell's frames, not these
         job = _KernelCell(self.shell, parse_argstring(self.kernel, line), f"%%kernel {line}")
         error: Optional[BaseException] = None

@@ -159,14 +159,31 @@ def code(source: str, language: str, marked: Iterable[int] = (),
     (0-based) picks an excerpt; a listing longer than `cap` lines keeps its head
     and tail around a gap (None: whole)."""
     marked = set(marked)
-    tokenized = tokenize(source, language)
-    picked: list[Optional[int]] = list(lines if lines is not None else range(len(tokenized)))
+    raw = source.splitlines()
+    picked: list[Optional[int]] = list(lines if lines is not None else range(len(raw)))
     head, tail = _head_tail(cap)
     if cap is not None and len(picked) > cap + 1:
         picked = picked[:head] + [None] + picked[-tail:]
-    omitted = len(tokenized) - head - tail if None in picked else 0
+    # only the lines shown are highlighted (lexing is most of a report's cost), each run
+    # of consecutive lines at once
+    tokens: dict[int, tuple[tuple[str, str], ...]] = {}
+    for run in _runs([i for i in picked if i is not None]):
+        tokens.update(zip(run, tokenize("\n".join(raw[run[0]:run[-1] + 1]), language)))
+    omitted = len(raw) - head - tail if None in picked else 0
     return Code(language, tuple(Gap(omitted) if i is None else
-                                CodeLine(i + 1, tokenized[i], i + 1 in marked) for i in picked))
+                                CodeLine(i + 1, tokens.get(i, ()), i + 1 in marked)
+                                for i in picked))
+
+
+def _runs(indices: list[int]) -> list[list[int]]:
+    """Consecutive stretches of sorted indices."""
+    runs: list[list[int]] = []
+    for i in indices:
+        if runs and runs[-1][-1] == i - 1:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    return runs
 
 
 def _head_tail(cap: Optional[int]) -> tuple[int, int]:

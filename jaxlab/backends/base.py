@@ -31,6 +31,9 @@ class Executable:
 class Backend(abc.ABC):
     name: str = ""
     max_kernel_inputs: int = 1 << 30   # storage-buffer limits cap fusion on GPUs
+    # ops nested on one path of a fused expression; past it operands are realized
+    # first (shader compilers slow down sharply on deep expressions)
+    max_fused_depth: int = 1 << 30
 
     @abc.abstractmethod
     def allocate(self, nbytes: int) -> Any: ...

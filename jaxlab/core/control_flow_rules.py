@@ -296,6 +296,40 @@ def _while_batched_pred(size, cond, cc, body, bc, carry):
     return list(outs), [0] * len(outs)
 
 
+def _while_partial_eval(trace, tracers, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    """Known carries (when the predicate reads only those) come from a while over
+    the known part of the body, run now; the unknown outputs from the whole loop
+    staged, known parts recomputed (JAX's approach: while has no reverse mode, so
+    nothing is saved for a transpose)."""
+    uk = [not t.pval.is_known for t in tracers]
+    cc_uk, bc_uk, carry_uk = split_while(uk, cond_nconsts, body_nconsts)
+    if any(cc_uk):
+        return None
+    carry_uk = _fixed_point(lambda f: partial_eval_jaxpr(body_jaxpr, bc_uk + f, f)[3], carry_uk)
+    if all(carry_uk) or partial_eval_jaxpr(cond_jaxpr, cc_uk + carry_uk, [False])[3][0]:
+        return None
+    n_known = carry_uk.count(False)
+    body, b_consts = _known_part(body_jaxpr, bc_uk + carry_uk, carry_uk, n_known)
+    cond, c_consts = _known_part(cond_jaxpr, cc_uk + carry_uk, [False], 1)
+    cc, bc, carry = split_while([t.pval.const for t in tracers], cond_nconsts, body_nconsts)
+    known_carry = [c for c, f in zip(carry, carry_uk) if not f]
+    k_outs = bind(while_p, *c_consts, *cc, *b_consts, *_pick(bc, [not f for f in bc_uk]),
+                  *known_carry, cond_jaxpr=cond, body_jaxpr=body,
+                  cond_nconsts=len(c_consts) + len(cc),
+                  body_nconsts=len(b_consts) + bc_uk.count(False))
+    params = dict(cond_jaxpr=cond_jaxpr, body_jaxpr=body_jaxpr, cond_nconsts=cond_nconsts,
+                  body_nconsts=body_nconsts)
+    u_outs = trace.stage(while_p, [trace.instantiate_const(t) for t in tracers], params)
+    _, _, u_carry = split_while(u_outs, cond_nconsts, 0)
+    return _merge(carry_uk, list(k_outs), _pick(u_carry, carry_uk), trace)
+
+
+def _known_part(closed: ClosedJaxpr, unknowns: list, instantiate: list, n_out: int):
+    """The jaxpr of the known inputs computing its first n_out (known) outputs."""
+    known, consts, _, _, _ = partial_eval_jaxpr(closed, unknowns, instantiate)
+    return permute(known, out_order=range(n_out)), consts
+
+
 def _while_transpose(cts, *args, **params):
     raise ValueError("Reverse-mode differentiation does not work for lax.while_loop or "
                      "lax.fori_loop with dynamic start/stop values. Try using lax.scan, or "
@@ -449,4 +483,5 @@ jvp_rules.update({scan_p: _scan_jvp, while_p: _while_jvp, cond_p: _cond_jvp})
 batch_rules.update({scan_p: _scan_batch, while_p: _while_batch, cond_p: _cond_batch})
 transpose_rules.update({scan_p: _scan_transpose, while_p: _while_transpose,
                         cond_p: _cond_transpose})
-partial_eval_rules.update({scan_p: _scan_partial_eval, cond_p: _cond_partial_eval})
+partial_eval_rules.update({scan_p: _scan_partial_eval, while_p: _while_partial_eval,
+                           cond_p: _cond_partial_eval})

@@ -51,7 +51,7 @@ def _avals(xs: Sequence[Any]) -> list[ShapedArray]:
 
 
 def _type_str(a: ShapedArray) -> str:
-    return f"{a.dtype.name}[{','.join(map(str, a.shape))}]"
+    return f"{a.dtype.name}[{','.join(str(d) for d in a.shape)}]"
 
 
 def _first_param(fun: Callable, default: str) -> str:
@@ -227,7 +227,7 @@ def _scan(f: Callable, init: Any, xs: Any, length: int | None, reverse: bool,
     sizes = list(dict.fromkeys(x.shape[0] for x in x_leaves))
     if len(sizes) > 1:
         raise ValueError(f"scan got values with different leading axis sizes: "
-                         f"{', '.join(map(str, (x.shape[0] for x in x_leaves)))}.")
+                         f"{', '.join(str(x.shape[0]) for x in x_leaves)}.")
     if length is not None:
         length = int(length)
         if sizes and sizes[0] != length:

@@ -34,6 +34,9 @@ class Backend(abc.ABC):
     # ops nested on one path of a fused expression; past it operands are realized
     # first (shader compilers slow down sharply on deep expressions)
     max_fused_depth: int = 1 << 30
+    max_elements: int = (1 << 31) - 1  # kernels index in int32 (ir: Special gidx/ridx)
+    max_buffer_bytes: int = 1 << 62    # the largest array the device holds (engine/limits.py)
+    buffer_limit_reason: str = ""      # what sets max_buffer_bytes, for the error message
 
     @abc.abstractmethod
     def allocate(self, nbytes: int) -> Any: ...
@@ -63,3 +66,8 @@ class Backend(abc.ABC):
 
     def info(self) -> dict[str, Any]:
         return {"backend": self.name}
+
+    def memory_stats(self) -> dict[str, int]:
+        """Bytes of device memory: `live_bytes` (held by arrays), `pooled_bytes` (freed
+        and kept for reuse), `peak_bytes` (the most live at once)."""
+        return {"live_bytes": 0, "pooled_bytes": 0, "peak_bytes": 0}

@@ -4,6 +4,8 @@ over all output indices at once in chunks that bound memory. Routines run in Num
 from __future__ import annotations
 
 import math
+import os
+import threading
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -18,14 +20,45 @@ from jaxlab.ir.kernel import ACC, GIDX, RIDX, Kernel, Routine, reduce_identity
 _CHUNK_ELEMENTS = 1 << 20   # body values materialised at once
 
 
+def _half_the_memory() -> int:
+    """Half the host's RAM: a sane bound for one array, as evaluating it in NumPy
+    needs temporaries of its size (past it NumPy only thrashes or gets killed)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2
+    except (AttributeError, ValueError, OSError):   # not POSIX: no bound beyond the default
+        return Backend.max_buffer_bytes
+
+
 class CpuBackend(Backend):
     name = "cpu"
+    max_buffer_bytes = _half_the_memory()
+    buffer_limit_reason = "half the host's physical memory"
+
+    def __init__(self) -> None:
+        # NumPy memory goes with its last reference; these only count it. A free runs
+        # in __del__ on any thread, even inside allocate: it queues, never waits.
+        self._lock = threading.Lock()
+        self._freed: list[int] = []
+        self._live = self._peak = 0
 
     def allocate(self, nbytes: int) -> np.ndarray:
+        with self._lock:
+            self._settle()
+            self._live += nbytes
+            self._peak = max(self._peak, self._live)
         return np.zeros(nbytes, dtype=np.uint8)
 
     def free(self, handle: Any) -> None:
-        pass  # NumPy memory goes with its last reference
+        self._freed.append(handle.nbytes)   # list.append is atomic
+
+    def _settle(self) -> None:
+        while self._freed:
+            self._live -= self._freed.pop()
+
+    def memory_stats(self) -> dict[str, int]:
+        with self._lock:
+            self._settle()
+            return {"live_bytes": self._live, "pooled_bytes": 0, "peak_bytes": self._peak}
 
     def write(self, handle: np.ndarray, data: np.ndarray) -> None:
         raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)

@@ -8,16 +8,16 @@ lowering on concrete Arrays (lazily, so it fuses).
 from __future__ import annotations
 
 import contextlib
-import traceback
+import contextvars
+import linecache
+import sys
+from types import FrameType
 from typing import Any, Iterator, Optional, Sequence
 
 from jaxlab.array import Array, ArrayBase, wrap
 from jaxlab.core.avals import ShapedArray
 from jaxlab.core.primitives import Primitive, lowerings
-
-
-class ConcretizationTypeError(TypeError):
-    """A traced value was used where a concrete Python value is needed."""
+from jaxlab.errors import ConcretizationTypeError
 
 
 class MainTrace:
@@ -62,9 +62,13 @@ class Tracer(ArrayBase):
         raise ConcretizationTypeError(
             f"{what} of a traced value {self.aval.str_short()} "
             f"(inside {type(self._trace).__name__[:-5].lower() or 'a'} tracing) at "
-            f"{_user_line()}. The value is not known while the function is being "
-            f"traced: use jaxlab.lax.cond / jnp.where instead of Python control flow, or "
-            f"mark the argument static (jit's static_argnums).")
+            f"{user_line()}. The value is not known while the function is being "
+            f"traced.{self.provenance()} Use jaxlab.lax.cond / jnp.where instead of Python "
+            f"control flow, or mark the argument static (jit's static_argnums).")
+
+    def provenance(self) -> str:
+        """Why the value is unknown, as a clause (staging traces name the arguments)."""
+        return ""
 
     def __bool__(self) -> bool:
         return self._concrete("bool()")
@@ -91,12 +95,25 @@ class Tracer(ArrayBase):
         return f"Traced<{self.aval.str_short()}>with<{type(self._trace).__name__}>"
 
 
-def _user_line() -> str:
-    """The innermost stack frame outside jaxlab itself: the user's own line."""
-    for frame in reversed(traceback.extract_stack()[:-2]):
-        if "/jaxlab/" not in frame.filename.replace("\\", "/"):
-            return f"{frame.filename}:{frame.lineno} ({(frame.line or '').strip()})"
-    return "<unknown>"
+def is_jaxlab_module(name: str) -> bool:
+    return name == "jaxlab" or name.startswith("jaxlab.")
+
+
+def user_frame(frame: Optional[FrameType]) -> Optional[FrameType]:
+    """The innermost frame from `frame` outwards whose module is not jaxlab's own:
+    by module identity, so user code in any folder named `jaxlab` is the user's."""
+    while frame is not None and is_jaxlab_module(frame.f_globals.get("__name__", "")):
+        frame = frame.f_back
+    return frame
+
+
+def user_line() -> str:
+    """`file:line (source)` of the user's own line that called into jaxlab."""
+    frame = user_frame(sys._getframe(1))
+    if frame is None:
+        return "<unknown>"
+    filename, lineno = frame.f_code.co_filename, frame.f_lineno
+    return f"{filename}:{lineno} ({linecache.getline(filename, lineno).strip()})"
 
 
 class EvalTrace(Trace):
@@ -112,35 +129,43 @@ class EvalTrace(Trace):
         return [wrap(o) for o in out] if prim.multiple_results else [wrap(out)]
 
 
-trace_stack: list[MainTrace] = [MainTrace(0, EvalTrace)]
-dynamic_trace: Optional[MainTrace] = None   # a staging trace that captures every bind
+# The transformations active in this thread (each thread, and each asyncio task, has
+# its own: a grad in one thread must not see another thread's jit tracing), as an
+# immutable tuple so that leaving a transformation restores exactly what was there.
+_EVAL = MainTrace(0, EvalTrace)
+_trace_stack: contextvars.ContextVar[tuple[MainTrace, ...]] = contextvars.ContextVar(
+    "jaxlab_trace_stack", default=(_EVAL,))
+# a staging trace that captures every bind
+_dynamic_trace: contextvars.ContextVar[Optional[MainTrace]] = contextvars.ContextVar(
+    "jaxlab_dynamic_trace", default=None)
 
 
 @contextlib.contextmanager
 def new_main(trace_type: type, global_data: Any = None) -> Iterator[MainTrace]:
-    main = MainTrace(len(trace_stack), trace_type, global_data)
-    trace_stack.append(main)
+    stack = _trace_stack.get()
+    main = MainTrace(len(stack), trace_type, global_data)
+    token = _trace_stack.set(stack + (main,))
     try:
         yield main
     finally:
-        trace_stack.pop()
+        _trace_stack.reset(token)
 
 
 @contextlib.contextmanager
 def new_dynamic(main: Optional[MainTrace]) -> Iterator[None]:
-    global dynamic_trace
-    prev, dynamic_trace = dynamic_trace, main
+    token = _dynamic_trace.set(main)
     try:
         yield
     finally:
-        dynamic_trace = prev
+        _dynamic_trace.reset(token)
 
 
 def find_top_trace(xs: Sequence[Any]) -> Trace:
     top = max((x._trace.main for x in xs if isinstance(x, Tracer)),
-              default=trace_stack[0], key=lambda m: m.level)
-    if dynamic_trace is not None and dynamic_trace.level > top.level:
-        top = dynamic_trace
+              default=_EVAL, key=lambda m: m.level)
+    dynamic = _dynamic_trace.get()
+    if dynamic is not None and dynamic.level > top.level:
+        top = dynamic
     return top.trace_type(top)
 
 

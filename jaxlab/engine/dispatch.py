@@ -10,6 +10,7 @@ from typing import Iterator, Optional, Sequence
 from jaxlab import events
 from jaxlab.backends.base import Executable
 from jaxlab.engine import lazy as lazy_mod
+from jaxlab.engine import limits
 from jaxlab.engine.buffer import Buffer
 from jaxlab.engine.devices import Device
 from jaxlab.engine.lazy import Lazy, from_buffer
@@ -100,6 +101,8 @@ def make_event(device, program, exe, inputs, outs, hit, compile_ms, dispatch_ms,
 def realize_lazy(lz: Lazy, reason: str) -> Lazy:
     if lz.size == 0 or getattr(lz.device.backend, "shape_only", False):
         return from_buffer(Buffer(lz.device, lz.dtype, lz.size), lz.shape)
+    limits.check_kernel(lz.device, lz.shape, lz.dtype,
+                           lz.pending.red_shape if lz.pending is not None else ())
     kernel, inputs = lower(lz)
     return from_buffer(run(lz.device, kernel, inputs, reason, lz.origin)[0], lz.shape)
 

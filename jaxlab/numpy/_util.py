@@ -1,6 +1,7 @@
 """Shared argument handling for jaxlab.numpy: conversion, promotion, broadcasting, axes."""
 from __future__ import annotations
 
+import operator
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -10,7 +11,7 @@ from jaxlab.core import movement
 from jaxlab.core.elementwise import convert_element_type_p
 from jaxlab.engine import lazy as lz
 from jaxlab.engine.devices import current_device
-from jaxlab.ir.dtypes import DType, python_scalar_dtype, result_type, to_dtype
+from jaxlab.ir.dtypes import DType, host_dtype, python_scalar_dtype, result_type, to_dtype
 
 Scalar = (bool, int, float)
 
@@ -32,9 +33,7 @@ def asarray_(x: Any, dtype: Optional[DType] = None) -> Array:
         if any(isinstance(v, ArrayBase) for v in _flat(x)):
             return _stack_nested(x, dtype)
         raise TypeError(f"cannot convert {type(x).__name__} of objects to a jaxlab array")
-    dt = dtype or to_dtype(data.dtype)
-    if data.dtype.kind == "f" and data.dtype.itemsize == 8 and dtype is None:
-        dt = DType.float32
+    dt = dtype or host_dtype(data.dtype)
     return wrap(lz.from_numpy(data.astype(dt.np), dt, current_device()))
 
 
@@ -54,10 +53,36 @@ def _stack_nested(x: Any, dtype: Optional[DType]) -> Array:
 
 
 def astype_(x: Array, dtype: Any) -> Array:
-    dt = to_dtype(dtype)
+    dt = to_dtype(dtype, "astype")
     if dt is x.jdtype:
         return x
     return convert_element_type_p.bind(x, new_dtype=dt)
+
+
+def canonical_shape(shape: Any) -> tuple[int, ...]:
+    """A shape argument as a tuple of ints: an int or a sequence of ints (concrete
+    integer scalars such as jnp.int32(3) too). A traced value raises JAX's TypeError,
+    saying which argument of the traced function the shape depends on."""
+    from jaxlab.core.trace import Tracer
+    dims = (shape,) if isinstance(shape, (int, np.integer, ArrayBase)) and np.ndim(shape) == 0 \
+        else shape
+    try:
+        dims = tuple(dims)
+    except TypeError:
+        dims = None
+    traced = [d for d in dims or () if isinstance(d, Tracer)]
+    if dims is None or traced or not all(_is_integer(d) for d in dims):
+        raise TypeError(
+            f"Shapes must be 1D sequences of concrete values of integer type, got {shape!r}."
+            + (" If using `jit`, try using `static_argnums` or applying `jit` to smaller "
+               f"subfunctions.{traced[0].provenance()}" if traced else ""))
+    return tuple(operator.index(d) for d in dims)
+
+
+def _is_integer(d: Any) -> bool:
+    if isinstance(d, ArrayBase):
+        return d.ndim == 0 and d.jdtype.is_int
+    return isinstance(d, (int, np.integer)) and not isinstance(d, bool)
 
 
 def dtype_of(x: Any) -> Any:
@@ -65,10 +90,10 @@ def dtype_of(x: Any) -> Any:
     if isinstance(x, ArrayBase):
         return x.jdtype
     if isinstance(x, np.ndarray) or isinstance(x, np.generic):
-        return to_dtype(x.dtype)
+        return host_dtype(x.dtype)
     if isinstance(x, Scalar):
         return x
-    return to_dtype(np.asarray(x).dtype)
+    return host_dtype(np.asarray(x).dtype)
 
 
 def promote_dtypes(*args: Any) -> DType:

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 from jaxlab.core.control_flow import cond_p, scan_p, split_scan, split_while, while_p
 from jaxlab.core.jaxpr import ClosedJaxpr, eval_closed
-from jaxlab.core.jaxpr_transforms import (batch_jaxpr, hoist, interleave_order, jvp_jaxpr,
+from jaxlab.core.jaxpr_transforms import (batch_jaxpr, jvp_jaxpr, materialize,
                                           partial_eval_jaxpr, permute, trace_hoisted,
                                           unify_consts)
 from jaxlab.core.primitives import (batch_rules, jvp_rules, partial_eval_rules,
@@ -57,9 +57,7 @@ def _scan_jvp(primals, tangents, *, jaxpr, length, reverse, num_consts, num_carr
     pc, pcarry, px = split_scan(primals, num_consts, num_carry)
     tc, tcarry, tx = (_pick(ts, f) for ts, f in zip(split_scan(tangents, num_consts, num_carry),
                                                     (c_nz, carry_nz, x_nz)))
-    tcarry = [_instantiated(t, p) for t, p in zip(_pick(split_scan(tangents, num_consts,
-                                                                    num_carry)[1], carry_nz),
-                                                  _pick(pcarry, carry_nz))]
+    tcarry = [materialize(t) for t in tcarry]   # a zero carry tangent the body makes nonzero
     outs = bind(scan_p, *consts, *pc, *tc, *pcarry, *tcarry, *px, *tx, jaxpr=body,
                 length=length, reverse=reverse, num_consts=len(consts) + len(pc) + len(tc),
                 num_carry=len(pcarry) + len(tcarry), unroll=unroll)
@@ -93,11 +91,6 @@ def _jvp_out_order(n_carry: int, n_ys: int, t_carry: int, t_ys: int) -> list[int
 
 def _pick(xs: Sequence[Any], flags: Sequence[bool]) -> list:
     return [x for x, f in zip(xs, flags) if f]
-
-
-def _instantiated(t: Any, like: Any) -> Any:
-    from jaxlab.core.jaxpr_transforms import _materialize
-    return _materialize(t)
 
 
 def _spread(values: Sequence[Any], flags: Sequence[bool], like: Sequence[Any]) -> list:
@@ -175,7 +168,6 @@ def _merge(out_uk: Sequence[bool], known: Sequence[Any], unknown: Sequence[Any],
 def _scan_transpose(cts, *args, jaxpr, length, reverse, num_consts, num_carry, unroll):
     from jaxlab.core.partial_eval import UndefPrimal, backward_pass
     from jaxlab.core.jvp import zeros_like_aval
-    from jaxlab.core.jaxpr_transforms import _materialize
     cs, carry, xs = split_scan(args, num_consts, num_carry)
     lin_c = [isinstance(c, UndefPrimal) for c in cs]
     lin_x = [isinstance(x, UndefPrimal) for x in xs]
@@ -183,8 +175,8 @@ def _scan_transpose(cts, *args, jaxpr, length, reverse, num_consts, num_carry, u
     res_x = [x for x, f in zip(xs, lin_x) if not f]
     body_avals = jaxpr.in_avals
     c_avals, carry_avals, x_avals = split_scan(body_avals, num_consts, num_carry)
-    ct_carry = [_materialize(c) for c in cts[:num_carry]]
-    ct_ys = [_materialize(c) for c in cts[num_carry:]]
+    ct_carry = [materialize(c) for c in cts[:num_carry]]
+    ct_ys = [materialize(c) for c in cts[num_carry:]]
     lin_c_avals = _pick(c_avals, lin_c)
     n_nl, n_lc, n_res = len(nl_c), len(lin_c_avals), len(res_x)
 
@@ -205,7 +197,7 @@ def _scan_transpose(cts, *args, jaxpr, length, reverse, num_consts, num_carry, u
     in_avals = ([get_aval(c) for c in nl_c] + lin_c_avals + list(carry_avals) + list(ys_avals) +
                 _pick(x_avals, [not f for f in lin_x]))
     t_body, t_consts = trace_hoisted(body, in_avals)
-    acc0 = [_materialize(zeros_like_aval(av)) for av in lin_c_avals]
+    acc0 = [materialize(zeros_like_aval(av)) for av in lin_c_avals]
     outs = bind(scan_p, *t_consts, *nl_c, *acc0, *ct_carry, *ct_ys, *res_x, jaxpr=t_body,
                 length=length, reverse=not reverse, num_consts=len(t_consts) + n_nl,
                 num_carry=n_lc + num_carry, unroll=unroll)
@@ -228,8 +220,7 @@ def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_
     cc, bc, carry = split_while(primals, cond_nconsts, body_nconsts)
     _, t_bc, t_carry = split_while(tangents, cond_nconsts, body_nconsts)
     t_bc = _pick(t_bc, bc_nz)
-    t_carry = [_instantiated(t, p) for t, p in zip(_pick(t_carry, carry_nz),
-                                                   _pick(carry, carry_nz))]
+    t_carry = [materialize(t) for t in _pick(t_carry, carry_nz)]
     n_t = len(t_carry)
     cond = _ignore_extra(cond_jaxpr, [get_aval(t) for t in t_carry])
     outs = bind(while_p, *cc, *consts, *bc, *t_bc, *carry, *t_carry, cond_jaxpr=cond,
@@ -437,13 +428,12 @@ def _cond_partial_eval(trace, tracers, *, branches):
 
 def _padded_known(known: ClosedJaxpr, consts: list, k: int, res_avals: list):
     from jaxlab.core.jvp import zeros_like_aval
-    from jaxlab.core.jaxpr_transforms import _materialize
     n_res = len(res_avals[k])
 
     def fn(*ops: Any) -> list:
         outs = eval_closed(known, list(consts) + list(ops))
         kept, res = outs[:len(outs) - n_res], outs[len(outs) - n_res:]
-        pad = [[_materialize(zeros_like_aval(a)) for a in r] for r in res_avals]
+        pad = [[materialize(zeros_like_aval(a)) for a in r] for r in res_avals]
         pad[k] = list(res)
         return list(kept) + [x for r in pad for x in r]
     return fn
@@ -460,18 +450,17 @@ def _slice_residuals(unknown: ClosedJaxpr, k: int, res_avals: list):
 
 def _cond_transpose(cts, index, *ops, branches):
     from jaxlab.core.partial_eval import UndefPrimal, backward_pass
-    from jaxlab.core.jaxpr_transforms import _materialize
     lin = [isinstance(x, UndefPrimal) for x in ops]
     res = [x for x, f in zip(ops, lin) if not f]
     in_avals = branches[0].in_avals
-    cts = [_materialize(c) for c in cts]
+    cts = [materialize(c) for c in cts]
 
     def transposed(branch: ClosedJaxpr):
         def fn(*a: Any) -> list:
             it = iter(a[:len(res)])
             args = [UndefPrimal(av) if f else next(it) for f, av in zip(lin, in_avals)]
             got = backward_pass(branch.jaxpr, args, list(a[len(res):]))
-            return [_materialize(g) for g in got]
+            return [materialize(g) for g in got]
         return fn
     avals = [get_aval(r) for r in res] + [get_aval(c) for c in cts]
     per_branch = [trace_hoisted(transposed(b), avals) for b in branches]

@@ -33,20 +33,6 @@ def permute(closed: ClosedJaxpr, in_order: Sequence[int] | None = None,
     return ClosedJaxpr(Jaxpr(ins, j.eqns, outs), list(closed.consts), closed.n_consts)
 
 
-def interleave_order(groups: Sequence[int], n_parts: int) -> list[int]:
-    """Inputs laid out part by part (all primals, then all tangents), each part
-    split into `groups` sizes, reordered group by group (consts: primal then
-    tangent, then carry: primal then tangent, ...). Every part has the same
-    group sizes."""
-    total = sum(groups)
-    order, start = [], 0
-    for g in groups:
-        for p in range(n_parts):
-            order += range(p * total + start, p * total + start + g)
-        start += g
-    return order
-
-
 def _avals(closed: ClosedJaxpr) -> list[ShapedArray]:
     return list(closed.in_avals)
 
@@ -68,13 +54,13 @@ def jvp_jaxpr(closed: ClosedJaxpr, nonzeros: Sequence[bool], instantiate: Sequen
         outs, touts = jvp_flat(lambda *xs: eval_closed(closed, xs), primals, tangents)
         out_nz[:] = [not isinstance(t, ZeroTangent) or inst
                      for t, inst in zip(touts, instantiate)]
-        return list(outs) + [_materialize(t) for t, keep in zip(touts, out_nz) if keep]
+        return list(outs) + [materialize(t) for t, keep in zip(touts, out_nz) if keep]
     t_avals = [a for a, nz in zip(avals, nonzeros) if nz]
     jaxpr, consts = trace_hoisted(fn, avals + t_avals)
     return jaxpr, consts, out_nz
 
 
-def _materialize(t: Any) -> Any:
+def materialize(t: Any) -> Any:
     """A ZeroTangent as an ordinary zeros array (it becomes a value in the jaxpr)."""
     from jaxlab.core.jvp import ZeroTangent
     if isinstance(t, ZeroTangent):

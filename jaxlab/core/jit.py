@@ -22,7 +22,6 @@ from jaxlab.engine import dispatch
 from jaxlab.engine import lazy as lz
 from jaxlab.engine.buffer import Buffer
 from jaxlab.engine.devices import Device
-from jaxlab.ir.kernel import Kernel
 
 _SHARED_NODES = 24   # a shared expression bigger than this is stored, not recomputed
 

@@ -92,7 +92,9 @@ class Lazy:
         return list(seen.values())
 
     def node_count(self) -> int:
-        return len(self.exp.toposort()) + (len(self.pending.body.toposort()) if self.pending else 0)
+        """Operations (non-leaf nodes) in the expression and the pending reduction's body."""
+        roots = [self.exp] + ([self.pending.body] if self.pending else [])
+        return sum(1 for r in roots for n in r.toposort() if n.src)
 
     def __repr__(self) -> str:
         return f"Lazy({self.dtype.short}{list(self.shape)} on {self.device})"

@@ -82,9 +82,10 @@ class AluExp:
             node.op, node.dtype, node.src, node.arg = op, dtype, src, arg
             # ops on the longest path to a leaf: what limits fusing a long chain
             node.depth = 1 + max((s.depth for s in src), default=0)
-            # bounds found without a walk: nodes counted once per path (>= the DAG's
-            # node count) and loads of memory (0: the value needs no buffer)
-            node.tree_size = min(1 + sum(s.tree_size for s in src), _BOUND_CAP)
+            # bounds found without a walk: operations (non-leaf nodes) counted once per
+            # path, >= the DAG's count, equal for a chain; loads of memory (0: the value
+            # needs no buffer)
+            node.tree_size = min(int(bool(src)) + sum(s.tree_size for s in src), _BOUND_CAP)
             node.loads = min(int(op in _LOADS) + sum(s.loads for s in src), _BOUND_CAP)
             node._range = None
             node._simple = None

@@ -116,7 +116,7 @@ class KernelGroup:
     def __init__(self, events: list[KernelEvent]) -> None:
         self.events = events
         self.first = events[0]     # what they share: IR, source, tuning
-        self.calls = len(events)
+        self.calls = sum(e.calls for e in events)   # a loop's kernel: one event, many calls
         self.host_ms = sum(e.dispatch_ms for e in events)
         self.compile_ms = sum(e.compile_ms for e in events)
         device = [e.device_ms for e in events]
@@ -203,12 +203,13 @@ def _timings(g: KernelGroup) -> list[Node]:
              ("achieved", f"{fmt_rate(g.gflops)} GFLOP/s, {fmt_rate(g.gbps)} GB/s")]
     nodes: list[Node] = [Table([k for k, _ in cells], [[v for _, v in cells]],
                                align="r" * len(cells))]
-    if g.calls > 1:
+    if len(g.events) > 1:      # (a loop's kernel is one event for all its calls)
         shown = g.events[:_DISPATCH_ROWS]
-        rows = [[str(i + 1), fmt_ms(d.dispatch_ms), fmt_ms(d.device_ms),
-                 "yes" if d.cache_hit else "no"] for i, d in enumerate(shown)]
-        if g.calls > len(shown):
-            rows.append([f"… {g.calls - len(shown)} more", "", "", ""])
+        rows = [[str(i + 1) + (f" (×{d.calls})" if d.calls != 1 else ""), fmt_ms(d.dispatch_ms),
+                 fmt_ms(d.device_ms), "yes" if d.cache_hit else "no"]
+                for i, d in enumerate(shown)]
+        if len(g.events) > len(shown):
+            rows.append([f"… {len(g.events) - len(shown)} more", "", "", ""])
         nodes.append(Table(["dispatch", "host", "device", "cache hit"], rows, align="rrrl",
                            title="each dispatch"))
     return nodes

@@ -12,7 +12,7 @@ from jaxlab.core.elementwise import convert_element_type_p
 from jaxlab.engine import lazy as lz
 from jaxlab.engine.devices import current_device
 from jaxlab.errors import AxisError
-from jaxlab.ir.dtypes import DType, python_scalar_dtype, result_type, to_dtype
+from jaxlab.ir.dtypes import DType, host_dtype, python_scalar_dtype, result_type, to_dtype
 
 Scalar = (bool, int, float)
 
@@ -36,9 +36,7 @@ def asarray_(x: Any, dtype: Optional[DType] = None) -> Array:
         if any(isinstance(v, ArrayBase) for v in _flat(x)):
             return _stack_nested(x, dtype)
         raise TypeError(f"cannot convert {type(x).__name__} of objects to a jaxlab array")
-    dt = dtype or to_dtype(data.dtype)
-    if data.dtype.kind == "f" and data.dtype.itemsize == 8 and dtype is None:
-        dt = DType.float32
+    dt = dtype or host_dtype(data.dtype)
     return wrap(lz.from_numpy(data.astype(dt.np), dt, current_device()))
 
 
@@ -58,7 +56,7 @@ def _stack_nested(x: Any, dtype: Optional[DType]) -> Array:
 
 
 def astype_(x: Array, dtype: Any) -> Array:
-    dt = to_dtype(dtype)
+    dt = to_dtype(dtype, "astype")
     if dt is x.jdtype:
         return x
     return convert_element_type_p.bind(x, new_dtype=dt)
@@ -103,10 +101,10 @@ def dtype_of(x: Any) -> Any:
     if isinstance(x, ArrayBase):
         return x.jdtype
     if isinstance(x, np.ndarray) or isinstance(x, np.generic):
-        return to_dtype(x.dtype)
+        return host_dtype(x.dtype)
     if isinstance(x, Scalar):
         return x
-    return to_dtype(np.asarray(x).dtype)
+    return host_dtype(np.asarray(x).dtype)
 
 
 def promote_dtypes(*args: Any) -> DType:

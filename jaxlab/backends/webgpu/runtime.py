@@ -188,10 +188,17 @@ class WebGpuBackend(Backend):
     def _autotuned(self, kernel: Kernel) -> Executable:
         info = describe(self._adapter)
         key = f"{info['device']}|{info['backend_type']}|{self.lang.f16}|{kernel.key}"
-        results = self._tune_cache.get(key)
-        if results is None:
-            results = self._measure(kernel)
-            self._tune_cache.put(key, results)
+        cached = self._tune_cache.get(key)
+        if cached is not None:
+            try:
+                return self._with_winner(kernel, cached)
+            except (ValueError, TypeError, KeyError, WgslCompileError):
+                pass   # a winner this kernel cannot take (an edited file): measure again
+        results = self._measure(kernel)
+        self._tune_cache.put(key, results)
+        return self._with_winner(kernel, results)
+
+    def _with_winner(self, kernel: Kernel, results: list[dict[str, Any]]) -> Executable:
         winner = next(r for r in results if r["winner"])
         exe = self.prepare_kernel(kernel, winner["overrides"])
         exe.tuning["candidates"] = [{k: v for k, v in r.items() if k != "overrides"}

@@ -25,6 +25,7 @@ from jaxlab.api import JittedFunction
 from jaxlab.array import Array
 from jaxlab.engine import devices
 from jaxlab.events import EventLog, KernelEvent
+from jaxlab.lab.placement import Placement
 from jaxlab.lab.profile import write_trace
 from jaxlab.lab.report import (STAGES, Comparison, ErrorReport, FileLink, Report, Table, flatten,
                                fmt_ms, fmt_si, indent)
@@ -41,6 +42,7 @@ class _Run:
     def __init__(self, device: devices.Device) -> None:
         self.device = device
         self.log = EventLog()
+        self.notes: list[str] = []     # arrays moved to the device for the run
 
 
 class _KernelCell:
@@ -75,15 +77,23 @@ class _KernelCell:
     def _run(self, cell: str, device: devices.Device) -> Any:
         __tracebackhide__ = True
         run = _Run(device)
+        try:
+            placement = Placement(self.shell.user_ns, cell, device)
+        except RuntimeError as exc:
+            raise UsageError(str(exc)) from None
+        run.notes = placement.notes()
         self.runs.insert(0, run)
-        with devices.default_device(device), jaxlab.capture() as log:
+        with devices.default_device(device), placement, jaxlab.capture() as log:
             run.log = log     # the live log: what ran before an exception is kept
             return run_cell_body(self.shell, cell)
 
     def _time(self, cell: str) -> list[float]:
         """Wall milliseconds of the repeated runs (output hidden, no capture)."""
-        times = []
-        with devices.default_device(self.device), capture_output():
+        times: list[float] = []
+        if not self.repeat:
+            return times
+        with devices.default_device(self.device), capture_output(), \
+                Placement(self.shell.user_ns, cell, self.device):
             for _ in range(self.repeat):
                 t0 = time.perf_counter()
                 run_cell_body(self.shell, cell)
@@ -93,12 +103,14 @@ class _KernelCell:
     def show(self, error: Optional[BaseException]) -> None:
         if self.runs:
             reports = [Report(r.log, programs_in(self.shell.user_ns, r.log), r.device.platform,
-                              self.stages, self.wall_ms if r.device is self.device else ())
+                              self.stages, self.wall_ms if r.device is self.device else (),
+                              notes=r.notes, origins=jit_origins(self.shell.user_ns, r.log))
                        for r in self.runs]
             if self.browse is not None:
-                view = self.browse(self.runs[0].log)
-                if view is not None:
-                    display(view)
+                # two outputs: static renders (nbconvert, nbviewer, GitHub) show the
+                # report even where the saved widget state hides the widget's fallback
+                display(reports[0])
+                display(self.browse(self.runs[0].log))
             elif len(reports) == 2:
                 display(Comparison(*reports))
             else:
@@ -259,6 +271,23 @@ def programs_in(namespace: dict[str, Any], log: list[KernelEvent]) -> list[Any]:
     return list(found.values())
 
 
+def jit_origins(namespace: dict[str, Any], log: list[KernelEvent]) -> dict[str, str]:
+    """Kernel key -> "jit NAME at FILE:LINE" for the kernels of the namespace's jitted
+    functions that ran in `log` (a kernel two functions share goes to the first)."""
+    keys = {e.key for e in log}
+    found: dict[str, str] = {}
+    for value in list(namespace.values()):
+        if isinstance(value, JittedFunction):
+            code = getattr(value.fun, "__code__", None)
+            site = f" at {code.co_filename}:{code.co_firstlineno}" if code else ""
+            origin = f"jit {getattr(value.fun, '__qualname__', repr(value.fun))}{site}"
+            for program, _ in value.cache.values():
+                for step in program.steps:
+                    if step.program.key in keys:
+                        found.setdefault(step.program.key, origin)
+    return found
+
+
 def _autotune_context(on: bool) -> ContextManager[Any]:
     if not on:
         return contextlib.nullcontext()
@@ -299,24 +328,28 @@ def status_tables() -> list[Table]:
 
 
 def _autotune_command(value: Optional[str]) -> None:
-    cache = jaxlab.autotune_cache()
+    caches = [jaxlab.autotune_cache(d.platform) for d in devices.devices()]
     if value is None:
-        display(autotune_table(cache))
+        display(autotune_table(caches))
     elif value == "clear":
-        print(f"cleared {cache.clear()} autotuned kernels from {cache.path}")
+        for cache in caches:
+            print(f"cleared {cache.clear()} autotuned kernels from {cache.path}")
     else:
         raise UsageError(f"%jaxlab autotune takes nothing or `clear`, got {value!r}")
 
 
-def autotune_table(cache: Any) -> Table:
-    """One row per remembered kernel: where it was measured and the winning choices."""
+def autotune_table(caches: list[Any]) -> Table:
+    """One row per remembered kernel: the device, its winning settings and time."""
     rows = []
-    for key, winner in cache.winners():
-        *where, kernel = key.split("|")   # adapter|backend type|f16|kernel key
-        choices = ", ".join(f"{k}={v}" for k, v in winner.items() if k != "ms")
-        rows.append([kernel, " / ".join(where), choices, fmt_ms(winner["ms"])])
-    return Table(["kernel", "measured on", "winner", "time"], rows, align="lllr",
-                 title=f"{len(rows)} autotuned kernels in {cache.path}")
+    for cache in caches:
+        for key, winner in cache.winners():
+            *where, kernel = key.split("|")   # what the backend measured on, the kernel key
+            settings = ", ".join(f"{k}={v}" for k, v in winner.items() if k != "run_ms")
+            rows.append([kernel, cache.backend, " / ".join(where), settings,
+                         fmt_ms(winner["run_ms"])])
+    return Table(["kernel", "backend", "measured on", "winner", "time"], rows, align="llllr",
+                 title=f"{len(rows)} autotuned kernels (under {caches[0].path.parent})"
+                 if caches else "no autotune caches")
 
 
 def kernels_table(device: devices.Device) -> Table:

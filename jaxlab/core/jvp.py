@@ -31,6 +31,9 @@ class JVPTracer(Tracer):
     def aval(self) -> ShapedArray:
         return get_aval(self.primal)
 
+    def concrete_value(self) -> Any:
+        return self.primal.concrete_value() if isinstance(self.primal, Tracer) else self.primal
+
 
 class JVPTrace(Trace):
     def pure(self, val: Any) -> JVPTracer:

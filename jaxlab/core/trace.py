@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import linecache
+import operator
 import sys
 from types import FrameType
 from typing import Any, Iterator, Optional, Sequence
@@ -57,7 +58,16 @@ class Tracer(ArrayBase):
     def full_lower(self) -> Any:
         return self
 
-    def _concrete(self, what: str) -> Any:
+    def concrete_value(self) -> Any:
+        """The Array this tracer stands for when it is known now (differentiation
+        outside jit), else None."""
+        return None
+
+    def _concrete(self, what: str, convert: Any = None) -> Any:
+        """convert(the known value), where JAX allows it; else JAX's error."""
+        value = self.concrete_value() if convert is not None else None
+        if value is not None:
+            return convert(value)
         raise ConcretizationTypeError(
             f"{what} of a traced value {self.aval.str_short()} "
             f"(inside {type(self._trace).__name__[:-5].lower() or 'a'} tracing) at "
@@ -69,17 +79,19 @@ class Tracer(ArrayBase):
         """Why the value is unknown, as a clause (staging traces name the arguments)."""
         return ""
 
+    # as in JAX, bool() and int() see through differentiation; float() and
+    # np.asarray() do not
     def __bool__(self) -> bool:
-        return self._concrete("bool()")
+        return self._concrete("bool()", bool)
 
     def __float__(self) -> float:
         return self._concrete("float()")
 
     def __int__(self) -> int:
-        return self._concrete("int()")
+        return self._concrete("int()", int)
 
     def __index__(self) -> int:
-        return self._concrete("using as an index")
+        return self._concrete("using as an index", operator.index)
 
     def __array__(self, dtype: Any = None, copy: Any = None):
         return self._concrete("np.asarray()")

@@ -105,10 +105,20 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False, *,
     return astype_(ufuncs.true_divide(total, _count(x, axes)), out_dtype)
 
 
+def _ddof(name: str, ddof: int, correction: Any) -> int:
+    """The Array API's `correction` is NumPy's `ddof`; JAX refuses both at once."""
+    if correction is None:
+        return ddof
+    if ddof != 0:
+        raise ValueError(f"{name}: ddof and correction can't be provided simultaneously.")
+    return correction
+
+
 def var(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False,
-        *, where: Any = None) -> Array:
+        *, where: Any = None, correction: Any = None) -> Array:
     """Variance with divisor N - ddof (NaN where that is not positive, as JAX)."""
     _no_where("var", where)
+    ddof = _ddof("var", ddof, correction)
     x = arraylike_("var", a)
     out_dtype = _inexact(x.jdtype) if dtype is None else to_dtype(dtype)
     x = astype_(x, DType.float32 if out_dtype.is_float else out_dtype)
@@ -121,9 +131,10 @@ def var(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bo
 
 
 def std(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False,
-        *, where: Any = None) -> Array:
+        *, where: Any = None, correction: Any = None) -> Array:
     """Standard deviation: sqrt of var (same arguments)."""
     _no_where("std", where)
+    ddof = _ddof("std", ddof, correction)
     return ufuncs.sqrt(var(a, axis, dtype, ddof, keepdims))
 
 

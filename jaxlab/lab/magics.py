@@ -26,7 +26,7 @@ from jaxlab.engine import devices
 from jaxlab.events import EventLog, KernelEvent
 from jaxlab.lab.profile import write_trace
 from jaxlab.lab.report import (STAGES, Comparison, ErrorReport, FileLink, Report, Table, flatten,
-                               fmt_ms, indent)
+                               fmt_ms, fmt_si, indent)
 from jaxlab.tree_util import tree_leaves
 
 _COMMANDS = ("status", "backend", "kernels", "debug", "clear")
@@ -269,6 +269,10 @@ def status_tables() -> list[Table]:
     tables = [Table(["device", "backend", "default", "cached kernels"],
                     [[repr(d), d.backend.name, "yes" if d is current else "", str(len(d.cache))]
                      for d in devices.devices()], title="jaxlab devices")]
+    tables.append(Table(["device", "live", "pooled", "peak"],
+                        [[repr(d)] + [fmt_si(d.backend.memory_stats()[k], "B")
+                                      for k in ("live_bytes", "pooled_bytes", "peak_bytes")]
+                         for d in devices.devices()], align="lrrr", title="device memory"))
     tables += [Table(["key", "value"], flatten(d.backend.info()), title=f"{d.platform} backend")
                for d in devices.devices()]
     missing = devices.unavailable()

@@ -178,3 +178,12 @@ def test_reductions_refuse_lists_as_jax(name):
     assert str(ours.value) == str(theirs.value)
     assert_close(getattr(jnp, name)(jnp.asarray([1, 2, 3])),
                  getattr(jjnp, name)(jjnp.asarray([1, 2, 3])))
+
+
+def test_jit_closing_over_a_lazy_array_leaves_it_usable(backend):
+    # compiling realizes the closed-over constant before recording kernels, so the
+    # user's array keeps a real buffer (not one of the program's placeholders)
+    data = jnp.arange(6.0) * 2.0           # lazy: not computed yet
+    step = jaxlab.jit(lambda w: jaxlab.grad(lambda v: (v * data).sum())(w))
+    assert_close(step(jnp.ones(6)), np.arange(6, dtype=np.float32) * 2)
+    assert_close(data + 1, np.arange(6, dtype=np.float32) * 2 + 1)

@@ -100,25 +100,31 @@ def _argnums_tuple(argnums: int | Sequence[int]) -> tuple[int, ...]:
     return (argnums,) if isinstance(argnums, int) else tuple(argnums)
 
 
+def _diff_call(fun: Callable, args: tuple, argnums: int | Sequence[int],
+               kwargs: dict | None = None) -> tuple:
+    """(fun as a function of the differentiated arguments only, those arguments)."""
+    nums = _argnums_tuple(argnums)
+    for n in nums:
+        if n >= len(args):
+            raise TypeError(f"differentiating with respect to argnums={argnums} requires at "
+                            f"least {n + 1} positional arguments to be passed by the "
+                            f"caller, but got only {len(args)}")
+
+    def partial_fun(*diff: Any) -> Any:
+        full = list(args)
+        for n, a in zip(nums, diff):
+            full[n] = a
+        return fun(*full, **(kwargs or {}))
+    return partial_fun, tuple(args[n] for n in nums)
+
+
 def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0,
                    has_aux: bool = False) -> Callable:
     """f -> (f(x), df/dx) for scalar-output f, differentiating w.r.t. argnums."""
-    nums = _argnums_tuple(argnums)
-
     @functools.wraps(fun)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
-        for n in nums:
-            if n >= len(args):
-                raise TypeError(f"differentiating with respect to argnums={argnums} requires at "
-                                f"least {n + 1} positional arguments to be passed by the "
-                                f"caller, but got only {len(args)}")
-
-        def partial_fun(*diff_args: Any) -> Any:
-            full = list(args)
-            for n, a in zip(nums, diff_args):
-                full[n] = a
-            return fun(*full, **kwargs)
-        res = vjp(partial_fun, *(args[n] for n in nums), has_aux=has_aux)
+        partial_fun, diff = _diff_call(fun, args, argnums, kwargs)
+        res = vjp(partial_fun, *diff, has_aux=has_aux)
         out, f_vjp = res[0], res[1]
         out_arr = _as_array(out) if not isinstance(out, (tuple, list, dict)) else None
         if out_arr is None or out_arr.shape != () or not out_arr.jdtype.is_float:
@@ -219,21 +225,6 @@ def _cut_axis(a: Array, axis: int, leaves: Sequence[Array]) -> list[Array]:
         out.append(piece.reshape(a.shape[:axis] + x.shape + a.shape[axis + 1:]))
         offset += x.size
     return out
-
-
-def _diff_call(fun: Callable, args: tuple, argnums: int | Sequence[int]) -> tuple:
-    """(fun as a function of the differentiated arguments only, those arguments)."""
-    nums = _argnums_tuple(argnums)
-    for n in nums:
-        if n >= len(args):
-            raise ValueError(f"argnums {argnums} out of range for {len(args)} arguments")
-
-    def partial_fun(*diff: Any) -> Any:
-        full = list(args)
-        for n, a in zip(nums, diff):
-            full[n] = a
-        return fun(*full)
-    return partial_fun, tuple(args[n] for n in nums)
 
 
 def _jacobian_tree(out_leaves: Sequence, out_tree: PyTreeDef, in_leaves: Sequence,

@@ -1,5 +1,5 @@
 """The samplers of jax.random that transform uniform or normal draws (exponential,
-laplace, logistic, cauchy, rademacher, truncated_normal, multivariate_normal):
+laplace, logistic, cauchy, rademacher, truncated_normal, multivariate_normal, choice):
 each follows JAX's formula so that the same key gives JAX's values."""
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from jaxlab import lax
 from jaxlab import numpy as jnp
 from jaxlab.array import Array
 from jaxlab.ir.dtypes import DType, to_dtype
-from jaxlab.numpy._util import asarray_, broadcast_shapes, static_shape
+from jaxlab.numpy._util import asarray_, broadcast_shapes, canonical_axis, static_shape
 from jaxlab.random import Shape, _check_shape, bernoulli, normal, uniform
 
 __all__ = ["exponential", "laplace", "logistic", "cauchy", "rademacher", "truncated_normal",
-           "multivariate_normal"]
+           "multivariate_normal", "choice"]
 
 
 def _float_dtype(name: str, dtype: Any) -> DType:
@@ -110,3 +110,53 @@ def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Shape | None = Non
     factor = jnp.linalg.cholesky(cov)
     samples = normal(key, shape + (n,), dt)
     return mean + jnp.einsum("...ij,...j->...i", factor, samples)
+
+
+def choice(key: Any, a: Any, shape: Shape = (), replace: bool = True, p: Any = None,
+           axis: int = 0) -> Array:
+    """Draws from a (an integer n: arange(n)) along axis, as JAX draws them: randint
+    or a permutation without p; with p, inverse-CDF sampling (replace) or the Gumbel
+    top-k trick (without replacement)."""
+    from jaxlab.random import gumbel, permutation, randint
+    arr = asarray_(a)
+    shape = static_shape(shape)
+    if arr.ndim == 0:
+        if not isinstance(a, (int, np.integer)):
+            raise TypeError(f"random.choice: a must be an integer or an array, got {a!r}")
+        n_inputs = int(a)
+    else:
+        axis = canonical_axis(axis, arr.ndim)
+        n_inputs = arr.shape[axis]
+    n_draws = math.prod(shape)
+    if n_draws == 0:
+        return jnp.zeros(shape, dtype=arr.dtype)
+    if n_inputs <= 0:
+        raise ValueError("a must be greater than 0 unless no samples are taken")
+    if not replace and n_draws > n_inputs:
+        raise ValueError(f"Cannot take a larger sample (size {n_draws}) than population "
+                         f"(size {n_inputs}) when 'replace=False'")
+    if p is None:
+        if replace:
+            ind = randint(key, shape, 0, n_inputs)
+            result = ind if arr.ndim == 0 else jnp.take(arr, ind, axis)
+        else:
+            population = n_inputs if arr.ndim == 0 else arr
+            result = permutation(key, population, axis)[(slice(None),) * axis +
+                                                        (slice(n_draws),)]
+    else:
+        p_arr = asarray_(p)
+        p_arr = p_arr if p_arr.jdtype.is_float else p_arr.astype(DType.float32)
+        if p_arr.shape != (n_inputs,):
+            raise ValueError(f"p must be None or a 1D vector with the same size as "
+                             f"a.shape[axis]. p has shape {p_arr.shape} and a.shape[axis] "
+                             f"is {n_inputs}.")
+        if replace:
+            p_cuml = jnp.cumsum(p_arr)
+            r = p_cuml[-1] * (1 - uniform(key, shape, p_cuml.dtype))
+            ind = jnp.searchsorted(p_cuml, r)
+        else:   # top-k of Gumbel-perturbed log-probabilities (ties: lower index first)
+            g = gumbel(key, (n_inputs,), p_arr.dtype) + jnp.log(p_arr)
+            ind = jnp.argsort(-g, stable=True)[:n_draws]
+        result = ind if arr.ndim == 0 else jnp.take(arr, ind, axis)
+    return result.reshape(shape if arr.ndim == 0 else
+                          arr.shape[:axis] + tuple(shape) + arr.shape[axis + 1:])

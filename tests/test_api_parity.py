@@ -99,3 +99,91 @@ def test_platforms_environment_variable(value, expected):
     assert out.stdout.startswith(expected), out.stdout + out.stderr
     if expected == "CpuDevice":
         assert out.stdout.split()[-1] == "1"    # the other devices were left out
+
+
+# --- special values, as JAX computes them on every device --------------------------------
+
+_BASES = np.array([1.0, -1.0, -0.0, 0.0, -2.0, 2.0, 0.5, -0.5, np.inf, -np.inf, np.nan, -8.0],
+                  np.float32)
+_EXPONENTS = np.array([np.inf, -np.inf, 3.0, -3.0, 0.5, 2.0, 0.0, np.nan, -0.0, 1 / 3, 1e10,
+                       -1.0], np.float32)
+
+
+def _same_special_values(actual, expected, rtol=0.0):
+    actual, expected = np.asarray(actual), np.asarray(expected)
+    assert actual.dtype == expected.dtype
+    both_nan = np.isnan(actual) & np.isnan(expected)
+    np.testing.assert_allclose(actual[~both_nan], expected[~both_nan], rtol=rtol)
+    assert (np.signbit(actual) == np.signbit(expected))[~both_nan].all()   # -0.0 vs 0.0
+    assert (np.isnan(actual) == np.isnan(expected)).all()
+
+
+def test_power_special_values(backend):
+    x, y = np.meshgrid(_BASES, _EXPONENTS)
+    _same_special_values(jnp.power(x, y), jjnp.power(x, y), rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["abs", "sign"])
+def test_abs_and_sign_of_zeros_and_nan(backend, name):
+    _same_special_values(getattr(jnp, name)(_BASES), getattr(jjnp, name)(_BASES))
+    _same_special_values(getattr(jnp, name)(np.float32(np.nan)),
+                         getattr(jjnp, name)(np.float32(np.nan)))
+
+
+@pytest.mark.parametrize("name", ["var", "std"])
+def test_var_and_std_of_a_lone_nan(backend, name):
+    for data in (np.float32([np.nan]), np.float32([[1.0, np.nan], [2.0, 4.0]]).T[:1]):
+        _same_special_values(getattr(jnp, name)(data), getattr(jjnp, name)(data))
+
+
+# --- tracing, as JAX traces --------------------------------------------------------------
+
+def test_array_of_traced_values(backend):
+    pair = lambda m: lambda a, b: m.array([a, 2 * b, 1.5])
+    a, b = np.float32(1.0), np.int32(3)
+    assert_close(jaxlab.jit(pair(jnp))(a, b), pair(jjnp)(a, b))
+    rows = np.arange(3, dtype=np.int32)
+    assert_close(jaxlab.vmap(lambda r: jnp.array([r, r * r]))(rows),
+                 jax.vmap(lambda r: jjnp.array([r, r * r]))(rows))
+    assert_close(jaxlab.grad(lambda x: jnp.array([[x, x * x], [1.0, x]]).sum())(2.0),
+                 jax.grad(lambda x: jjnp.array([[x, x * x], [1.0, x]]).sum())(2.0))
+
+
+def test_grad_through_python_control_flow_on_concrete_values(backend):
+    def branchy(x):
+        if x > 0:                 # bool() of a concrete value under grad: allowed
+            return x * x * int(x)
+        return -x
+    for x in (3.0, -2.0):
+        assert_close(jaxlab.grad(branchy)(x), jax.grad(branchy)(x))
+    with pytest.raises(TypeError):      # float() is refused under grad, as in JAX
+        jaxlab.grad(lambda x: float(x) * x)(2.0)
+    with pytest.raises(TypeError):      # under jit nothing is concrete
+        jaxlab.jit(jaxlab.grad(branchy))(3.0)
+
+
+def test_gather_with_fill_mode(backend):
+    x = np.arange(5, dtype=np.float32)
+    idx = np.array([0, 7, -9, 4])
+    assert_close(jnp.asarray(x).at[idx].get(mode="fill", fill_value=-1.0),
+                 jjnp.asarray(x).at[idx].get(mode="fill", fill_value=-1.0))
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "max", "argmax", "cumsum", "any", "var"])
+def test_reductions_refuse_lists_as_jax(name):
+    with pytest.raises(TypeError) as theirs:
+        getattr(jjnp, name)([1, 2, 3])
+    with pytest.raises(TypeError) as ours:
+        getattr(jnp, name)([1, 2, 3])
+    assert str(ours.value) == str(theirs.value)
+    assert_close(getattr(jnp, name)(jnp.asarray([1, 2, 3])),
+                 getattr(jjnp, name)(jjnp.asarray([1, 2, 3])))
+
+
+def test_jit_closing_over_a_lazy_array_leaves_it_usable(backend):
+    # compiling realizes the closed-over constant before recording kernels, so the
+    # user's array keeps a real buffer (not one of the program's placeholders)
+    data = jnp.arange(6.0) * 2.0           # lazy: not computed yet
+    step = jaxlab.jit(lambda w: jaxlab.grad(lambda v: (v * data).sum())(w))
+    assert_close(step(jnp.ones(6)), np.arange(6, dtype=np.float32) * 2)
+    assert_close(data + 1, np.arange(6, dtype=np.float32) * 2 + 1)

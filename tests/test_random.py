@@ -278,3 +278,18 @@ def test_multivariate_normal(backend):
     np.testing.assert_allclose(np.asarray(actual), np.asarray(expected), rtol=1e-5, atol=2e-6)
     with pytest.raises(ValueError, match="cov.shape"):
         random.multivariate_normal(random.key(4), mean, cov[:2, :2])
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"a": 10, "shape": (5,)}, {"a": 10, "shape": (2, 3), "replace": False},
+    {"a": np.arange(12, dtype=np.float32).reshape(3, 4), "shape": (2,), "axis": 1},
+    {"a": np.arange(12, dtype=np.float32).reshape(3, 4), "shape": (2,), "replace": False},
+    {"a": 4, "shape": (6,), "p": np.float32([0.1, 0.2, 0.3, 0.4])},
+    {"a": 4, "shape": (3,), "p": np.float32([0.1, 0.2, 0.3, 0.4]), "replace": False}])
+def test_choice(backend, kwargs):
+    assert_same(random.choice(random.key(3), **kwargs), jr.choice(jr.key(3), **kwargs))
+
+
+def test_choice_refuses_oversampling_without_replacement():
+    with pytest.raises(ValueError, match="larger sample"):
+        random.choice(random.key(0), 3, (4,), replace=False)

@@ -122,7 +122,7 @@ def test_f16_with_shader_f16_is_native():
 
 def test_reductions_accumulate_f16_in_f32():
     src = wgsl(row_sum(4, 32, F16)).source
-    assert "var acc: f32" in src and "f16(acc)" in src
+    assert "var acc: f32" in src and "f16(exact_f32(acc))" in src
 
 
 def test_reductions_hoist_index_work_and_unroll():

@@ -111,7 +111,10 @@ def _le(x: Lazy, y: Lazy) -> Lazy:
 def _abs(x: Lazy) -> Lazy:
     if x.dtype in (DType.uint32, DType.bool):
         return x
-    return _op(AluOp.Where, _op(AluOp.Cmplt, x, _const(x, 0)), _neg(x), x)
+    out = _op(AluOp.Where, _op(AluOp.Cmplt, x, _const(x, 0)), _neg(x), x)
+    if x.dtype.is_float:   # |-0.0| is +0.0
+        out = _op(AluOp.Where, _eq(x, _const(x, 0)), _const(x, 0.0), out)
+    return out
 
 
 def _sign(x: Lazy) -> Lazy:
@@ -120,8 +123,8 @@ def _sign(x: Lazy) -> Lazy:
     if x.dtype is DType.uint32 or x.dtype.is_bool:
         return pos
     out = _op(AluOp.Sub, pos, lz.cast(_op(AluOp.Cmplt, x, zero), x.dtype))
-    if x.dtype.is_float:  # sign(nan) is nan
-        out = _op(AluOp.Where, _op(AluOp.Cmpne, x, x), x, out)
+    if x.dtype.is_float:  # sign(nan) is nan, sign(-0.0) is -0.0: x itself
+        out = _op(AluOp.Where, _op(AluOp.Or, _op(AluOp.Cmpne, x, x), _eq(x, zero)), x, out)
     return out
 
 
@@ -166,11 +169,18 @@ def _pow(x: Lazy, y: Lazy) -> Lazy:
     mag = _op(AluOp.Exp, _op(AluOp.Mul, y, _op(AluOp.Log, ax)))
     y_int = _eq(_op(AluOp.Floor, y), y)
     y_odd = _eq(_abs(_op(AluOp.Mod, y, _const(y, 2.0))), one)
-    neg_base = _op(AluOp.Cmplt, x, zero)
-    signed = _op(AluOp.Where, y_odd, _neg(mag), mag)
-    out = _op(AluOp.Where, neg_base,
-              _op(AluOp.Where, y_int, signed, _const(x, float("nan"))), mag)
-    return _op(AluOp.Where, _eq(y, zero), one, out)   # x**0 == 1, even for nan
+    # the sign bit, -0.0 included (1 / -0.0 is -inf): (-0.0) ** 3 is -0.0
+    sign_bit = _op(AluOp.Or, _op(AluOp.Cmplt, x, zero),
+                   _op(AluOp.And, _eq(x, zero), _op(AluOp.Cmplt, _op(AluOp.Div, one, x), zero)))
+    out = _op(AluOp.Where, _op(AluOp.And, sign_bit, y_odd), _neg(mag), mag)
+    finite_negative = _op(AluOp.And, _op(AluOp.Cmplt, x, zero),
+                          _op(AluOp.Cmplt, _const(x, float("-inf")), x))
+    out = _op(AluOp.Where, _op(AluOp.And, finite_negative, _not(y_int)),
+              _const(x, float("nan")), out)
+    # 1 ** y and (-1) ** +-inf are 1 (exp(inf * log 1) would be NaN); x ** 0 is 1
+    unit = _op(AluOp.Or, _eq(x, one),
+               _op(AluOp.And, _eq(ax, one), _eq(_abs(y), _const(y, float("inf")))))
+    return _op(AluOp.Where, _op(AluOp.Or, unit, _eq(y, zero)), one, out)
 
 
 def _int_pow(x: Lazy, y: Lazy) -> Lazy:

@@ -128,6 +128,8 @@ def _as_buffer(a: Array, device: Device) -> Buffer:
 def compile_program(closed: ClosedJaxpr, device: Device) -> Program:
     in_avals = closed.in_avals
     placeholders = [Buffer.placeholder(device, a.dtype, _size(a.shape)) for a in in_avals]
+    for c in closed.consts:   # now, not while recording: the user's arrays must keep
+        c._realize()          # real buffers, not the program's placeholders
     with dispatch.recording() as rec:
         results = lower_jaxpr(closed, [lz.from_buffer(p, a.shape)
                                        for p, a in zip(placeholders, in_avals)], device, rec)

@@ -64,6 +64,10 @@ class PartialEvalTracer(Tracer):
     def full_lower(self) -> Any:
         return self.pval.const if self.pval.is_known else self
 
+    def concrete_value(self) -> Any:
+        const = self.pval.const
+        return const.concrete_value() if isinstance(const, Tracer) else const
+
 
 class PartialEvalTrace(Trace):
     def new_arg(self, pval: PartialVal) -> PartialEvalTracer:

@@ -26,6 +26,10 @@ def asarray_(x: Any, dtype: Optional[DType] = None) -> Array:
         return wrap(lz.full((), x, dt, current_device()))
     if hasattr(x, "__jax_array__"):
         x = x.__jax_array__()
+    if isinstance(x, (list, tuple)) and any(isinstance(v, ArrayBase) and not isinstance(v, Array)
+                                            for v in _flat(x)):
+        # traced values inside: stacked with jnp.stack (NumPy cannot read them)
+        return _stack_nested(x, dtype or promote_dtypes(*_flat(x)))
     try:
         data = np.asarray(x)
     except ValueError as exc:   # ragged nesting: a value error, as in JAX
@@ -38,6 +42,17 @@ def asarray_(x: Any, dtype: Optional[DType] = None) -> Array:
         raise TypeError(f"cannot convert {type(x).__name__} of objects to a jaxlab array")
     dt = dtype or host_dtype(data.dtype)
     return wrap(lz.from_numpy(data.astype(dt.np), dt, current_device()))
+
+
+def arraylike_(name: str, x: Any, position: int = 0) -> Array:
+    """asarray_ for a jnp function's array argument: as JAX, lists and tuples are
+    refused (jnp.asarray/jnp.array convert them), so that a list is never silently
+    turned into an array by a function that expects one."""
+    if not (isinstance(x, (ArrayBase, np.ndarray, np.generic, bool, int, float, complex))
+            or hasattr(x, "__jax_array__")):
+        raise TypeError(f"{name} requires ndarray or scalar arguments, got {type(x)} at "
+                        f"position {position}.")
+    return asarray_(x)
 
 
 def _flat(x: Any):

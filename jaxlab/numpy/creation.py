@@ -1,6 +1,7 @@
 """Array creation: from data (uploaded once) or constants (no upload at all)."""
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, Callable, Optional
 
@@ -8,7 +9,7 @@ import numpy as np
 
 from jaxlab.array import Array, ArrayBase, wrap
 from jaxlab.engine import lazy as lz
-from jaxlab.engine.devices import current_device
+from jaxlab.engine.devices import current_device, default_device
 from jaxlab.engine.limits import check_array
 from jaxlab.ir.dtypes import DType, python_scalar_dtype, to_dtype
 from jaxlab.numpy._util import asarray_, dtype_of, static_shape
@@ -28,7 +29,10 @@ def array(object: Any, dtype: Any = None, copy: bool = True) -> Array:  # noqa: 
     return asarray_(object, None if dtype is None else to_dtype(dtype, "array"))
 
 
-def asarray(a: Any, dtype: Any = None) -> Array:
+def asarray(a: Any, dtype: Any = None, order: Any = None, *, copy: Any = None) -> Array:
+    """a as an array (no copy when it is one of this dtype, unless copy=True)."""
+    if copy:
+        return array(a, dtype)
     return asarray_(a, None if dtype is None else to_dtype(dtype, "asarray"))
 
 
@@ -151,6 +155,27 @@ def triu(m: Any, k: int = 0) -> Array:
     """The upper triangle (above and on diagonal k) of the last two axes."""
     return _triangle(m, k, False)
 
+
+def _placed(fn: Callable[..., Array]) -> Callable[..., Array]:
+    """fn with the `device=` keyword of JAX and the Array API: the array is made
+    on that device (moved there when fn returns an existing array)."""
+    @functools.wraps(fn)
+    def placed(*args: Any, device: Any = None, **kwargs: Any) -> Array:
+        if device is None:
+            return fn(*args, **kwargs)
+        from jaxlab.device_put import device_put
+        with default_device(device) as target:
+            out = fn(*args, **kwargs)
+        if isinstance(out, tuple):   # linspace(retstep=True): (array, step)
+            return (device_put(out[0], target),) + out[1:]
+        return device_put(out, target)
+    return placed
+
+
+_MADE_ON_A_DEVICE = ["array", "asarray", "full", "zeros", "ones", "empty", "zeros_like",
+                     "ones_like", "full_like", "empty_like", "arange", "linspace", "eye",
+                     "identity", "tri"]
+globals().update({name: _placed(globals()[name]) for name in _MADE_ON_A_DEVICE})
 
 __all__ = ["tril", "triu", "array", "asarray", "full", "zeros", "ones", "empty", "zeros_like", "ones_like",
            "full_like", "empty_like", "arange", "linspace", "eye", "identity", "tri"]

@@ -224,3 +224,14 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
                          f"axis={axis} for shape {v.shape}")
     out = fn(v, axes)
     return out if keepdims else squeeze(out, axes)
+
+
+# the Array API's linalg names (products, gathers and norms; see linalg_products)
+from jaxlab.numpy.linalg_products import (linalg_cross as cross,  # noqa: E402,F401
+                                          linalg_diagonal as diagonal, linalg_trace as trace,
+                                          matrix_norm, matrix_power,
+                                          matrix_transpose, multi_dot, outer, tensordot,
+                                          vecdot, vector_norm)
+
+__all__ += ["cross", "diagonal", "trace", "matmul", "matrix_norm", "matrix_power",
+            "matrix_transpose", "multi_dot", "outer", "tensordot", "vecdot", "vector_norm"]

@@ -8,7 +8,7 @@ from jaxlab.array import Array
 from jaxlab.core import reductions as red
 from jaxlab.ir.dtypes import DType, to_dtype
 from jaxlab.numpy import ufuncs
-from jaxlab.numpy._util import asarray_, astype_, canonical_axes, canonical_axis
+from jaxlab.numpy._util import arraylike_, astype_, canonical_axes, canonical_axis
 from jaxlab.numpy.shape_ops import ravel, reshape
 
 # how `initial` joins the folded value
@@ -40,7 +40,7 @@ def _reduction(name: str, prim_name: str, sum_like: bool):
 
     def fn(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False,
            initial: Any = None, where: Any = None) -> Array:
-        x = asarray_(a)
+        x = arraylike_(name, a)
         _no_where(name, where)
         if dtype is not None:
             x = astype_(x, to_dtype(dtype))
@@ -71,7 +71,7 @@ def _bool_reduction(name: str, prim_name: str):
 
     def fn(a: Any, axis: Any = None, keepdims: bool = False, *, where: Any = None) -> Array:
         _no_where(name, where)
-        x = astype_(asarray_(a), DType.bool)
+        x = astype_(arraylike_(name, a), DType.bool)
         axes = canonical_axes(axis, x.ndim)
         return _keep(x, prim.bind(x, axes=axes), axes, keepdims)
     fn.__name__ = fn.__qualname__ = name
@@ -97,7 +97,7 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False, *,
          where: Any = None) -> Array:
     """Arithmetic mean; integers give float32, float16 is summed in float32 (as JAX)."""
     _no_where("mean", where)
-    x = asarray_(a)
+    x = arraylike_("mean", a)
     out_dtype = _inexact(x.jdtype) if dtype is None else to_dtype(dtype)
     compute = DType.float32 if out_dtype.is_float else out_dtype
     axes = canonical_axes(axis, x.ndim)
@@ -105,11 +105,21 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False, *,
     return astype_(ufuncs.true_divide(total, _count(x, axes)), out_dtype)
 
 
+def _ddof(name: str, ddof: int, correction: Any) -> int:
+    """The Array API's `correction` is NumPy's `ddof`; JAX refuses both at once."""
+    if correction is None:
+        return ddof
+    if ddof != 0:
+        raise ValueError(f"{name}: ddof and correction can't be provided simultaneously.")
+    return correction
+
+
 def var(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False,
-        *, where: Any = None) -> Array:
+        *, where: Any = None, correction: Any = None) -> Array:
     """Variance with divisor N - ddof (NaN where that is not positive, as JAX)."""
     _no_where("var", where)
-    x = asarray_(a)
+    ddof = _ddof("var", ddof, correction)
+    x = arraylike_("var", a)
     out_dtype = _inexact(x.jdtype) if dtype is None else to_dtype(dtype)
     x = astype_(x, DType.float32 if out_dtype.is_float else out_dtype)
     axes = canonical_axes(axis, x.ndim)
@@ -121,9 +131,10 @@ def var(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bo
 
 
 def std(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False,
-        *, where: Any = None) -> Array:
+        *, where: Any = None, correction: Any = None) -> Array:
     """Standard deviation: sqrt of var (same arguments)."""
     _no_where("std", where)
+    ddof = _ddof("std", ddof, correction)
     return ufuncs.sqrt(var(a, axis, dtype, ddof, keepdims))
 
 
@@ -131,7 +142,7 @@ def std(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bo
 
 def _arg_reduction(name: str, prim):
     def fn(a: Any, axis: int | None = None, keepdims: bool = False) -> Array:
-        x = asarray_(a)
+        x = arraylike_(name, a)
         flat = x if axis is not None else ravel(x)
         ax = canonical_axis(0 if axis is None else axis, flat.ndim)
         out = prim.bind(flat, axes=(ax,), index_dtype=DType.int32)
@@ -150,7 +161,7 @@ def _cumulative(name: str):
     prim = red.cumulative_prims[name]
 
     def fn(a: Any, axis: int | None = None, dtype: Any = None) -> Array:
-        x = asarray_(a)
+        x = arraylike_(name, a)
         if axis is None:
             x, axis = ravel(x), 0
         if dtype is not None:

@@ -7,7 +7,7 @@ from jaxlab.array import Array
 from jaxlab.core.linalg import argsort_p, sort_p
 from jaxlab.core.primitives import Primitive
 from jaxlab.numpy._util import asarray_, canonical_axis
-from jaxlab.numpy.shape_ops import ravel
+from jaxlab.numpy.shape_ops import flip, ravel
 
 __all__ = ["sort", "argsort"]
 
@@ -22,12 +22,28 @@ def _along(prim: Primitive, a: Any, axis: Optional[int]) -> Array:
     return prim.bind(x, dimension=canonical_axis(axis, x.ndim))
 
 
-def sort(a: Any, axis: Optional[int] = -1) -> Array:
-    """Sorted copy along `axis` (flattened when None); NaNs sort last."""
-    return _along(sort_p, a, axis)
+def sort(a: Any, axis: Optional[int] = -1, *, kind: Any = None, order: Any = None,
+         stable: bool = True, descending: bool = False) -> Array:
+    """Sorted copy along `axis` (flattened when None); NaNs sort last (first when
+    descending)."""
+    if order is not None:
+        raise TypeError("sort: the 'order' argument is not supported")
+    out = _along(sort_p, a, axis)
+    return flip(out, -1 if axis is None else axis) if descending else out
 
 
-def argsort(a: Any, axis: Optional[int] = -1, stable: bool = True) -> Array:
+def argsort(a: Any, axis: Optional[int] = -1, *, kind: Any = None, order: Any = None,
+            stable: bool = True, descending: bool = False) -> Array:
     """int32 indices that sort `a` along `axis`. Always stable (ties keep their
-    order), which also satisfies stable=False; NaNs sort last."""
-    return _along(argsort_p, a, axis)
+    order, descending too), which also satisfies stable=False; NaNs sort last."""
+    if order is not None:
+        raise TypeError("argsort: the 'order' argument is not supported")
+    if not descending:
+        return _along(argsort_p, a, axis)
+    # stable descending: sort the reversed array ascending, then map the indices back
+    x = asarray_(a)
+    if axis is None:
+        x, axis = ravel(x), 0
+    axis = canonical_axis(axis, max(x.ndim, 1))
+    backwards = _along(argsort_p, flip(x, axis), axis)
+    return flip((x.shape[axis] - 1) - backwards, axis)

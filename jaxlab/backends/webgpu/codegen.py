@@ -341,7 +341,12 @@ class _Shader:
         return self.lang.vtype(self.acc_dtype)
 
     def _acc_name(self, var: str = "acc") -> Name:
-        """What the epilogue's `acc` reads: the f32 accumulator rounded back to f16."""
+        """What the epilogue's `acc` reads: the f32 accumulator rounded back to f16.
+        A float accumulator is read through exact_T: after a one-step fold the
+        compiler would see `x - (0 + x)` and fold it to 0, assuming no NaN (var of a
+        lone NaN must stay NaN)."""
+        if self.acc_dtype.is_float:
+            var = f"exact_{self._acc_type()}({var})"
         return Name(cast_text(self.acc_dtype, self.k.exp.dtype, var, self.lang))
 
     def _identity(self) -> str:

@@ -300,7 +300,7 @@ def test_debug_prints_each_event_as_it_happens(ip):
         _, out = run(ip, "%jaxlab debug 1\nd = (jnp.ones(7) + 1).block_until_ready()")
         assert "E_7" in out.stdout and "kernel E_7" not in out.stdout
         _, out = run(ip, "%jaxlab debug 2\nd = (jnp.ones(7) + 2).block_until_ready()")
-        assert "kernel E_7() -> f32[7]" in out.stdout       # the IR too
+        assert "kernel E_7(in0: f32[1]) -> f32[7]" in out.stdout   # the IR too (2 is an input)
     finally:
         _, out = run(ip, "%jaxlab debug 0\nd = (jnp.ones(7) + 3).block_until_ready()")
     assert out.stdout == "" and not jaxlab.events.listening()

@@ -10,15 +10,13 @@ dispatches the prepared executables in order and frees after last use.
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from jaxlab import events
 from jaxlab.array import Array, wrap
 from jaxlab.core.jaxpr import ClosedJaxpr, Lit, Var
 from jaxlab.core.primitives import lowerings
-from jaxlab.engine import dispatch
+from jaxlab.engine import dispatch, prepared
 from jaxlab.engine import lazy as lz
 from jaxlab.engine.buffer import Buffer
 from jaxlab.engine.devices import Device
@@ -48,34 +46,28 @@ class Program:
         self.device, self.n_inputs, self.steps = device, n_inputs, steps
         self.outputs, self.out_shapes, self.n_slots, self.jaxpr = outputs, out_shapes, n_slots, jaxpr
         self.calls = 0   # the first call's events report the compilation it needed
+        kept = {v for k, v in outputs if k == "slot"}
+        self.plan = prepared.Plan(n_inputs, steps, kept)
+        self._idle: list[prepared.PreparedSteps] = []   # prepared runners not in use
 
     def __call__(self, args: Sequence[Array]) -> list[Array]:
-        slots: list[Any] = [None] * self.n_slots
-        for i, a in enumerate(args):
-            slots[i] = _as_buffer(a, self.device)
-        backend = self.device.backend
-        listening = events.listening()
+        inputs = [_as_buffer(a, self.device) for a in args]
         first = self.calls == 0
         self.calls += 1
-        for st in self.steps:
-            ins = [slots[x] if isinstance(x, int) else x for x in st.inputs]
-            outs = dispatch.output_buffers(self.device, st.program)
-            t0 = time.perf_counter()
-            device_ms = backend.dispatch(st.exe, [b.handle for b in ins], [b.handle for b in outs])
-            if listening:
-                events.emit(dispatch.make_event(
-                    self.device, st.program, st.exe, ins, outs, st.first_hit or not first,
-                    st.compile_ms if first else 0.0, (time.perf_counter() - t0) * 1e3,
-                    device_ms, st.reason, st.origin))
-            for slot, b in zip(st.outputs, outs):
-                slots[slot] = b
-            for slot in st.frees:
-                slots[slot] = None
+        # a runner owns its arena: a second caller at the same time gets its own
+        runner = self._idle.pop() if self._idle else \
+            prepared.PreparedSteps(self.device, self.plan, self.steps)
+        try:
+            made = runner.run(inputs, first)
+        finally:
+            self._idle.append(runner)
         results = []
         for out, shape in zip(self.outputs, self.out_shapes):
             kind, value = out
             if kind == "slot":
-                results.append(wrap(lz.from_buffer(slots[value], shape)))
+                place = self.plan.place[value]
+                buf = inputs[place] if place < self.n_inputs else made[place]
+                results.append(wrap(lz.from_buffer(buf, shape)))
             else:   # a constant (or constant-shaped) lazy value computed without kernels
                 results.append(wrap(value))
         return results
@@ -100,7 +92,9 @@ class Program:
 
 def _as_buffer(a: Array, device: Device) -> Buffer:
     if a.device is not device:
-        raise ValueError(f"jit compiled for {device} got an array on {a.device}")
+        if not lz.is_constant(a._lazy):
+            raise ValueError(f"jit compiled for {device} got an array on {a.device}")
+        a = wrap(lz.on_device(a._lazy, device))   # a Python scalar goes where the program runs
     return a._realize().buffer
 
 

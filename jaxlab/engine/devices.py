@@ -5,7 +5,8 @@ import contextlib
 import contextvars
 from typing import Any, Callable, Iterator, Optional, Union
 
-from jaxlab.backends.base import Backend, Executable
+from jaxlab.backends.base import Backend
+from jaxlab.engine.cache import CompileCache
 
 
 class Device:
@@ -15,7 +16,8 @@ class Device:
         self.platform = platform
         self.id = id
         self.backend = backend
-        self.cache: dict[Any, Executable] = {}   # compiled kernels by structure
+        # compiled kernels by structure, bounded (JAXLAB_CACHE_SIZE); eviction releases
+        self.cache = CompileCache(backend.release)
 
     def __repr__(self) -> str:
         return f"{self.platform.capitalize()}Device(id={self.id})"

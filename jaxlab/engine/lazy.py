@@ -111,6 +111,12 @@ def full(shape: Sequence[int], value: Any, dtype: DType, device: Device) -> Lazy
     return Lazy(tuple(shape), dtype, device, AluExp.const(value, dtype))
 
 
+def scalar(value: Any, dtype: DType, device: Device) -> Lazy:
+    """A 0-d value that changes between calls (a Python scalar operand): a kernel
+    argument, never folded into kernel text."""
+    return Lazy((), dtype, device, AluExp.param(value, dtype))
+
+
 def pad_mask(shape: Sequence[int], pads: Sequence[tuple[int, int]], device: Device) -> Lazy:
     """Bool array: True where a `pads` padding of `shape` holds original elements."""
     st = ShapeTracker.contiguous(tuple(shape)).pad(tuple(pads))
@@ -159,9 +165,9 @@ def elementwise(op: AluOp, srcs: Sequence[Lazy], dtype: Optional[DType] = None,
     """Apply one ALU op to same-shape lazy arrays, fusing it into their expressions."""
     shape = srcs[0].shape
     # a constant (no buffers) goes wherever the data is, e.g. `cpu_array * 2`
-    device = next((s.device for s in srcs if not _is_constant(s)), srcs[0].device)
-    srcs = [Lazy(s.shape, s.dtype, device, s.exp) if s.device is not device and
-            _is_constant(s) else s for s in srcs]
+    device = next((s.device for s in srcs if not is_constant(s)), srcs[0].device)
+    srcs = [on_device(s, device) if s.device is not device and is_constant(s) else s
+            for s in srcs]
     for s in srcs:
         if s.shape != shape:
             raise ValueError(f"{op.name}: shapes {[x.shape for x in srcs]} differ (broadcast first)")
@@ -175,12 +181,31 @@ def elementwise(op: AluOp, srcs: Sequence[Lazy], dtype: Optional[DType] = None,
     exp = AluExp(op, out_dtype, tuple(s.exp for s in srcs), arg)
     if all(s.exp.is_const for s in srcs):   # constants fold now, never become kernels
         exp = exp.simplify()
+    elif all(s.exp.op in _KNOWN for s in srcs):   # scalar arguments too, into an argument
+        exp = _fold_params(exp)
     pending = next((s.pending for s in srcs if s.pending is not None), None)
     return Lazy(shape, out_dtype, device, exp, pending, merge_origins(*srcs))
 
 
-def _is_constant(lz: Lazy) -> bool:
+_KNOWN = (AluOp.Const, AluOp.Param)
+
+
+def _fold_params(exp: AluExp) -> AluExp:
+    """An op on values all known now (`2.0 * 3.0` from Python) computes here; with a
+    scalar argument among them the result stays an argument, never kernel text."""
+    consts = {s: AluExp.const(s.arg, s.dtype) for s in exp.src if s.op is AluOp.Param}
+    folded = exp.substitute(consts).simplify()
+    return AluExp.param(folded.arg, folded.dtype) if folded.is_const else exp
+
+
+def is_constant(lz: Lazy) -> bool:
+    """No buffers behind it (constants and scalar arguments): it can go to any device."""
     return lz.pending is None and lz._buf is None and not lz.buffers()
+
+
+def on_device(lz: Lazy, device: Device) -> Lazy:
+    """A constant lazy value on another device (the expression holds no buffers)."""
+    return Lazy(lz.shape, lz.dtype, device, lz.exp, origin=lz.origin)
 
 
 def _one_pending(srcs: list[Lazy]) -> list[Lazy]:

@@ -125,5 +125,26 @@ def result_type(*operands) -> DType:
     return dt
 
 
+def _category(kind_or_dtype) -> int:
+    if isinstance(kind_or_dtype, DType):
+        d = kind_or_dtype
+        return 0 if d.is_bool else 1 if d.is_int else 2
+    return {bool: 0, int: 1, float: 2}[kind_or_dtype]
+
+
+def result_is_weak(*operands) -> bool:
+    """Whether JAX's promotion of these operands gives a weakly typed result: the Python
+    int/float scalars' kind ranks above every array's category (`bool_array + 1` and
+    `int_array * 2.5` are weak; `float16_array * 2.5` is float16, strong). Python bools
+    are never weak."""
+    kinds = [type(o) for o in operands if isinstance(o, (int, float)) and type(o) is not bool]
+    if not kinds:
+        return False
+    strong = [o if isinstance(o, DType) else o.dtype for o in operands
+              if not isinstance(o, (bool, int, float))]
+    top = max(map(_category, kinds))
+    return all(_category(d) < top for d in strong)
+
+
 def python_scalar_dtype(kind: type) -> DType:
     return {bool: DType.bool, int: DType.int32, float: DType.float32}[kind]

@@ -266,8 +266,10 @@ def _widget_browser() -> Callable[[EventLog], Any]:
 def status_tables() -> list[Table]:
     """Devices (the default marked), each one's backend info, unavailable backends."""
     current = devices.current_device()
-    tables = [Table(["device", "backend", "default", "cached kernels"],
-                    [[repr(d), d.backend.name, "yes" if d is current else "", str(len(d.cache))]
+    tables = [Table(["device", "backend", "default", "cached kernels (JAXLAB_CACHE_SIZE)",
+                     "evicted"],
+                    [[repr(d), d.backend.name, "yes" if d is current else "",
+                      f"{len(d.cache)} of {d.cache.maxsize}", str(d.cache.evictions)]
                      for d in devices.devices()], title="jaxlab devices")]
     tables += [Table(["key", "value"], flatten(d.backend.info()), title=f"{d.platform} backend")
                for d in devices.devices()]

@@ -102,6 +102,7 @@ class _Wasm:
         for linker, store in zip(self.linkers, self.stores):
             self.memory.define(linker, store)
         self.modules: dict[str, wasmtime.Module] = {}
+        self.users: dict[str, int] = {}   # executables sharing each module
         self.callers: list[dict[str, Callable[..., None]]] = [{} for _ in range(threads)]
         self.pool = ThreadPoolExecutor(threads - 1, "jaxlab-wasm") if threads > 1 else None
         weakref.finalize(self, _close, self.pool, self.modules, *self.linkers, *self.stores,
@@ -115,6 +116,16 @@ class _Wasm:
         self.modules[key] = wasmtime.Module(self.engine, wat)
         self.caller(0, key, nargs)
         return False
+
+    def release(self, key: str) -> None:
+        """One executable of this module left the compile cache; the last one drops the
+        module and its callers (an executable still held keeps its own caller)."""
+        self.users[key] = self.users.get(key, 1) - 1
+        if self.users[key] <= 0:
+            self.users.pop(key)
+            self.modules.pop(key, None)
+            for callers in self.callers:
+                callers.pop(key, None)
 
     def caller(self, thread: int, key: str, nargs: int) -> Callable[..., None]:
         """The kernel in `thread`'s store (instantiated there on first use)."""
@@ -178,6 +189,7 @@ class WasmBackend(Backend):
         key = hashlib.sha1(wat.text.encode()).hexdigest()
         nargs = 3 + len(kernel.inputs) + (wat.scratch_bytes > 0)
         hit = self.wasm.compile(key, wat.text, nargs)
+        self.wasm.users[key] = self.wasm.users.get(key, 0) + 1
         compile_ms = (time.perf_counter() - t1) * 1e3
         work = kernel.size * max(1, form.steps)
         chunks = self._chunks(wat.split, work)
@@ -195,6 +207,26 @@ class WasmBackend(Backend):
         return Executable(program=routine, language="text",
                           source=f"{routine.text()}\nNumPy ({routine.name}) on zero-copy "
                                  "views of the wasm linear memory")
+
+    def release(self, exe: Executable) -> None:
+        if isinstance(exe.program, CompiledKernel):
+            self.wasm.release(exe.program.key)
+
+    def launcher(self, exe: Executable) -> Callable[[Sequence[Any], Sequence[Any]], None]:
+        """The common small kernel straight to its wasm call: one thread, no scratch, no
+        fuel (the rest goes through dispatch)."""
+        prog = exe.program
+        if isinstance(prog, Routine) or len(prog.chunks) != 1 or prog.scratch_bytes \
+                or self.fuel is not None:
+            return super().launcher(exe)
+        call, (lo, hi), name = prog.call, prog.chunks[0], prog.name
+
+        def launch(inputs: Sequence[Any], outputs: Sequence[Any]) -> None:
+            try:
+                call(outputs[0], *inputs, lo, hi)
+            except (wasmtime.Trap, wasmtime.WasmtimeError) as exc:
+                raise WasmTrapError(name, _cause(exc)) from None
+        return launch
 
     def dispatch(self, exe: Executable, inputs: Sequence[Any], outputs: Sequence[Any]) \
             -> Optional[float]:

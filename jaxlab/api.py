@@ -247,8 +247,9 @@ def _fast_signature(args: tuple) -> Any:
     arrays = 0
     for a in args:
         kind = type(a)
-        if kind is Array:
-            sig.append((a.shape, a.jdtype, a.device, a._weak))
+        if kind is Array:   # the dtype's name: it hashes in C, an Enum member does not
+            lazy = a._lazy
+            sig.append((lazy.shape, lazy.dtype.value, lazy.device, a._weak))
             arrays += 1
         elif kind is float or kind is int:
             sig.append(kind)

@@ -49,28 +49,25 @@ class Program:
         kept = {v for k, v in outputs if k == "slot"}
         self.plan = prepared.Plan(n_inputs, steps, kept)
         self._idle: list[prepared.PreparedSteps] = []   # prepared runners not in use
+        # each result: (place of its buffer, shape), or (None, a constant lazy value)
+        self._results = [(self.plan.place[v], shape) if k == "slot" else (None, v)
+                         for (k, v), shape in zip(outputs, out_shapes)]
 
     def __call__(self, args: Sequence[Array]) -> list[Array]:
-        inputs = [_as_buffer(a, self.device) for a in args]
+        device = self.device
+        inputs = [_as_buffer(a, device) for a in args]
         first = self.calls == 0
         self.calls += 1
         # a runner owns its arena: a second caller at the same time gets its own
         runner = self._idle.pop() if self._idle else \
-            prepared.PreparedSteps(self.device, self.plan, self.steps)
+            prepared.PreparedSteps(device, self.plan, self.steps)
         try:
-            made = runner.run(inputs, first)
+            bufs = runner.run(inputs, first)
         finally:
             self._idle.append(runner)
-        results = []
-        for out, shape in zip(self.outputs, self.out_shapes):
-            kind, value = out
-            if kind == "slot":
-                place = self.plan.place[value]
-                buf = inputs[place] if place < self.n_inputs else made[place]
-                results.append(wrap(lz.from_buffer(buf, shape)))
-            else:   # a constant (or constant-shaped) lazy value computed without kernels
-                results.append(wrap(value))
-        return results
+        # a constant (or constant-shaped) lazy value is computed without kernels
+        return [wrap(lz.from_buffer(bufs[place], shape)) if place is not None else wrap(shape)
+                for place, shape in self._results]
 
     def text(self) -> str:
         """The program as steps a person can read."""
@@ -91,6 +88,9 @@ class Program:
 
 
 def _as_buffer(a: Array, device: Device) -> Buffer:
+    buf = a._lazy._buf
+    if buf is not None and buf.device is device:   # the common case: a realized array
+        return buf
     if a.device is not device:
         if not lz.is_constant(a._lazy):
             raise ValueError(f"jit compiled for {device} got an array on {a.device}")

@@ -16,6 +16,7 @@ import time
 from typing import Any, NamedTuple, Optional, Sequence
 
 from jaxlab import events
+from jaxlab.backends.base import Backend
 from jaxlab.engine.buffer import Buffer
 from jaxlab.engine.devices import Device
 from jaxlab.ir.dtypes import DType
@@ -42,14 +43,10 @@ def output_specs(program: Any) -> list[SlotSpec]:
 
 class _PreparedStep(NamedTuple):
     launch: Any                  # (input handles, output handles) -> device ms or None
-    ins: list                    # place numbers (int) or fixed handles (wrapped)
-    outs: list[int]              # place numbers
+    ins: list[int]               # places in the call's table
+    outs: list[int]
     fixed: Optional[tuple]       # (inputs, outputs) handle lists when both are known now
     step: Any
-
-
-class _Fixed(NamedTuple):
-    handle: Any                  # a constant input's handle, known when preparing
 
 
 class Plan:
@@ -59,7 +56,7 @@ class Plan:
     def __init__(self, n_inputs: int, steps: Sequence[Any], kept: set[int]) -> None:
         self.place: dict[int, int] = {i: i for i in range(n_inputs)}
         self.specs: dict[int, SlotSpec] = {}
-        self.returned: list[tuple[int, SlotSpec]] = []   # (place, spec) made each call
+        self.returned: list[SlotSpec] = []   # values made each call, in place order
         self.arena: list[int] = []                       # bytes per arena buffer
         for st in steps:
             for slot, spec in zip(st.outputs, output_specs(st.program)):
@@ -70,9 +67,9 @@ class Plan:
         for st in steps:
             for slot in st.outputs:
                 spec = self.specs[slot]
-                if slot in kept:
+                if slot in kept:   # returned values follow the inputs
                     self.place[slot] = n_inputs + len(self.returned)
-                    self.returned.append((self.place[slot], spec))
+                    self.returned.append(spec)
                     continue
                 j = self._reuse(free, spec.nbytes)
                 if j is None:
@@ -83,7 +80,6 @@ class Plan:
             for slot in st.frees:
                 if slot in arena_of:
                     free.append(arena_of[slot])
-        self.n_places = n_places + len(self.arena)
         self.arena_base = n_places
 
     def _reuse(self, free: list[int], nbytes: int) -> Optional[int]:
@@ -102,58 +98,66 @@ class PreparedSteps:
     def __init__(self, device: Device, plan: Plan, steps: Sequence[Any]) -> None:
         self.device, self.plan = device, plan
         backend = device.backend
+        self._batches = type(backend).batch is not Backend.batch   # else nothing to enter
         # arena buffers: plain 4-byte words, viewed as each kernel's dtype by the backend
         self._arena = [Buffer(device, DType.int32, -(-n // 4)) for n in plan.arena]
-        self._template: list[Any] = [None] * plan.n_places
-        for j, b in enumerate(self._arena):
-            self._template[plan.arena_base + j] = b.handle
+        # the table of handles: inputs and returned values (filled per call), the arena,
+        # then the constant inputs of steps
+        self._template: list[Any] = [None] * plan.arena_base + [b.handle for b in self._arena]
+        const_place: dict[int, int] = {}
+        for st in steps:
+            for x in st.inputs:
+                if not isinstance(x, int) and id(x) not in const_place:
+                    const_place[id(x)] = len(self._template)
+                    self._template.append(x.handle)
+        fixed_from = plan.arena_base
         self.steps: list[_PreparedStep] = []
         for st in steps:
-            ins = [plan.place[x] if isinstance(x, int) else _Fixed(x.handle) for x in st.inputs]
+            ins = [plan.place[x] if isinstance(x, int) else const_place[id(x)] for x in st.inputs]
             outs = [plan.place[s] for s in st.outputs]
             fixed = None
-            if all(isinstance(x, _Fixed) or x >= plan.arena_base for x in ins) and \
-                    all(o >= plan.arena_base for o in outs):
-                fixed = ([x.handle if isinstance(x, _Fixed) else self._template[x] for x in ins],
-                         [self._template[o] for o in outs])
+            if min(ins + outs, default=fixed_from) >= fixed_from:
+                fixed = ([self._template[x] for x in ins], [self._template[o] for o in outs])
             self.steps.append(_PreparedStep(backend.launcher(st.exe), ins, outs, fixed, st))
 
-    def run(self, inputs: Sequence[Buffer], first_call: bool) -> dict[int, Buffer]:
-        """Run every step on these input buffers; the returned slots' new buffers by place."""
+    def run(self, inputs: Sequence[Buffer], first_call: bool) -> list[Buffer]:
+        """Run every step on these input buffers; returns the buffer of every place
+        before the arena (the inputs, then the new buffers of the returned values)."""
+        bufs = list(inputs)
+        for spec in self.plan.returned:
+            bufs.append(Buffer(self.device, spec.dtype, spec.size))
         table = list(self._template)
-        for i, b in enumerate(inputs):
+        for i, b in enumerate(bufs):
             table[i] = b.handle
-        made: dict[int, Buffer] = {}
-        for place, spec in self.plan.returned:
-            made[place] = Buffer(self.device, spec.dtype, spec.size)
-            table[place] = made[place].handle
         if events.listening():
-            self._run_observed(table, inputs, made, first_call)
-            return made
-        with self.device.backend.batch():
-            for launch, ins, outs, fixed, _ in self.steps:
-                if fixed is not None:
-                    launch(*fixed)
-                else:
-                    launch([x.handle if isinstance(x, _Fixed) else table[x] for x in ins],
-                           [table[o] for o in outs])
-        return made
+            self._run_observed(table, bufs, first_call)
+        elif self._batches:
+            with self.device.backend.batch():
+                self._launch_all(table)
+        else:
+            self._launch_all(table)
+        return bufs
 
-    def _run_observed(self, table: list, inputs: Sequence[Buffer], made: dict[int, Buffer],
-                      first_call: bool) -> None:
+    def _launch_all(self, table: list) -> None:
+        for launch, ins, outs, fixed, _ in self.steps:
+            if fixed is not None:
+                launch(*fixed)
+            else:
+                launch([table[x] for x in ins], [table[o] for o in outs])
+
+    def _run_observed(self, table: list, bufs: list[Buffer], first_call: bool) -> None:
         """The same run, timing each step and emitting its KernelEvent."""
         from jaxlab.engine.dispatch import make_event
+
         def describe(slot: Any) -> Any:   # a Buffer, or the spec of an arena value
             if not isinstance(slot, int):
                 return slot   # a constant input
             place = self.plan.place[slot]
-            return inputs[place] if place < len(inputs) else \
-                made.get(place) or self.plan.specs[slot]
+            return bufs[place] if place < len(bufs) else self.plan.specs[slot]
         with self.device.backend.batch():
             for launch, ins, outs, _, st in self.steps:
-                in_handles = [x.handle if isinstance(x, _Fixed) else table[x] for x in ins]
                 t0 = time.perf_counter()
-                device_ms = launch(in_handles, [table[o] for o in outs])
+                device_ms = launch([table[x] for x in ins], [table[o] for o in outs])
                 dispatch_ms = (time.perf_counter() - t0) * 1e3
                 events.emit(make_event(
                     self.device, st.program, st.exe, [describe(x) for x in st.inputs],

@@ -15,11 +15,11 @@ class DType(enum.Enum):
 
     @property
     def np(self) -> np.dtype:
-        return np.dtype(self.value)
+        return _NUMPY[self.value]   # by value: an Enum member hashes in Python code
 
     @property
     def itemsize(self) -> int:
-        return self.np.itemsize
+        return _NUMPY[self.value].itemsize
 
     @property
     def is_float(self) -> bool:
@@ -50,6 +50,7 @@ class DType(enum.Enum):
         return self.value
 
 
+_NUMPY = {d.value: np.dtype(d.value) for d in DType}   # built once: dispatch reads these
 _SHORT = {DType.bool: "bool", DType.int32: "i32", DType.uint32: "u32",
           DType.float16: "f16", DType.float32: "f32"}
 

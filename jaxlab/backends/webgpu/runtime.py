@@ -33,6 +33,7 @@ from jaxlab.ir.printer import render
 
 FLUSH_EVERY = 16   # command buffers recorded before a submit without waiting
 BIND_GROUPS = 4096   # bind groups kept, by pipeline layout and the buffers bound
+STAGING_MAX = 1 << 20   # reads up to this many bytes go through kept staging buffers
 
 # Limits we ask for at their adapter maximum (WebGPU's defaults are far lower).
 _LIMITS = ("max-storage-buffers-per-shader-stage", "max-storage-buffer-binding-size",
@@ -84,6 +85,7 @@ class WebGpuBackend(Backend):
         self._pipelines: dict[tuple, tuple[Any, Any]] = {}
         self._pipeline_users: dict[tuple, int] = {}   # executables using each pipeline
         self._bind_groups: "OrderedDict[tuple, tuple[Any, tuple]]" = OrderedDict()
+        self._staging: dict[int, list[Any]] = {}   # mappable buffers for reads, by capacity
         self._layouts: dict[tuple, Any] = {}
         self._uniforms: dict[bytes, Any] = {}
         # Every wgpu buffer stays referenced here until the pool destroys it: an engine
@@ -170,10 +172,32 @@ class WebGpuBackend(Backend):
     def read(self, handle: GpuBuffer, dtype: DType, count: int) -> np.ndarray:
         self._live([handle])
         nbytes = count * dtype.itemsize
+        size = -(-nbytes // 4) * 4
         self._flush()
         with self._guard("reading a buffer"):
-            data = self.device.queue.read_buffer(handle.buffer, 0, -(-nbytes // 4) * 4)
+            if size > STAGING_MAX:
+                data = self.device.queue.read_buffer(handle.buffer, 0, size)
+            else:
+                data = self._read_staged(handle.buffer, size)
         return np.frombuffer(data, np.uint8)[:nbytes].view(dtype.np).copy()
+
+    def _read_staged(self, buffer: Any, size: int) -> Any:
+        """A small read through a kept mappable buffer (queue.read_buffer would create
+        and destroy one per read: the latency of every small jit call's result)."""
+        capacity = bucket(size, STAGING_MAX)
+        kept = self._staging.setdefault(capacity, [])
+        staging = kept.pop() if kept else self.device.create_buffer(
+            size=capacity, usage=self._wgpu.BufferUsage.MAP_READ | self._wgpu.BufferUsage.COPY_DST)
+        encoder = self.device.create_command_encoder()
+        encoder.copy_buffer_to_buffer(buffer, 0, staging, 0, size)
+        self.device.queue.submit([encoder.finish()])
+        staging.map_sync(self._wgpu.MapMode.READ, 0, size)
+        try:
+            data = staging.read_mapped(0, size)
+        finally:
+            staging.unmap()
+        kept.append(staging)
+        return data
 
     # --- compiling ----------------------------------------------------------
     def prepare_kernel(self, kernel: Kernel, tuning: Optional[dict[str, Any]] = None) \

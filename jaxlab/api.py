@@ -4,12 +4,13 @@ hessian vmap make_jaxpr. Each flattens pytrees, runs a flat core transform
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Any, Callable, Sequence
 
 from jaxlab.array import Array, ArrayBase
 from jaxlab.core.batching import vmap_flat
 from jaxlab.core.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401
-from jaxlab.core.jaxpr import ClosedJaxpr, eval_jaxpr, trace_to_jaxpr
+from jaxlab.core.jaxpr import ClosedJaxpr, DebugInfo, eval_jaxpr, trace_to_jaxpr
 from jaxlab.core.jvp import jvp_flat
 from jaxlab.core.partial_eval import linearize_flat, vjp_flat
 from jaxlab.core.trace import get_aval
@@ -144,9 +145,15 @@ def _axes_for_leaves(axes: Any, tree: Any, what: str) -> list:
             raise ValueError(f"vmap {what} has {len(axes)} entries for {len(tree)} values")
         return [a for sub_axes, sub in zip(axes, tree)
                 for a in _axes_for_leaves(sub_axes, sub, what)]
-    if isinstance(axes, dict) and isinstance(tree, dict):
+    if isinstance(axes, dict) and isinstance(tree, dict) and sorted(axes) == sorted(tree):
         return [a for k in sorted(tree) for a in _axes_for_leaves(axes[k], tree[k], what)]
-    raise ValueError(f"vmap {what} {axes!r} does not match the structure of the values")
+    raise ValueError(f"vmap {what} specification must be a tree prefix of the corresponding "
+                     f"value: {what} {axes!r} does not match {_structure(tree)}")
+
+
+def _structure(tree: Any) -> str:
+    """The value's structure with `*` for each leaf, as the error shows it."""
+    return str(tree_map(lambda _: "*", tree)).replace("'*'", "*")
 
 
 def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0) -> Callable:
@@ -327,6 +334,21 @@ class JittedFunction:
         program, out_tree = entry
         return program, out_tree, leaves
 
+    def _debug_info(self, in_tree: PyTreeDef, leaves: list, statics: tuple) -> DebugInfo:
+        """`jit` of this function, its arguments named as the signature names them."""
+        dyn_args, dyn_kwargs = tree_unflatten(in_tree, leaves)
+        static_positions = {i for i, _ in statics[0]}
+        positions = [i for i in range(len(dyn_args) + len(static_positions))
+                     if i not in static_positions]
+        names = _positional_names(self.fun)
+        labels = [names[i] if i < len(names) else f"args[{i}]" for i in positions]
+        flat = [n for label, a in zip(labels, dyn_args) for n in _leaf_names(label, a)]
+        flat += [n for k in sorted(dyn_kwargs) for n in _leaf_names(k, dyn_kwargs[k])]
+        code = getattr(self.fun, "__code__", None)
+        where = f" at {code.co_filename}:{code.co_firstlineno}" if code else ""
+        return DebugInfo("jit", f"{getattr(self.fun, '__qualname__', repr(self.fun))}{where}",
+                         tuple(flat))
+
     def _compile(self, in_tree, leaves, statics, device, compile_program):
         def flat_fun(*flat: Any) -> list:
             dyn_args, dyn_kwargs = tree_unflatten(in_tree, flat)
@@ -337,13 +359,31 @@ class JittedFunction:
         out_tree: list = []
         from jaxlab.engine.devices import default_device
         with default_device(device):
-            closed = trace_to_jaxpr(flat_fun, [get_aval(x) for x in leaves])
+            closed = trace_to_jaxpr(flat_fun, [get_aval(x) for x in leaves],
+                                    self._debug_info(in_tree, leaves, statics))
             program = compile_program(closed, device)
         return program, out_tree[0]
 
     def lower(self, *args: Any, **kwargs: Any) -> Any:
         """Trace and compile for these arguments without running: the Program."""
         return self._entry(args, kwargs)[0]
+
+
+def _positional_names(fun: Callable) -> list[str]:
+    try:
+        params = inspect.signature(fun).parameters.values()
+    except (TypeError, ValueError):   # a builtin or C function: no names to give
+        return []
+    return [p.name for p in params
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def _leaf_names(label: str, arg: Any) -> list[str]:
+    """`x` for an array argument, `x[0]`, `x[1]`... for the leaves of a pytree one."""
+    leaves = tree_flatten(arg)[0]
+    if len(leaves) == 1 and leaves[0] is arg:
+        return [label]
+    return [f"{label}[{i}]" for i in range(len(leaves))]
 
 
 def jit(fun: Callable | None = None, *, static_argnums: int | Sequence[int] = (),

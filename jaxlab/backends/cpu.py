@@ -4,6 +4,7 @@ over all output indices at once in chunks that bound memory. Routines run in Num
 from __future__ import annotations
 
 import math
+import os
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -18,8 +19,19 @@ from jaxlab.ir.kernel import ACC, GIDX, RIDX, Kernel, Routine, reduce_identity
 _CHUNK_ELEMENTS = 1 << 20   # body values materialised at once
 
 
+def _half_the_memory() -> int:
+    """Half the host's RAM: a sane bound for one array, as evaluating it in NumPy
+    needs temporaries of its size (past it NumPy only thrashes or gets killed)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2
+    except (AttributeError, ValueError, OSError):   # not POSIX: no bound beyond the default
+        return Backend.max_buffer_bytes
+
+
 class CpuBackend(Backend):
     name = "cpu"
+    max_buffer_bytes = _half_the_memory()
+    buffer_limit_reason = "half the host's physical memory"
 
     def allocate(self, nbytes: int) -> np.ndarray:
         return np.zeros(nbytes, dtype=np.uint8)

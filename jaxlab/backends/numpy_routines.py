@@ -1,8 +1,9 @@
 """Routines written with NumPy over whole (batched) arrays.
 
 The cpu backend runs these directly; other CPU backends may run them on
-zero-copy views of their own memory. Semantics follow jax.lax.linalg:
-a failed Cholesky gives NaNs instead of raising.
+zero-copy views of their own memory. Semantics follow jax.lax.linalg (and
+the webgpu routines agree): a failed Cholesky gives NaNs, a singular triangular
+solve inf/NaN, instead of raising.
 """
 from __future__ import annotations
 
@@ -22,42 +23,55 @@ def _argsort(x: np.ndarray, **_) -> list[np.ndarray]:
     return [np.argsort(x, axis=-1, kind="stable").astype(np.int32)]
 
 
+def _batched(a: np.ndarray) -> np.ndarray:
+    """(..., m, n) as (batch, m, n) in float64; not reshape(-1): a 0x0 matrix has size 0."""
+    return a.astype(np.float64).reshape(math.prod(a.shape[:-2]), *a.shape[-2:])
+
+
 def _cholesky(a: np.ndarray, **_) -> list[np.ndarray]:
-    a64 = a.astype(np.float64)
-    out = np.full_like(a64, np.nan)
-    flat = (math.prod(a.shape[:-2]), *a.shape[-2:])   # not -1: a 0x0 matrix has size 0
-    flat_in, flat_out = a64.reshape(flat), out.reshape(flat)
-    for i, m in enumerate(flat_in):   # one LAPACK call per matrix, so one failure stays local
-        try:
-            flat_out[i] = np.linalg.cholesky(m)
-        except np.linalg.LinAlgError:
-            pass
-    return [out.astype(a.dtype)]
+    """Cholesky-Crout over the lower triangle, as LAPACK's potrf does it: a pivot
+    <= 0 fails its matrix, whose lower triangle becomes NaN (as jax.lax.linalg); a
+    NaN pivot is no failure, it just propagates."""
+    low = np.tril(_batched(a))
+    n = a.shape[-1]
+    failed = np.zeros(low.shape[0], bool)
+    for j in range(n):   # one column at a time, vectorised over the batch and the rows
+        low[:, j:, j] -= np.einsum("bik,bk->bi", low[:, j:, :j], low[:, j, :j])
+        pivot = low[:, j, j].copy()
+        failed |= pivot <= 0
+        low[:, j, j] = np.sqrt(pivot)
+        low[:, j + 1:, j] /= low[:, j, j:j + 1]
+    low[failed] = np.where(np.tri(n, dtype=bool), np.nan, 0.0)
+    return [low.reshape(a.shape).astype(a.dtype)]
 
 
 def _triangular_solve(a: np.ndarray, b: np.ndarray, *, left_side: bool, lower: bool,
                       transpose_a: bool, unit_diagonal: bool) -> list[np.ndarray]:
-    """Solve op(a) x = b (left_side) or x op(a) = b, with a triangular."""
-    a64 = np.tril(a) if lower else np.triu(a)
-    a64 = a64.astype(np.float64)
+    """Solve op(a) x = b (left_side) or x op(a) = b, with a triangular, by substitution
+    as jax.lax.linalg does: a zero on the diagonal gives inf/NaN, never an error."""
+    t = np.tril(_batched(a)) if lower else np.triu(_batched(a))
+    n = a.shape[-1]
     if unit_diagonal:
-        n = a.shape[-1]
-        a64[..., np.arange(n), np.arange(n)] = 1.0
-    if transpose_a:
-        a64 = np.swapaxes(a64, -1, -2)
-    b64 = b.astype(np.float64)
-    if left_side:
-        x = np.linalg.solve(a64, b64)
-    else:  # x A = b  <=>  A^T x^T = b^T
-        x = np.swapaxes(np.linalg.solve(np.swapaxes(a64, -1, -2), np.swapaxes(b64, -1, -2)),
-                        -1, -2)
-    return [x.astype(b.dtype)]
+        t[:, np.arange(n), np.arange(n)] = 1.0
+    # x op(a) = b is op(a)^T x^T = b^T: one left-side solve with t^T
+    if transpose_a == left_side:
+        t = np.swapaxes(t, -1, -2)
+    rhs = _batched(b) if left_side else np.swapaxes(_batched(b), -1, -2)
+    x = np.zeros_like(rhs)
+    forward = lower != (transpose_a == left_side)   # t is lower triangular
+    for i in (range(n) if forward else reversed(range(n))):
+        known = slice(0, i) if forward else slice(i + 1, n)
+        # an elementwise product, not BLAS: 0 * inf must give NaN as on the other devices
+        total = rhs[:, i, :] - (t[:, i, known, None] * x[:, known, :]).sum(axis=1)
+        x[:, i, :] = total / t[:, i, i, None]
+    x = x if left_side else np.swapaxes(x, -1, -2)
+    return [x.reshape(b.shape).astype(b.dtype)]
 
 
 def _lu(a: np.ndarray, **_) -> list[np.ndarray]:
     """LU with partial pivoting: (lu, pivots, permutation) as jax.lax.linalg.lu."""
     m, n = a.shape[-2:]
-    lu = a.astype(np.float64).reshape(math.prod(a.shape[:-2]), m, n).copy()
+    lu = _batched(a)
     batch = lu.shape[0]
     k = min(m, n)
     pivots = np.zeros((batch, k), np.int32)
@@ -69,8 +83,9 @@ def _lu(a: np.ndarray, **_) -> list[np.ndarray]:
         lu[rows, j], lu[rows, p] = lu[rows, p].copy(), lu[rows, j].copy()
         perm[rows, j], perm[rows, p] = perm[rows, p].copy(), perm[rows, j].copy()
         pivot = lu[:, j, j:j + 1]
+        usable = (pivot != 0) & ~np.isnan(pivot)   # else the multipliers stay (as JAX)
         with np.errstate(all="ignore"):
-            lu[:, j + 1:, j] = np.where(pivot != 0, lu[:, j + 1:, j] / pivot, 0.0)
+            lu[:, j + 1:, j] = np.where(usable, lu[:, j + 1:, j] / pivot, lu[:, j + 1:, j])
         lu[:, j + 1:, j + 1:] -= lu[:, j + 1:, j:j + 1] * lu[:, j:j + 1, j + 1:]
     shape = a.shape[:-2]
     return [lu.reshape(a.shape).astype(a.dtype), pivots.reshape(*shape, k),

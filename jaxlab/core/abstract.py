@@ -25,6 +25,7 @@ class ShapeOnlyBackend(Backend):
     """Holds no data and runs nothing: used to learn shapes."""
     name = "abstract"
     shape_only = True
+    max_elements = 1 << 62   # nothing is indexed: any shape JAX can trace is fine
 
     def allocate(self, nbytes: int) -> None:
         return None

@@ -89,8 +89,16 @@ def vmap_flat(f: Callable, in_axes: Sequence[BatchDim],
                       for x, ax in zip(args, in_axes)]
         outs = f(*tracers_in)
         tracers_out = [full_raise(trace, o) for o in outs]
-        return [move_to(t.val, t.batch_dim, ax, size) if ax is not None else
+        return [move_to(t.val, t.batch_dim, _out_axis(ax, t), size) if ax is not None else
                 _unbatched(t) for t, ax in zip(tracers_out, out_axes())]
+
+
+def _out_axis(ax: int, t: BatchTracer) -> int:
+    """out_axes must name an axis of the batched output (one more than the value's)."""
+    ndim = len(t.aval.shape) + 1
+    if not -ndim <= ax < ndim:
+        raise ValueError(f"axis {ax} is out of bounds for array of dimension {ndim}")
+    return ax
 
 
 def _unbatched(t: BatchTracer) -> Any:

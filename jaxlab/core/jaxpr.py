@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from jaxlab.array import Array
 from jaxlab.core.abstract import abstract_eval
@@ -140,6 +140,15 @@ def _pretty(jaxpr: Jaxpr, const_binders: list) -> str:
 
 # --- staging ------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class DebugInfo:
+    """What is being staged, for errors: `jit` of `<lambda> at file:line`, its
+    arguments' names in flat order."""
+    what: str
+    function: str
+    arg_names: tuple[str, ...]
+
+
 class JaxprTracer(Tracer):
     __slots__ = ("_aval",)
 
@@ -150,9 +159,23 @@ class JaxprTracer(Tracer):
     def aval(self) -> ShapedArray:
         return self._aval
 
+    def provenance(self) -> str:
+        builder: JaxprBuilder = self._trace.main.global_data
+        info = builder.debug
+        if info is None:
+            return ""
+        names = builder.arguments_behind(self)
+        which = (f" This concrete value was not available in Python because it depends on "
+                 f"the value of the argument{'s' if len(names) > 1 else ''} "
+                 f"{', '.join(names)}.") if names else ""
+        return f" The error occurred while tracing the function {info.function} for " \
+               f"{info.what}.{which}"
+
 
 class JaxprBuilder:
-    def __init__(self) -> None:
+    def __init__(self, debug: Optional[DebugInfo] = None) -> None:
+        self.debug = debug
+        self.in_vars: list[Var] = []
         self.eqns: list[JaxprEqn] = []
         self.tracer_to_var: dict[int, Var] = {}
         self.const_tracers: dict[int, JaxprTracer] = {}
@@ -173,6 +196,16 @@ class JaxprBuilder:
             raise RuntimeError(f"a tracer from another trace leaked in: {t}")
         return self.tracer_to_var[id(t)]
 
+    def arguments_behind(self, t: JaxprTracer) -> list[str]:
+        """Names of the arguments whose values t was computed from (walks the
+        equations recorded so far backwards; only errors ask)."""
+        needed = {id(self.tracer_to_var.get(id(t)))}
+        for eqn in reversed(self.eqns):
+            if any(id(v) in needed for v in eqn.out_binders):
+                needed.update(id(a) for a in eqn.inputs if isinstance(a, Var))
+        names = self.debug.arg_names if self.debug else ()
+        return [n for v, n in zip(self.in_vars, names) if id(v) in needed]
+
     def build(self, in_tracers: list, out_tracers: list) -> ClosedJaxpr:
         const_vars = [self.tracer_to_var[id(t)] for t in self.const_tracers.values()]
         const_vals = [self.constvals[i] for i in self.const_tracers]
@@ -186,7 +219,7 @@ class JaxprTrace(Trace):
     def new_arg(self, aval: ShapedArray) -> JaxprTracer:
         builder: JaxprBuilder = self.main.global_data
         t = builder.new_tracer(self, aval)
-        builder.add_var(t)
+        builder.in_vars.append(builder.add_var(t))
         return t
 
     def pure(self, val: Any) -> JaxprTracer:
@@ -242,9 +275,11 @@ def _inline_scalar_literals(closed: ClosedJaxpr) -> ClosedJaxpr:
     return ClosedJaxpr(new, keep_vals, len(keep_vals))
 
 
-def trace_to_jaxpr(f: Callable, avals_in: Sequence[ShapedArray]) -> ClosedJaxpr:
-    """Stage f (flat arrays in -> flat list of arrays out) out to a jaxpr."""
-    builder = JaxprBuilder()
+def trace_to_jaxpr(f: Callable, avals_in: Sequence[ShapedArray],
+                   debug: Optional[DebugInfo] = None) -> ClosedJaxpr:
+    """Stage f (flat arrays in -> flat list of arrays out) out to a jaxpr; `debug`
+    names the arguments in errors about traced values."""
+    builder = JaxprBuilder(debug)
     with new_main(JaxprTrace, builder) as main:
         with new_dynamic(main):
             trace = JaxprTrace(main)

@@ -8,16 +8,15 @@ lowering on concrete Arrays (lazily, so it fuses).
 from __future__ import annotations
 
 import contextlib
-import traceback
+import linecache
+import sys
+from types import FrameType
 from typing import Any, Iterator, Optional, Sequence
 
 from jaxlab.array import Array, ArrayBase, wrap
 from jaxlab.core.avals import ShapedArray
 from jaxlab.core.primitives import Primitive, lowerings, result_weak
-
-
-class ConcretizationTypeError(TypeError):
-    """A traced value was used where a concrete Python value is needed."""
+from jaxlab.errors import ConcretizationTypeError
 
 
 class MainTrace:
@@ -66,9 +65,13 @@ class Tracer(ArrayBase):
         raise ConcretizationTypeError(
             f"{what} of a traced value {self.aval.str_short()} "
             f"(inside {type(self._trace).__name__[:-5].lower() or 'a'} tracing) at "
-            f"{_user_line()}. The value is not known while the function is being "
-            f"traced: use jaxlab.lax.cond / jnp.where instead of Python control flow, or "
-            f"mark the argument static (jit's static_argnums).")
+            f"{user_line()}. The value is not known while the function is being "
+            f"traced.{self.provenance()} Use jaxlab.lax.cond / jnp.where instead of Python "
+            f"control flow, or mark the argument static (jit's static_argnums).")
+
+    def provenance(self) -> str:
+        """Why the value is unknown, as a clause (staging traces name the arguments)."""
+        return ""
 
     def __bool__(self) -> bool:
         return self._concrete("bool()")
@@ -95,12 +98,25 @@ class Tracer(ArrayBase):
         return f"Traced<{self.aval.str_short()}>with<{type(self._trace).__name__}>"
 
 
-def _user_line() -> str:
-    """The innermost stack frame outside jaxlab itself: the user's own line."""
-    for frame in reversed(traceback.extract_stack()[:-2]):
-        if "/jaxlab/" not in frame.filename.replace("\\", "/"):
-            return f"{frame.filename}:{frame.lineno} ({(frame.line or '').strip()})"
-    return "<unknown>"
+def is_jaxlab_module(name: str) -> bool:
+    return name == "jaxlab" or name.startswith("jaxlab.")
+
+
+def user_frame(frame: Optional[FrameType]) -> Optional[FrameType]:
+    """The innermost frame from `frame` outwards whose module is not jaxlab's own:
+    by module identity, so user code in any folder named `jaxlab` is the user's."""
+    while frame is not None and is_jaxlab_module(frame.f_globals.get("__name__", "")):
+        frame = frame.f_back
+    return frame
+
+
+def user_line() -> str:
+    """`file:line (source)` of the user's own line that called into jaxlab."""
+    frame = user_frame(sys._getframe(1))
+    if frame is None:
+        return "<unknown>"
+    filename, lineno = frame.f_code.co_filename, frame.f_lineno
+    return f"{filename}:{lineno} ({linecache.getline(filename, lineno).strip()})"
 
 
 class EvalTrace(Trace):

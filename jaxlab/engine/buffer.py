@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from jaxlab.engine import limits
 from jaxlab.engine.devices import Device
 from jaxlab.ir.dtypes import DType
 
@@ -13,6 +14,9 @@ class Buffer:
     __slots__ = ("device", "dtype", "size", "handle", "__weakref__")
 
     def __init__(self, device: Device, dtype: DType, size: int) -> None:
+        if size * dtype.itemsize > device.backend.max_buffer_bytes or \
+                size > device.backend.max_elements:
+            limits.check_array(device, (size,), dtype)
         self.device, self.dtype, self.size = device, dtype, size
         # at least 4 bytes: zero-sized allocations are invalid on some backends
         self.handle = device.backend.allocate(max(4, size * dtype.itemsize))

@@ -12,6 +12,7 @@ import numpy as np
 from jaxlab import events
 from jaxlab.backends.base import Executable
 from jaxlab.engine import lazy as lazy_mod
+from jaxlab.engine import limits
 from jaxlab.engine.buffer import Buffer
 from jaxlab.engine.devices import Device
 from jaxlab.engine.lazy import Lazy, from_buffer
@@ -107,6 +108,8 @@ def realize_lazy(lz: Lazy, reason: str) -> Lazy:
         # a scalar argument (a jit call's Python scalar): uploaded, no kernel
         data = np.array(lz.exp.arg, lz.dtype.np)
         return from_buffer(Buffer.from_numpy(lz.device, data, lz.dtype), lz.shape)
+    limits.check_kernel(lz.device, lz.shape, lz.dtype,
+                        lz.pending.red_shape if lz.pending is not None else ())
     kernel, inputs = lower(lz)
     return from_buffer(run(lz.device, kernel, inputs, reason, lz.origin)[0], lz.shape)
 

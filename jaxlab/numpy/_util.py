@@ -1,6 +1,7 @@
 """Shared argument handling for jaxlab.numpy: conversion, promotion, broadcasting, axes."""
 from __future__ import annotations
 
+import operator
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -87,6 +88,32 @@ def astype_(x: Array, dtype: Any, weak: bool = False) -> Array:
     if dt is x.jdtype:
         return x
     return convert_element_type_p.bind(x, new_dtype=dt, weak_type=weak)
+
+
+def canonical_shape(shape: Any) -> tuple[int, ...]:
+    """A shape argument as a tuple of ints: an int or a sequence of ints (concrete
+    integer scalars such as jnp.int32(3) too). A traced value raises JAX's TypeError,
+    saying which argument of the traced function the shape depends on."""
+    from jaxlab.core.trace import Tracer
+    dims = (shape,) if isinstance(shape, (int, np.integer, ArrayBase)) and np.ndim(shape) == 0 \
+        else shape
+    try:
+        dims = tuple(dims)
+    except TypeError:
+        dims = None
+    traced = [d for d in dims or () if isinstance(d, Tracer)]
+    if dims is None or traced or not all(_is_integer(d) for d in dims):
+        raise TypeError(
+            f"Shapes must be 1D sequences of concrete values of integer type, got {shape!r}."
+            + (" If using `jit`, try using `static_argnums` or applying `jit` to smaller "
+               f"subfunctions.{traced[0].provenance()}" if traced else ""))
+    return tuple(operator.index(d) for d in dims)
+
+
+def _is_integer(d: Any) -> bool:
+    if isinstance(d, ArrayBase):
+        return d.ndim == 0 and d.jdtype.is_int
+    return isinstance(d, (int, np.integer)) and not isinstance(d, bool)
 
 
 def dtype_of(x: Any) -> Any:

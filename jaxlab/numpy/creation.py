@@ -1,27 +1,26 @@
 """Array creation: from data (uploaded once) or constants (no upload at all)."""
 from __future__ import annotations
 
-from typing import Any, Optional
+import math
+from typing import Any, Callable, Optional
 
 import numpy as np
 
 from jaxlab.array import Array, ArrayBase, wrap
 from jaxlab.engine import lazy as lz
 from jaxlab.engine.devices import current_device
+from jaxlab.engine.limits import check_array
 from jaxlab.ir.dtypes import DType, python_scalar_dtype, to_dtype
-from jaxlab.numpy._util import asarray_, dtype_of
+from jaxlab.numpy._util import asarray_, canonical_shape, dtype_of
 
 Shape = Any
 
 
 def _shape(shape: Shape) -> tuple[int, ...]:
-    dims = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-    for d in dims:
-        if not isinstance(d, (int, np.integer)):
-            raise TypeError(f"shape must contain integers, got {shape!r}")
-        if d < 0:
-            raise ValueError(f"negative dimension in shape {tuple(dims)}")
-    return tuple(int(d) for d in dims)
+    dims = canonical_shape(shape)
+    if any(d < 0 for d in dims):
+        raise ValueError(f"negative dimension in shape {dims}")
+    return dims
 
 
 def _dt(dtype: Any, default: DType = DType.float32) -> DType:
@@ -92,6 +91,18 @@ def _host(data: np.ndarray, dtype: DType) -> Array:
     return wrap(lz.from_numpy(data.astype(dtype.np), dtype, current_device()))
 
 
+def _made_on_host(shape: tuple[int, ...], dtype: DType, make: Callable[[], np.ndarray]) -> Array:
+    """`make()` computes the data in NumPy: only after the device said it can hold it."""
+    check_array(current_device(), shape, dtype)
+    return _host(make(), dtype)
+
+
+def _arange_length(start: Any, stop: Any, step: Any) -> int:
+    if all(isinstance(v, (int, np.integer)) for v in (start, stop, step)):
+        return len(range(int(start), int(stop), int(step)))
+    return max(0, math.ceil((stop - start) / step))
+
+
 def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) -> Array:
     if stop is None:
         start, stop = 0, start
@@ -99,21 +110,23 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
     if step == 0:
         raise ValueError("arange: step must not be zero")
     values = (start, stop, step)
-    default = DType.float32 if any(isinstance(v, float) for v in values) else DType.int32
-    return _host(np.arange(start, stop, step), _dt(dtype, default))
+    dt = _dt(dtype, DType.float32 if any(isinstance(v, float) for v in values) else DType.int32)
+    return _made_on_host((_arange_length(start, stop, step),), dt,
+                         lambda: np.arange(start, stop, step))
 
 
 def linspace(start: float, stop: float, num: int = 50, endpoint: bool = True,
              retstep: bool = False, dtype: Any = None, axis: int = 0) -> Any:
     if num < 0:
         raise ValueError(f"linspace: number of samples, {num}, must be non-negative")
+    check_array(current_device(), (num,), _dt(dtype))   # per start/stop element
     data, step = np.linspace(start, stop, num, endpoint=endpoint, retstep=True, axis=axis)
     out = _host(data, _dt(dtype))
     return (out, step) if retstep else out
 
 
 def eye(N: int, M: Optional[int] = None, k: int = 0, dtype: Any = None) -> Array:
-    return _host(np.eye(N, M, k), _dt(dtype))
+    return _made_on_host((N, N if M is None else M), _dt(dtype), lambda: np.eye(N, M, k))
 
 
 def identity(n: int, dtype: Any = None) -> Array:
@@ -121,7 +134,7 @@ def identity(n: int, dtype: Any = None) -> Array:
 
 
 def tri(N: int, M: Optional[int] = None, k: int = 0, dtype: Any = None) -> Array:
-    return _host(np.tri(N, M, k), _dt(dtype))
+    return _made_on_host((N, N if M is None else M), _dt(dtype), lambda: np.tri(N, M, k))
 
 
 def _triangle(m: Any, k: int, lower: bool) -> Array:

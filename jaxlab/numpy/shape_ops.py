@@ -17,7 +17,7 @@ import numpy as np
 from jaxlab.array import Array
 from jaxlab.core import indexing, movement
 from jaxlab.numpy._util import asarray_, astype_, broadcast_all, broadcast_to_, canonical_axes, \
-    canonical_axis, promote_dtypes
+    canonical_axis, canonical_shape, promote_dtypes
 from jaxlab.numpy.ufuncs import where
 
 __all__ = ["reshape", "ravel", "transpose", "swapaxes", "moveaxis", "expand_dims", "squeeze",
@@ -30,8 +30,7 @@ _MAX_RUNS = 8
 
 
 def _resolve_shape(size: int, newshape: Any) -> tuple[int, ...]:
-    dims = (newshape,) if np.ndim(newshape) == 0 else tuple(newshape)
-    dims = tuple(operator.index(d) for d in dims)
+    dims = canonical_shape(newshape)
     if dims.count(-1) > 1:
         raise ValueError(f"can only specify one unknown dimension in {dims}")
     if -1 in dims:
@@ -105,7 +104,7 @@ def squeeze(a: Any, axis: Any = None) -> Array:
 
 
 def broadcast_to(a: Any, shape: Sequence[int]) -> Array:
-    return broadcast_to_(asarray_(a), tuple(shape) if not isinstance(shape, int) else (shape,))
+    return broadcast_to_(asarray_(a), canonical_shape(shape))
 
 
 def broadcast_arrays(*args: Any) -> list[Array]:

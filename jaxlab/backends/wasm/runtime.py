@@ -28,7 +28,7 @@ from jaxlab.backends.base import Backend, Executable
 from jaxlab.backends.numpy_routines import run_routine
 from jaxlab.backends.wasm.analysis import AxisForm
 from jaxlab.backends.wasm.codegen import generate
-from jaxlab.backends.wasm.memory import LinearMemory
+from jaxlab.backends.wasm.memory import GUARD, MAX_BYTES, LinearMemory
 from jaxlab.backends.wasm.tune import Plan, tune
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import Kernel, Routine
@@ -148,6 +148,8 @@ MAX_THREADS = 16            # by default: each thread has its own store and inst
 
 class WasmBackend(Backend):
     name = "wasm"
+    max_buffer_bytes = MAX_BYTES - 2 * GUARD
+    buffer_limit_reason = "the 4 GiB of a 32-bit Wasm memory"
 
     def __init__(self, fuel: Optional[int] = None, threads: Optional[int] = None) -> None:
         """`fuel`: a budget of Wasm instructions per dispatch and thread (None: unlimited).

@@ -293,7 +293,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     storageBarrier();
     if (lid == 0u) {{
       let d = l[base + j * {n}u + j];
-      if (!(d > 0.0)) {{ failed = 1u; }}   // not positive definite (or NaN)
+      // not positive definite; a NaN pivot is no failure, it propagates (as potrf)
+      if ((bitcast<u32>(d) & 0x7fffffffu) <= 0x7f800000u && d <= 0.0) {{ failed = 1u; }}
       diagonal = sqrt(d);
       l[base + j * {n}u + j] = diagonal;
     }}
@@ -305,11 +306,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }}
     storageBarrier();
   }}
-  // as jax.lax.linalg.cholesky: a failed factorization is all NaN
+  // as jax.lax.linalg.cholesky: a failed factorization is NaN in its lower triangle
   if (workgroupUniformLoad(&failed) != 0u) {{
     let bits = 0x7fc00000u;
-    // every element
-    for (var e = lid; e < {n * n}u; e += {threads}u) {{ l[base + e] = bitcast<f32>(bits); }}
+    // every element on or below the diagonal
+    for (var e = lid; e < {n * n}u; e += {threads}u) {{
+      if (e % {n}u <= e / {n}u) {{ l[base + e] = bitcast<f32>(bits); }}
+    }}
   }}
 }}
 """, "cholesky", _matrices(shape), threads, [a, out], [out])
@@ -428,9 +431,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }}
     storageBarrier();
     let pivot = lu[base + j * {n}u + j];
-    // multipliers below the pivot (zero where the pivot is zero, as the cpu backend)
+    // multipliers below the pivot; a zero or NaN pivot leaves them as they are (as JAX)
     for (var r = j + 1u + lid; r < {m}u; r += {threads}u) {{
-      lu[base + r * {n}u + j] = select(0.0, lu[base + r * {n}u + j] / pivot, pivot != 0.0);
+      let v = lu[base + r * {n}u + j];
+      lu[base + r * {n}u + j] = select(v, v / pivot, pivot != 0.0 && !isnan_f32(pivot));
     }}
     storageBarrier();
     let width = {n}u - j - 1u;

@@ -79,6 +79,8 @@ class WebGpuBackend(Backend):
             hardware=is_hardware(adapter))
         self.max_kernel_inputs = got["max-storage-buffers-per-shader-stage"] - 1
         self.max_binding = min(got["max-storage-buffer-binding-size"], got["max-buffer-size"])
+        self.max_buffer_bytes = self.max_binding
+        self.buffer_limit_reason = "the adapter's largest storage buffer binding"
         self.timestamps = "timestamp-query" in wanted
         self._tune_cache = autotuning.TuneCache()
         self._generation += 1

@@ -1,0 +1,46 @@
+"""How large an array a device can hold and index, checked before any code is
+generated or memory allocated (JAX answers RESOURCE_EXHAUSTED at once too)."""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+from jaxlab.engine.devices import Device
+from jaxlab.errors import ResourceExhaustedError
+from jaxlab.ir.dtypes import DType
+
+
+def _describe(shape: Sequence[int], dtype: DType) -> str:
+    return f"{dtype.value}[{','.join(map(str, shape))}]"
+
+
+def _check_index_space(device: Device, count: int, what: str) -> None:
+    limit = device.backend.max_elements
+    if count > limit:
+        raise ResourceExhaustedError(
+            f"RESOURCE_EXHAUSTED: {what} {count} elements; kernels on {device.platform} "
+            f"index at most {limit} (int32 index math)")
+
+
+def check_array(device: Device, shape: Sequence[int], dtype: DType) -> None:
+    """Raise ResourceExhaustedError if `device` cannot hold or index this array."""
+    count = math.prod(shape)
+    _check_index_space(device, count, f"{_describe(shape, dtype)} has")
+    nbytes = count * dtype.itemsize
+    limit = device.backend.max_buffer_bytes
+    if nbytes > limit:
+        raise ResourceExhaustedError(
+            f"RESOURCE_EXHAUSTED: Out of memory allocating {nbytes} bytes for "
+            f"{_describe(shape, dtype)} on {device.platform}, which holds at most {limit} "
+            f"bytes per array ({device.backend.buffer_limit_reason})")
+
+
+def check_kernel(device: Device, shape: Sequence[int], dtype: DType,
+                 reduced: Sequence[int] = ()) -> None:
+    """A kernel writing `shape` and folding `reduced` more dims per output: the output
+    must fit the device, and the whole index space (output times reduction) int32."""
+    check_array(device, shape, dtype)
+    if reduced:
+        _check_index_space(device, math.prod(shape) * math.prod(reduced),
+                           f"a reduction over {_describe(tuple(shape) + tuple(reduced), dtype)} "
+                           "visits")

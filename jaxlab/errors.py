@@ -1,0 +1,15 @@
+"""The exceptions jaxlab raises beyond Python's own, named as JAX names them."""
+from __future__ import annotations
+
+
+class ConcretizationTypeError(TypeError):
+    """A traced value was used where a concrete Python value is needed."""
+
+
+class ResourceExhaustedError(MemoryError):
+    """An array no device memory or kernel index can hold: JAX's RESOURCE_EXHAUSTED.
+
+    Raised before any code is generated or memory allocated, and the device stays usable."""
+
+
+__all__ = ["ConcretizationTypeError", "ResourceExhaustedError"]

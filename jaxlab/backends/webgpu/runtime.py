@@ -102,6 +102,7 @@ class WebGpuBackend(Backend):
         self._pass: Any = None
         self._batch_depth = 0
         self._in_pass = 0                  # dispatches recorded in the open pass
+        self._unfinished = False           # work submitted since the last wait
         self._deferred: list[GpuBuffer] = []   # freed while a queued command uses them
         self._query = None
         self._fence: Optional[GpuBuffer] = None
@@ -181,6 +182,7 @@ class WebGpuBackend(Backend):
         with self._guard("reading a buffer"):
             # measured on an H200: faster than reading through a kept mappable buffer
             data = self.device.queue.read_buffer(handle.buffer, 0, -(-nbytes // 4) * 4)
+        self._unfinished = False   # the read waited for every earlier submission
         return np.frombuffer(data, np.uint8)[:nbytes].view(dtype.np).copy()
 
     # --- compiling ----------------------------------------------------------
@@ -480,18 +482,22 @@ class WebGpuBackend(Backend):
             queued, self._queued = self._queued, []
             with self._guard("submitting work"):
                 self.device.queue.submit(queued)
+            self._unfinished = True
         deferred, self._deferred = self._deferred, []
         for h in deferred:
             self.free(h)
 
     def synchronize(self) -> None:
         self._flush()
+        if not self._unfinished:   # nothing submitted since the last wait (a jit call's
+            return                 # outputs are synchronised one after another)
         # a read waits for all earlier submissions (wgpu-py 0.32's
         # on_submitted_work_done_sync fails on a callback signature mismatch)
         if self._fence is None:
             self._fence = self.allocate(4)
         with self._guard("waiting for the device"):
             self.device.queue.read_buffer(self._fence.buffer, 0, 4)
+        self._unfinished = False
 
 
 def _pipeline_key(p: Pass) -> tuple:

@@ -8,21 +8,30 @@
 """
 from jaxlab import backends as _backends  # noqa: F401  (registers the devices)
 from jaxlab.array import Array
+from jaxlab.configuration import config
 from jaxlab.engine.devices import Device, default_device, devices, set_default_device
 from jaxlab.events import KernelEvent, capture
 from jaxlab import numpy  # noqa: F401
 from jaxlab.device_put import device_put
-from jaxlab.api import (custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jit, jvp, linearize, make_jaxpr,
+from jaxlab.api import (custom_jvp, custom_vjp, grad, hessian, jacfwd, jacobian, jacrev, jit, jvp, linearize, make_jaxpr,
                         value_and_grad, vjp, vmap)
-from jaxlab import lax, tree_util  # noqa: F401
-from jaxlab import nn, optim, random  # noqa: F401
+from jaxlab import lax, tree, tree_util  # noqa: F401
+from jaxlab import nn, optim, random, scipy, test_util  # noqa: F401
 from jaxlab.backends.webgpu import autotune
 
-__all__ = ["Array", "Device", "KernelEvent", "autotune", "capture", "custom_jvp", "custom_vjp", "default_device", "device_put",
-           "devices", "grad", "hessian", "jacfwd", "jacrev", "jit", "jvp", "lax", "linearize",
-           "make_jaxpr", "nn", "numpy", "optim", "random", "set_default_device", "tree_util",
+__all__ = ["Array", "config", "Device", "KernelEvent", "autotune", "block_until_ready", "capture", "custom_jvp", "custom_vjp", "default_device", "device_put",
+           "devices", "grad", "hessian", "jacfwd", "jacobian", "jacrev", "jit", "jvp", "lax", "linearize",
+           "make_jaxpr", "nn", "numpy", "optim", "random", "scipy", "set_default_device", "test_util", "tree", "tree_util",
            "value_and_grad", "vjp", "vmap"]
 __version__ = "0.1.0"
+
+
+def block_until_ready(x: object) -> object:
+    """Wait for every array in the pytree x to be computed; returns x."""
+    for leaf in tree_util.tree_leaves(x):
+        if hasattr(leaf, "block_until_ready"):
+            leaf.block_until_ready()
+    return x
 
 
 def load_ipython_extension(ip: object) -> None:

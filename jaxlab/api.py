@@ -188,30 +188,95 @@ def _norm_axis(a: int, ndim: int, what: str) -> int:
 
 # --- Jacobians ---------------------------------------------------------------------------
 
-def jacfwd(fun: Callable, argnums: int = 0) -> Callable:
-    def jac(*args: Any) -> Any:
-        from jaxlab.numpy.creation import eye
-        x = _as_array(args[argnums])
-        basis = eye(x.size, dtype=x.jdtype).reshape((x.size,) + x.shape)
+def _standard_basis(leaves: Sequence[Array]) -> list[Array]:
+    """Rows of the identity over all leaves' elements together, cut per leaf: leaf j's
+    part has shape (total,) + leaf_j.shape."""
+    from jaxlab.numpy.creation import eye
+    total = sum(x.size for x in leaves)
+    out, offset = [], 0
+    for x in leaves:
+        rows = eye(total, dtype=x.jdtype)[:, offset:offset + x.size]
+        out.append(rows.reshape((total,) + x.shape))
+        offset += x.size
+    return out
 
-        def push(t: Any) -> Any:
-            full = list(args)
-            return jvp(lambda v: fun(*full[:argnums], v, *full[argnums + 1:]), (x,), (t,))[1]
-        out = vmap(push, out_axes=-1)(basis)
-        return tree_map(lambda o: o.reshape(o.shape[:-1] + x.shape), out)
+
+def _cut_axis(a: Array, axis: int, leaves: Sequence[Array]) -> list[Array]:
+    """a's `axis` (of length sum of the leaves' sizes) cut per leaf, each piece's axis
+    unraveled in place into that leaf's shape."""
+    axis %= a.ndim
+    out, offset = [], 0
+    for x in leaves:
+        piece = a[(slice(None),) * axis + (slice(offset, offset + x.size),)]
+        out.append(piece.reshape(a.shape[:axis] + x.shape + a.shape[axis + 1:]))
+        offset += x.size
+    return out
+
+
+def _diff_call(fun: Callable, args: tuple, argnums: int | Sequence[int]) -> tuple:
+    """(fun as a function of the differentiated arguments only, those arguments)."""
+    nums = _argnums_tuple(argnums)
+    for n in nums:
+        if n >= len(args):
+            raise ValueError(f"argnums {argnums} out of range for {len(args)} arguments")
+
+    def partial_fun(*diff: Any) -> Any:
+        full = list(args)
+        for n, a in zip(nums, diff):
+            full[n] = a
+        return fun(*full)
+    return partial_fun, tuple(args[n] for n in nums)
+
+
+def _jacobian_tree(out_leaves: Sequence, out_tree: PyTreeDef, in_leaves: Sequence,
+                   in_tree: PyTreeDef, blocks: Callable[[int, int], Array],
+                   argnums: int | Sequence[int]) -> Any:
+    """An out-tree of in-trees (of a tuple of in-trees when argnums is a sequence)."""
+    per_out = []
+    for i in range(len(out_leaves)):
+        in_side = tree_unflatten(in_tree, [blocks(i, j) for j in range(len(in_leaves))])
+        per_out.append(in_side if not isinstance(argnums, int) else in_side[0])
+    return tree_unflatten(out_tree, per_out)
+
+
+def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0) -> Callable:
+    """The Jacobian by forward mode: one vmapped jvp per input element."""
+    def jac(*args: Any) -> Any:
+        partial_fun, diff = _diff_call(fun, args, argnums)
+        in_leaves, in_tree = _flat_args(diff)
+
+        out_tree: list = []
+
+        def push(*tangents: Any) -> list:
+            flat, tree = tree_flatten(jvp(partial_fun, tree_unflatten(in_tree, in_leaves),
+                                          tree_unflatten(in_tree, tangents))[1])
+            out_tree.append(tree)
+            return flat
+        columns = vmap(push, out_axes=-1)(*_standard_basis(in_leaves))
+        cut = [_cut_axis(_as_array(c), -1, in_leaves) for c in columns]
+        return _jacobian_tree(columns, out_tree[0], in_leaves, in_tree,
+                              lambda i, j: cut[i][j], argnums)
     return jac
 
 
-def jacrev(fun: Callable, argnums: int = 0) -> Callable:
+def jacrev(fun: Callable, argnums: int | Sequence[int] = 0) -> Callable:
+    """The Jacobian by reverse mode: one vmapped vjp per output element."""
     def jac(*args: Any) -> Any:
-        from jaxlab.numpy.creation import eye
-        x = _as_array(args[argnums])
-        out, f_vjp = vjp(lambda v: fun(*args[:argnums], v, *args[argnums + 1:]), x)
-        out = _as_array(out)
-        basis = eye(out.size, dtype=out.jdtype).reshape((out.size,) + out.shape)
-        rows = vmap(lambda ct: f_vjp(ct)[0])(basis)
-        return rows.reshape(out.shape + x.shape)
+        partial_fun, diff = _diff_call(fun, args, argnums)
+        in_leaves, in_tree = _flat_args(diff)
+        out, f_vjp = vjp(partial_fun, *diff)
+        out_leaves, out_tree = tree_flatten(out)
+        out_leaves = [_as_array(o) for o in out_leaves]
+
+        def pull(*cotangents: Any) -> list:
+            return tree_flatten(f_vjp(tree_unflatten(out_tree, cotangents)))[0]
+        rows = [_cut_axis(r, 0, out_leaves) for r in vmap(pull)(*_standard_basis(out_leaves))]
+        return _jacobian_tree(out_leaves, out_tree, in_leaves, in_tree,
+                              lambda i, j: rows[j][i], argnums)
     return jac
+
+
+jacobian = jacrev
 
 
 def hessian(fun: Callable, argnums: int = 0) -> Callable:
@@ -265,6 +330,25 @@ def _fast_signature(args: tuple) -> Any:
     return ("fast", tuple(sig)) if arrays else None
 
 
+def _infer_statics(fun: Callable, argnums: tuple[int, ...],
+                   argnames: tuple[str, ...]) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """Each static argument by position and by name, as JAX infers them from fun's
+    signature: static_argnames also covers that parameter passed positionally."""
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):   # builtins without a signature: take them as given
+        return argnums, argnames
+    by_position = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY,
+                                                        p.POSITIONAL_OR_KEYWORD)]
+    keywords = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD,
+                                                    p.KEYWORD_ONLY)}
+    nums = set(argnums) | {by_position.index(n) for n in argnames if n in by_position}
+    names = set(argnames) | {by_position[i] for i in argnums
+                             if -len(by_position) <= i < len(by_position)
+                             and by_position[i] in keywords}
+    return tuple(sorted(nums)), tuple(sorted(names))
+
+
 class JittedFunction:
     """A function compiled per input signature (pytree structure, shapes, dtypes,
     static values, device) into a kernel program; later calls replay it."""
@@ -273,8 +357,8 @@ class JittedFunction:
                  static_argnames: Sequence[str]) -> None:
         functools.update_wrapper(self, fun)
         self.fun = fun
-        self.static_argnums = tuple(static_argnums)
-        self.static_argnames = tuple(static_argnames)
+        self.static_argnums, self.static_argnames = _infer_statics(
+            fun, tuple(static_argnums), tuple(static_argnames))
         self.cache: dict[Any, Any] = {}
 
     def _split(self, args: tuple, kwargs: dict) -> tuple[list, dict, tuple]:

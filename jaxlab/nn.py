@@ -15,7 +15,10 @@ from jaxlab.numpy._util import asarray_, canonical_axes, canonical_axis
 Axis = int | tuple[int, ...] | None
 
 __all__ = ["relu", "gelu", "silu", "swish", "sigmoid", "softplus", "log_sigmoid", "softmax",
-           "log_softmax", "logsumexp", "one_hot", "standardize"]
+           "log_softmax", "logsumexp", "one_hot", "standardize", "identity", "elu", "celu",
+           "selu", "leaky_relu", "relu6", "hard_tanh", "hard_sigmoid", "hard_silu",
+           "hard_swish", "glu", "soft_sign", "sparse_plus", "sparse_sigmoid", "squareplus",
+           "mish"]
 
 
 def _inexact(x: Any) -> Array:
@@ -73,6 +76,95 @@ def gelu(x: Any, approximate: bool = True) -> Array:
         inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)
         return x * (0.5 * (1.0 + jnp.tanh(inner)))
     return 0.5 * x * lax.erfc(-x * math.sqrt(0.5))
+
+
+def identity(x: Any) -> Array:
+    return asarray_(x)
+
+
+def elu(x: Any, alpha: Any = 1.0) -> Array:
+    """x for x > 0, alpha * (e^x - 1) below (expm1 of a clamped x: no overflow in grad)."""
+    x = _inexact(x)
+    positive = x > 0
+    return jnp.where(positive, x, alpha * jnp.expm1(jnp.where(positive, 0.0, x)))
+
+
+def celu(x: Any, alpha: Any = 1.0) -> Array:
+    x = _inexact(x)
+    return jnp.maximum(x, 0.0) + alpha * jnp.expm1(jnp.minimum(x, 0.0) / alpha)
+
+
+_SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+
+
+def selu(x: Any) -> Array:
+    return _SELU_SCALE * elu(x, _SELU_ALPHA)
+
+
+def leaky_relu(x: Any, negative_slope: Any = 1e-2) -> Array:
+    x = _inexact(x)
+    return jnp.where(x >= 0, x, negative_slope * x)
+
+
+@custom_jvp
+def relu6(x: Any) -> Array:
+    """min(max(x, 0), 6), with derivative 0 at both kinks (as JAX)."""
+    return jnp.minimum(jnp.maximum(x, 0), 6.0)
+
+
+relu6.defjvps(lambda t, out, x: jnp.where((x > 0) & (x < 6), t, jnp.zeros_like(t)))
+
+
+def hard_tanh(x: Any) -> Array:
+    x = _inexact(x)
+    return jnp.where(x > 1, 1.0, jnp.where(x < -1, -1.0, x))
+
+
+def hard_sigmoid(x: Any) -> Array:
+    return relu6(_inexact(x) + 3.0) / 6.0
+
+
+def hard_silu(x: Any) -> Array:
+    x = _inexact(x)
+    return x * hard_sigmoid(x)
+
+
+hard_swish = hard_silu
+
+
+def glu(x: Any, axis: int = -1) -> Array:
+    """The first half of x along axis gated by the sigmoid of the second half."""
+    x = asarray_(x)
+    axis = canonical_axis(axis, x.ndim)
+    if x.shape[axis] % 2:
+        raise ValueError(f"glu: axis {axis} of shape {x.shape} must have an even size")
+    first, second = jnp.split(x, 2, axis)
+    return first * sigmoid(second)
+
+
+def soft_sign(x: Any) -> Array:
+    x = _inexact(x)
+    return x / (jnp.abs(x) + 1)
+
+
+def sparse_plus(x: Any) -> Array:
+    """0 below -1, x above 1, (x + 1)^2 / 4 between."""
+    x = _inexact(x)
+    return jnp.where(x <= -1.0, 0.0, jnp.where(x >= 1.0, x, (x + 1.0) ** 2 / 4))
+
+
+def sparse_sigmoid(x: Any) -> Array:
+    return 0.5 * jnp.clip(_inexact(x) + 1.0, 0.0, 2.0)
+
+
+def squareplus(x: Any, b: Any = 4) -> Array:
+    x = _inexact(x)
+    return (x + jnp.sqrt(jnp.square(x) + b)) / 2
+
+
+def mish(x: Any) -> Array:
+    x = _inexact(x)
+    return x * jnp.tanh(softplus(x))
 
 
 def _shifted(x: Any, axis: Axis) -> tuple[Array, tuple[int, ...]]:

@@ -14,11 +14,12 @@ from typing import Any, Callable, NamedTuple
 
 from jaxlab import numpy as jnp
 from jaxlab.ir.dtypes import DType
-from jaxlab.tree_util import tree_map
+from jaxlab.tree_util import tree_leaves, tree_map
 
 Params = Any   # a pytree of arrays (grads and updates have the same structure)
 
-__all__ = ["GradientTransformation", "sgd", "momentum", "adam", "apply_updates"]
+__all__ = ["GradientTransformation", "sgd", "momentum", "adam", "adamw", "apply_updates",
+           "chain", "clip_by_global_norm", "global_norm"]
 
 
 class GradientTransformation(NamedTuple):
@@ -66,22 +67,71 @@ def momentum(learning_rate: float, beta: float = 0.9,
     return GradientTransformation(lambda params: TraceState(_zeros_like(params)), update)
 
 
+def _adam_steps(grads: Params, state: AdamState, b1: float, b2: float,
+                eps: float) -> tuple[Params, AdamState]:
+    """Adam's direction mu_hat / (sqrt(nu_hat) + eps) from bias-corrected averages."""
+    mu = tree_map(lambda g, m: (1 - b1) * g + b1 * m, grads, state.mu)
+    nu = tree_map(lambda g, v: (1 - b2) * (g * g) + b2 * v, grads, state.nu)
+    count = state.count + 1
+    mu_correction = 1 - jnp.power(b1, count)
+    nu_correction = 1 - jnp.power(b2, count)
+    step = tree_map(lambda m, v: (m / mu_correction) / (jnp.sqrt(v / nu_correction) + eps),
+                    mu, nu)
+    return step, AdamState(count, mu, nu)
+
+
+def _adam_init(params: Params) -> AdamState:
+    return AdamState(jnp.zeros((), DType.int32), _zeros_like(params), _zeros_like(params))
+
+
 def adam(learning_rate: float, b1: float = 0.9, b2: float = 0.999,
          eps: float = 1e-8) -> GradientTransformation:
     """Adam (Kingma & Ba): bias-corrected moving averages of g and g^2;
     step = -learning_rate * mu_hat / (sqrt(nu_hat) + eps)."""
-    def init(params: Params) -> AdamState:
-        return AdamState(jnp.zeros((), DType.int32), _zeros_like(params), _zeros_like(params))
-
     def update(grads: Params, state: AdamState, params: Params = None) -> tuple:
-        mu = tree_map(lambda g, m: (1 - b1) * g + b1 * m, grads, state.mu)
-        nu = tree_map(lambda g, v: (1 - b2) * (g * g) + b2 * v, grads, state.nu)
-        count = state.count + 1
-        mu_correction = 1 - jnp.power(b1, count)
-        nu_correction = 1 - jnp.power(b2, count)
-        step = tree_map(lambda m, v: (m / mu_correction) / (jnp.sqrt(v / nu_correction) + eps),
-                        mu, nu)
-        return _scale(step, -learning_rate), AdamState(count, mu, nu)
+        step, state = _adam_steps(grads, state, b1, b2, eps)
+        return _scale(step, -learning_rate), state
+    return GradientTransformation(_adam_init, update)
+
+
+def adamw(learning_rate: float, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8,
+          weight_decay: float = 1e-4) -> GradientTransformation:
+    """Adam with decoupled weight decay (Loshchilov & Hutter), as optax.adamw:
+    step = -learning_rate * (adam's direction + weight_decay * params)."""
+    def update(grads: Params, state: AdamState, params: Params = None) -> tuple:
+        if params is None:
+            raise ValueError("adamw: update needs params (for the weight decay)")
+        step, state = _adam_steps(grads, state, b1, b2, eps)
+        step = tree_map(lambda s, p: s + weight_decay * p, step, params)
+        return _scale(step, -learning_rate), state
+    return GradientTransformation(_adam_init, update)
+
+
+def global_norm(tree: Params) -> Any:
+    """The L2 norm of all leaves together."""
+    return jnp.sqrt(sum(jnp.sum(jnp.square(x)) for x in tree_leaves(tree)))
+
+
+def clip_by_global_norm(max_norm: float) -> GradientTransformation:
+    """Scale the updates down to global norm max_norm when they exceed it."""
+    def update(grads: Params, state: EmptyState, params: Params = None) -> tuple:
+        norm = global_norm(grads)
+        keep = norm < max_norm
+        return tree_map(lambda g: jnp.where(keep, g, (g / norm) * max_norm), grads), state
+    return GradientTransformation(lambda params: EmptyState(), update)
+
+
+def chain(*transforms: GradientTransformation) -> GradientTransformation:
+    """The transformations applied in order, each to the previous one's updates."""
+    def init(params: Params) -> tuple:
+        return tuple(t.init(params) for t in transforms)
+
+    def update(grads: Params, state: tuple, params: Params = None) -> tuple:
+        states = []
+        for t, s in zip(transforms, state):
+            grads, s = t.update(grads, s, params)
+            states.append(s)
+        return grads, tuple(states)
     return GradientTransformation(init, update)
 
 

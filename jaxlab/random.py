@@ -17,11 +17,12 @@ from jaxlab import numpy as jnp
 from jaxlab.array import Array
 from jaxlab.core.elementwise import threefry2x32_p
 from jaxlab.ir.dtypes import DType, to_dtype
+from jaxlab.key_array import KeyArray
 from jaxlab.numpy._util import asarray_, broadcast_shapes, canonical_axis
 
 Shape = int | Sequence[int]
 
-__all__ = ["PRNGKey", "split", "fold_in", "bits", "uniform", "normal", "randint",
+__all__ = ["PRNGKey", "key", "key_data", "wrap_key_data", "clone", "split", "fold_in", "bits", "uniform", "normal", "randint",
            "permutation", "bernoulli", "gumbel", "categorical"]
 
 
@@ -32,11 +33,22 @@ def _shape(shape: Shape) -> tuple[int, ...]:
 
 
 def _check_key(name: str, key: Any) -> Array:
+    """The raw uint32[2] words of a single key, typed (random.key) or raw (PRNGKey)."""
+    if isinstance(key, KeyArray):
+        if key.shape:
+            raise TypeError(f"random.{name} accepts a single key, but was given a key array "
+                            f"of shape {key.shape} != (). Use jaxlab.vmap for batching.")
+        return key.data
     key = asarray_(key)
     if key.shape != (2,) or key.jdtype is not DType.uint32:
         raise TypeError(f"random.{name}: expected a raw key of shape (2,) and dtype uint32 "
                         f"(use vmap for a batch of keys), got {key.jdtype}{list(key.shape)}")
     return key
+
+
+def _like_input(key: Any, data: Array) -> Any:
+    """New key data, typed when the key given was typed."""
+    return KeyArray(data) if isinstance(key, KeyArray) else data
 
 
 def _check_shape(name: str, shape: tuple[int, ...], *param_shapes: tuple[int, ...]) -> None:
@@ -79,20 +91,48 @@ def PRNGKey(seed: Any) -> Array:
     return jnp.stack([jnp.zeros((), DType.uint32), _to_uint32("PRNGKey", seed)])
 
 
-def split(key: Any, num: Shape = 2) -> Array:
+def key(seed: Any, *, impl: Any = None) -> KeyArray:
+    """A typed key (a 0-d key array) from an integer seed: PRNGKey's words, typed."""
+    if impl not in (None, "threefry2x32"):
+        raise ValueError(f"random.key: only the threefry2x32 implementation exists, got {impl!r}")
+    return KeyArray(PRNGKey(seed))
+
+
+def key_data(keys: Any) -> Array:
+    """The uint32 words under typed keys (shape keys.shape + (2,)); raw keys as given."""
+    return keys.data if isinstance(keys, KeyArray) else asarray_(keys)
+
+
+def wrap_key_data(key_bits_array: Any, *, impl: Any = None) -> KeyArray:
+    """Typed keys over uint32 data whose last axis holds a key's two words."""
+    if impl not in (None, "threefry2x32"):
+        raise ValueError(f"random.wrap_key_data: only threefry2x32 exists, got {impl!r}")
+    data = asarray_(key_bits_array)
+    if data.jdtype is not DType.uint32 or not data.shape or data.shape[-1] != 2:
+        raise TypeError(f"random.wrap_key_data: expected uint32 data with a last axis of 2, "
+                        f"got {data.jdtype}{list(data.shape)}")
+    return KeyArray(data)
+
+
+def clone(key: Any) -> Any:
+    """The same key (keys are immutable values here, as in JAX without key reuse checks)."""
+    return key
+
+
+def split(key: Any, num: Shape = 2) -> Any:
     """`num` new keys (a shape when a tuple): key i is the two threefry words at counter i."""
-    key = _check_key("split", key)
-    return jnp.stack(_hash_iota(key, _shape(num)), axis=-1)
+    raw = _check_key("split", key)
+    return _like_input(key, jnp.stack(_hash_iota(raw, _shape(num)), axis=-1))
 
 
-def fold_in(key: Any, data: Any) -> Array:
+def fold_in(key: Any, data: Any) -> Any:
     """A new key from key and a 32-bit integer: the threefry words at counter (0, data)."""
-    key = _check_key("fold_in", key)
+    raw = _check_key("fold_in", key)
     data = _to_uint32("fold_in", data)
     if data.shape:
         raise TypeError(f"random.fold_in: data must be a scalar, got shape {data.shape} "
                         f"(use vmap for a batch)")
-    return jnp.stack(_hash(key, jnp.zeros((), DType.uint32), data))
+    return _like_input(key, jnp.stack(_hash(raw, jnp.zeros((), DType.uint32), data)))
 
 
 def _bits(key: Array, shape: tuple[int, ...]) -> Array:
@@ -186,30 +226,11 @@ def uniform(key: Any, shape: Shape = (), dtype: Any = DType.float32, minval: Any
     return jnp.maximum(lo, scaled)
 
 
-# Giles' single-precision erf_inv ("Approximating the erfinv function", GPU Gems),
-# as XLA computes it: a polynomial in w - 2.5 for w < 5, in sqrt(w) - 3 beyond.
-_ERF_INV_CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
-                    0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
-_ERF_INV_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
-                 0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
-
-
-def _erf_inv(x: Array) -> Array:
-    w = -jnp.log1p(-x * x)
-    central = w < 5.0
-    w = jnp.where(central, w - 2.5, jnp.sqrt(w) - 3.0)
-    coeffs = [jnp.where(central, c, t) for c, t in zip(_ERF_INV_CENTRAL, _ERF_INV_TAIL)]
-    p = coeffs[0]
-    for c in coeffs[1:]:   # Horner
-        p = c + p * w
-    return jnp.where(jnp.abs(x) == 1.0, x * math.inf, p * x)
-
-
 def normal(key: Any, shape: Shape = (), dtype: Any = DType.float32) -> Array:
     """Standard normal samples: sqrt(2) erf_inv(u) for u uniform in (-1, 1)."""
     key = _check_key("normal", key)
     lo = float(np.nextafter(np.float32(-1.0), np.float32(0.0)))
-    return math.sqrt(2.0) * _erf_inv(uniform(key, shape, dtype, lo, 1.0))
+    return math.sqrt(2.0) * lax.erf_inv(uniform(key, shape, dtype, lo, 1.0))
 
 
 def bernoulli(key: Any, p: Any = 0.5, shape: Shape | None = None) -> Array:
@@ -315,3 +336,9 @@ def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> A
     if independent or x.ndim == 1:
         return _shuffle(key, x, axis)
     return jnp.take(x, _shuffle(key, jnp.arange(x.shape[axis]), 0), axis=axis)
+
+
+from jaxlab.random_distributions import *  # noqa: E402,F401,F403  (samplers built on the above)
+from jaxlab.random_distributions import __all__ as _distributions
+
+__all__ += _distributions

@@ -38,6 +38,12 @@ class PyTreeDef:
     def num_leaves(self) -> int:
         return 1 if self.node_type is None else sum(c.num_leaves for c in self.children)
 
+    def unflatten(self, leaves: Iterable) -> Any:
+        return tree_unflatten(self, leaves)
+
+    def flatten_up_to(self, tree: Any) -> list:
+        return treedef_flatten_up_to(self, tree)
+
     def __repr__(self) -> str:
         if self.node_type is None:
             return "*"
@@ -83,8 +89,8 @@ def tree_leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list
     return tree_flatten(tree, is_leaf)[0]
 
 
-def tree_structure(tree: Any) -> PyTreeDef:
-    return tree_flatten(tree)[1]
+def tree_structure(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> PyTreeDef:
+    return tree_flatten(tree, is_leaf)[1]
 
 
 def tree_map(f: Callable, tree: Any, *rest: Any, is_leaf: Callable | None = None) -> Any:
@@ -122,3 +128,15 @@ def tree_reduce(f: Callable, tree: Any, initializer: Any = None) -> Any:
 
 def tree_all(tree: Any) -> bool:
     return all(tree_leaves(tree))
+
+
+def tree_transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None,
+                   pytree_to_transpose: Any) -> Any:
+    """An outer tree of inner trees turned into an inner tree of outer trees."""
+    inners = treedef_flatten_up_to(outer_treedef, pytree_to_transpose)
+    if inner_treedef is None:
+        inner_treedef = tree_structure(inners[0]) if inners else LEAF
+    rows = [treedef_flatten_up_to(inner_treedef, t) for t in inners]
+    columns = [tree_unflatten(outer_treedef, [row[j] for row in rows])
+               for j in range(inner_treedef.num_leaves)]
+    return tree_unflatten(inner_treedef, columns)

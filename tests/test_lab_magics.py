@@ -15,6 +15,7 @@ from IPython.testing.globalipapp import get_ipython
 from IPython.utils.capture import capture_output
 
 import jaxlab
+import jaxlab.numpy as jnp
 from jaxlab.backends.cpu import CpuBackend
 from jaxlab.engine import devices
 from jaxlab.lab.report import MIME
@@ -268,6 +269,25 @@ def test_status_lists_devices_backend_info_and_unavailable(ip, lab2):
     assert "jaxlab devices" in text and "cpu backend" in text and "lab2 backend" in text
     assert "labbroken" in text and "no such driver" in text
     assert all("<script" not in d["text/html"] for d in displayed(out))
+
+
+def test_status_shows_each_devices_live_pooled_and_peak_bytes(ip):
+    with jaxlab.default_device("cpu"):
+        kept = (jnp.ones(1000) + 1).block_until_ready()
+        _, out = run(ip, "%jaxlab status")
+    text = "\n".join(d["text/plain"] for d in displayed(out))
+    memory = text.split("device memory", 1)[1]
+    row = next(line for line in memory.splitlines() if line.startswith("CpuDevice"))
+    live, pooled, peak = _sizes(row)
+    assert live >= 4000 and peak >= live and pooled >= 0
+    del kept
+
+
+def _sizes(row: str) -> list[float]:
+    """The byte counts in a status row ('4 kB' -> 4000)."""
+    scale = {"B": 1, "kB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12}
+    cells = row.split()[1:]
+    return [float(v) * scale[u] for v, u in zip(cells[::2], cells[1::2])]
 
 
 def test_backend_sets_the_default_device(ip, lab2):

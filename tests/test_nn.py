@@ -134,3 +134,25 @@ def test_softmax_kernel_count():
     with jaxlab.capture() as log:
         f(x).block_until_ready()
     assert len(log.kernels()) <= 3, log.summary()
+
+
+MORE_ELEMENTWISE = ["identity", "elu", "celu", "selu", "leaky_relu", "relu6", "hard_tanh",
+                    "hard_sigmoid", "hard_silu", "hard_swish", "soft_sign", "sparse_plus",
+                    "sparse_sigmoid", "squareplus", "mish"]
+KINKS = np.array([-7.0, -3.0, -1.0, -0.3, 0.0, 0.4, 1.0, 3.0, 6.0, 8.5], np.float32)
+
+
+@pytest.mark.parametrize("name", MORE_ELEMENTWISE)
+def test_more_activations_and_their_gradients(backend, name):
+    ours, theirs = getattr(nn, name), getattr(jnn, name)
+    assert_close(ours(KINKS), theirs(KINKS), rtol=1e-5, atol=2e-6)
+    assert_close(jaxlab.vmap(jaxlab.grad(ours))(KINKS), jax.vmap(jax.grad(theirs))(KINKS),
+                 rtol=1e-5, atol=4e-6)
+
+
+@pytest.mark.parametrize("axis", [-1, 0])
+def test_glu(backend, rng, axis):
+    x = rng.normal(size=(4, 6)).astype(np.float32)
+    assert_close(nn.glu(x, axis), jnn.glu(x, axis), rtol=1e-6)
+    with pytest.raises(ValueError, match="even"):
+        nn.glu(np.ones((3, 3), np.float32))

@@ -216,6 +216,7 @@ class KnobBackend(CpuBackend):
     name = "knobs"
 
     def __init__(self) -> None:
+        super().__init__()
         self.calls: list[dict] = []
 
     def prepare_kernel(self, kernel, vector_width=None, unroll=None):

@@ -37,6 +37,16 @@ def _numpy_adam(params, grads_seq, lr, b1=0.9, b2=0.999, eps=1e-8):
     return params
 
 
+def _numpy_adamw(params, grads_seq, lr, weight_decay, b1=0.9, b2=0.999, eps=1e-8):
+    mu, nu = np.zeros_like(params), np.zeros_like(params)
+    for t, g in enumerate(grads_seq, start=1):
+        mu = (1 - b1) * g + b1 * mu
+        nu = (1 - b2) * g * g + b2 * nu
+        step = (mu / (1 - b1 ** t)) / (np.sqrt(nu / (1 - b2 ** t)) + eps)
+        params = params - lr * (step + weight_decay * params)
+    return params
+
+
 def _numpy_momentum(params, grads_seq, lr, beta, nesterov):
     trace = np.zeros_like(params)
     for g in grads_seq:
@@ -54,6 +64,8 @@ NUMPY_REFERENCES = {
                  lambda p, gs: _numpy_momentum(p, gs, 0.1, 0.8, True)),
     "adam": (lambda: optim.adam(0.05),
              lambda p, gs: _numpy_adam(p, gs, 0.05)),
+    "adamw": (lambda: optim.adamw(0.05, weight_decay=0.1),
+              lambda p, gs: _numpy_adamw(p, gs, 0.05, 0.1)),
 }
 
 
@@ -68,6 +80,18 @@ def test_updates_match_numpy(backend, rng, name, jit):
                              zip(*(_leaves(g) for g in grads_seq))):
         assert_close(actual, reference(p.astype(np.float64), [g.astype(np.float64)
                                                                for g in gs]).astype(np.float32))
+
+
+@pytest.mark.parametrize("max_norm", [0.5, 100.0])
+def test_clip_by_global_norm_chained_with_sgd(backend, rng, max_norm):
+    params, grads = _tree(rng), _tree(rng)
+    opt = optim.chain(optim.clip_by_global_norm(max_norm), optim.sgd(1.0))
+    out, _ = _run(opt, params, [grads], jit=True)
+    norm = np.sqrt(sum(np.sum(g.astype(np.float64) ** 2) for g in _leaves(grads)))
+    scale = min(1.0, max_norm / norm)
+    for actual, p, g in zip(_leaves(out), _leaves(params), _leaves(grads)):
+        assert_close(actual, (p - scale * g).astype(np.float32))
+    assert_close(optim.global_norm(grads), np.float32(norm))
 
 
 def test_adam_state(rng):

@@ -206,3 +206,75 @@ def test_uniform_statistics(backend):
 def test_errors(call, error):
     with pytest.raises(error):
         call()
+
+
+# --- typed keys (random.key) ------------------------------------------------------------
+
+def test_typed_key_matches_jax(backend):
+    k, jk = random.key(42), jr.key(42)
+    assert k.shape == () and str(k.dtype) == str(jk.dtype) == "key<fry>"
+    assert_same(random.key_data(k), jr.key_data(jk))
+    ks, jks = random.split(k, 3), jr.split(jk, 3)
+    assert ks.shape == (3,)
+    assert_same(random.key_data(ks), jr.key_data(jks))
+    assert_same(random.key_data(random.fold_in(k, 9)), jr.key_data(jr.fold_in(jk, 9)))
+    first, second = random.split(k)
+    assert_same(random.uniform(second, (4,)), jr.uniform(jr.split(jk)[1], (4,)))
+    assert_same(random.key_data(ks[1:]), jr.key_data(jks[1:]))
+
+
+def test_wrap_key_data_round_trip(backend):
+    data = random.key_data(random.split(random.key(3), 4))
+    wrapped = random.wrap_key_data(data)
+    assert_same(random.bits(wrapped[2], (5,)), jr.bits(jr.wrap_key_data(np.asarray(data))[2], (5,)))
+    with pytest.raises(TypeError, match="uint32"):
+        random.wrap_key_data(np.zeros((2,), np.float32))
+
+
+def test_typed_keys_under_jit_and_vmap(backend):
+    ks, jks = random.split(random.key(0), 5), jr.split(jr.key(0), 5)
+    draw = lambda rnd: lambda key: rnd.normal(key, (3,))
+    np.testing.assert_allclose(np.asarray(jaxlab.vmap(draw(random))(ks)),
+                               np.asarray(jax.vmap(draw(jr))(jks)), rtol=1e-6, atol=1e-6)
+    step = jaxlab.jit(lambda key: random.split(key))
+    assert_same(random.key_data(step(ks[0])), jr.key_data(jr.split(jks[0])))
+
+
+def test_a_key_array_where_one_key_is_needed_is_refused():
+    with pytest.raises(TypeError, match="single key"):
+        random.normal(random.split(random.key(0)), (2,))
+
+
+# --- samplers built on uniform and normal ----------------------------------------------------
+
+@pytest.mark.parametrize("name,rtol", [("exponential", 2e-6), ("laplace", 2e-6),
+                                       ("logistic", 2e-6), ("cauchy", 1e-4)])
+def test_transformed_uniform_samplers(backend, name, rtol):
+    # the uniform draws are JAX's bit for bit; log/tan may differ from XLA's in the last ulp
+    actual = getattr(random, name)(random.key(5), (64,))
+    expected = getattr(jr, name)(jr.key(5), (64,))
+    assert actual.dtype == expected.dtype
+    np.testing.assert_allclose(np.asarray(actual), np.asarray(expected), rtol=rtol, atol=1e-6)
+
+
+def test_rademacher_is_bit_identical(backend):
+    assert_same(random.rademacher(random.key(1), (32,)), jr.rademacher(jr.key(1), (32,)))
+
+
+@pytest.mark.parametrize("lower,upper", [(-1.0, 2.0), (0.5, 0.75),
+                                         (np.array([-3.0, 0.0], np.float32), 1.0)])
+def test_truncated_normal(backend, lower, upper):
+    actual = random.truncated_normal(random.key(2), lower, upper, (16, 2))
+    expected = jr.truncated_normal(jr.key(2), lower, upper, (16, 2))
+    np.testing.assert_allclose(np.asarray(actual), np.asarray(expected), rtol=2e-6, atol=1e-6)
+    assert (np.asarray(actual) > lower).all() and (np.asarray(actual) < upper).all()
+
+
+def test_multivariate_normal(backend):
+    cov = np.array([[2.0, 0.5, 0.1], [0.5, 1.0, 0.2], [0.1, 0.2, 0.7]], np.float32)
+    mean = np.array([1.0, -1.0, 0.0], np.float32)
+    actual = random.multivariate_normal(random.key(4), mean, cov, (8,))
+    expected = jr.multivariate_normal(jr.key(4), mean, cov, (8,))
+    np.testing.assert_allclose(np.asarray(actual), np.asarray(expected), rtol=1e-5, atol=2e-6)
+    with pytest.raises(ValueError, match="cov.shape"):
+        random.multivariate_normal(random.key(4), mean, cov[:2, :2])

@@ -15,6 +15,7 @@ from jaxlab.backends.webgpu.codegen import Program
 from jaxlab.backends.webgpu.plan import single
 from jaxlab.backends.base import Executable
 from jaxlab.engine.devices import Device
+from jaxlab.ir.dtypes import DType
 from tests.conftest import assert_close
 
 from jaxlab.backends.webgpu import WebGpuBackend
@@ -123,7 +124,7 @@ def test_dispatch_does_not_wait(backend, device):
     for out in outs:
         assert backend.dispatch(exe, [b.handle for b in inputs], [out]) is None
     for out in outs[::13]:
-        np.testing.assert_array_equal(backend.read(out, jaxlab.numpy.float32, 100),
+        np.testing.assert_array_equal(backend.read(out, DType.float32, 100),
                                       np.arange(100) * 2.0)
 
 

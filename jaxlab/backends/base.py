@@ -80,3 +80,8 @@ class Backend(abc.ABC):
 
     def info(self) -> dict[str, Any]:
         return {"backend": self.name}
+
+    def memory_stats(self) -> dict[str, int]:
+        """Bytes of device memory: `live_bytes` (held by arrays), `pooled_bytes` (freed
+        and kept for reuse), `peak_bytes` (the most live at once)."""
+        return {"live_bytes": 0, "pooled_bytes": 0, "peak_bytes": 0}

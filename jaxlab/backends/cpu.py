@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -33,11 +34,31 @@ class CpuBackend(Backend):
     max_buffer_bytes = _half_the_memory()
     buffer_limit_reason = "half the host's physical memory"
 
+    def __init__(self) -> None:
+        # NumPy memory goes with its last reference; these only count it. A free runs
+        # in __del__ on any thread, even inside allocate: it queues, never waits.
+        self._lock = threading.Lock()
+        self._freed: list[int] = []
+        self._live = self._peak = 0
+
     def allocate(self, nbytes: int) -> np.ndarray:
+        with self._lock:
+            self._settle()
+            self._live += nbytes
+            self._peak = max(self._peak, self._live)
         return np.zeros(nbytes, dtype=np.uint8)
 
     def free(self, handle: Any) -> None:
-        pass  # NumPy memory goes with its last reference
+        self._freed.append(handle.nbytes)   # list.append is atomic
+
+    def _settle(self) -> None:
+        while self._freed:
+            self._live -= self._freed.pop()
+
+    def memory_stats(self) -> dict[str, int]:
+        with self._lock:
+            self._settle()
+            return {"live_bytes": self._live, "pooled_bytes": 0, "peak_bytes": self._peak}
 
     def write(self, handle: np.ndarray, data: np.ndarray) -> None:
         raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)

@@ -9,13 +9,14 @@ so reverse mode (which jaxlab builds as linearize + transpose) uses them.
 from __future__ import annotations
 
 import functools
+import operator
 from typing import Any, Callable, Sequence
 
 from jaxlab.array import wrap
 from jaxlab.core.primitives import (abstract_evals, batch_rules, jvp_rules, lowerings,
                                     primitive, transpose_rules)
 from jaxlab.core.trace import bind, get_aval
-from jaxlab.tree_util import tree_flatten, tree_unflatten
+from jaxlab.tree_util import tree_flatten, tree_map, tree_unflatten
 
 custom_jvp_call_p = primitive("custom_jvp_call", multiple_results=True)
 custom_vjp_call_p = primitive("custom_vjp_call", multiple_results=True)
@@ -46,6 +47,21 @@ class custom_jvp:
     def defjvp(self, jvp: Callable) -> Callable:
         self.jvp = jvp
         return jvp
+
+    def defjvps(self, *jvps: Callable | None) -> None:
+        """One rule per argument, `rule(tangent, primal_out, *primals)`, the output's
+        tangent being their sum (None: the output does not depend on that argument)."""
+        fun = self.fun
+
+        def jvp(primals: tuple, tangents: tuple) -> tuple:
+            out = fun(*primals)
+            parts = [rule(t, out, *primals) for rule, t in zip(jvps, tangents)
+                     if rule is not None]
+            if not parts:
+                from jaxlab.numpy.creation import zeros_like
+                return out, tree_map(zeros_like, out)
+            return out, tree_map(lambda *xs: functools.reduce(operator.add, xs), *parts)
+        self.defjvp(jvp)
 
     def __call__(self, *args: Any) -> Any:
         if self.jvp is None:

@@ -8,6 +8,7 @@ lowering on concrete Arrays (lazily, so it fuses).
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import linecache
 import sys
 from types import FrameType
@@ -133,35 +134,43 @@ class EvalTrace(Trace):
         return [wrap(o, weak) for o in out] if prim.multiple_results else [wrap(out, weak)]
 
 
-trace_stack: list[MainTrace] = [MainTrace(0, EvalTrace)]
-dynamic_trace: Optional[MainTrace] = None   # a staging trace that captures every bind
+# The transformations active in this thread (each thread, and each asyncio task, has
+# its own: a grad in one thread must not see another thread's jit tracing), as an
+# immutable tuple so that leaving a transformation restores exactly what was there.
+_EVAL = MainTrace(0, EvalTrace)
+_trace_stack: contextvars.ContextVar[tuple[MainTrace, ...]] = contextvars.ContextVar(
+    "jaxlab_trace_stack", default=(_EVAL,))
+# a staging trace that captures every bind
+_dynamic_trace: contextvars.ContextVar[Optional[MainTrace]] = contextvars.ContextVar(
+    "jaxlab_dynamic_trace", default=None)
 
 
 @contextlib.contextmanager
 def new_main(trace_type: type, global_data: Any = None) -> Iterator[MainTrace]:
-    main = MainTrace(len(trace_stack), trace_type, global_data)
-    trace_stack.append(main)
+    stack = _trace_stack.get()
+    main = MainTrace(len(stack), trace_type, global_data)
+    token = _trace_stack.set(stack + (main,))
     try:
         yield main
     finally:
-        trace_stack.pop()
+        _trace_stack.reset(token)
 
 
 @contextlib.contextmanager
 def new_dynamic(main: Optional[MainTrace]) -> Iterator[None]:
-    global dynamic_trace
-    prev, dynamic_trace = dynamic_trace, main
+    token = _dynamic_trace.set(main)
     try:
         yield
     finally:
-        dynamic_trace = prev
+        _dynamic_trace.reset(token)
 
 
 def find_top_trace(xs: Sequence[Any]) -> Trace:
     top = max((x._trace.main for x in xs if isinstance(x, Tracer)),
-              default=trace_stack[0], key=lambda m: m.level)
-    if dynamic_trace is not None and dynamic_trace.level > top.level:
-        top = dynamic_trace
+              default=_EVAL, key=lambda m: m.level)
+    dynamic = _dynamic_trace.get()
+    if dynamic is not None and dynamic.level > top.level:
+        top = dynamic
     return top.trace_type(top)
 
 

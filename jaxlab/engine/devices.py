@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import os
 from typing import Any, Callable, Iterator, Optional, Union
 
 from jaxlab.backends.base import Backend
@@ -37,11 +38,32 @@ def register_backend(name: str, factory: Callable[[], Backend], priority: int = 
     _PRIORITY[name] = priority
 
 
+PLATFORMS_VARIABLE = "JAXLAB_PLATFORMS"
+
+
+def allowed_platforms() -> Optional[list[str]]:
+    """The platforms JAXLAB_PLATFORMS names (comma-separated, in order of preference,
+    as JAX_PLATFORMS for JAX), or None when it is unset: then every device may start."""
+    value = os.environ.get(PLATFORMS_VARIABLE, "").strip()
+    if not value:
+        return None
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    unknown = [n for n in names if n not in _FACTORIES]
+    if unknown:
+        raise ValueError(f"{PLATFORMS_VARIABLE}={value!r} names unknown platforms "
+                         f"{unknown}; known: {', '.join(sorted(_FACTORIES))}")
+    return names
+
+
 def get_device(name: str) -> Device:
     if name in _DEVICES:
         return _DEVICES[name]
     if name not in _FACTORIES:
         raise ValueError(f"unknown device {name!r}; known: {', '.join(sorted(_FACTORIES))}")
+    allowed = allowed_platforms()
+    if allowed is not None and name not in allowed:
+        raise RuntimeError(f"device {name!r} is not available here: "
+                           f"{PLATFORMS_VARIABLE}={os.environ[PLATFORMS_VARIABLE]!r} leaves it out")
     try:
         backend = _FACTORIES[name]()
     except Exception as exc:  # a missing driver must not break the other devices
@@ -52,9 +74,10 @@ def get_device(name: str) -> Device:
 
 
 def devices(platform: Optional[str] = None) -> list[Device]:
-    """The devices that can run here, highest priority first."""
+    """The devices that can run here: those JAXLAB_PLATFORMS names in its order, else
+    all, highest priority first."""
     out = []
-    for name in sorted(_FACTORIES, key=lambda n: -_PRIORITY[n]):
+    for name in allowed_platforms() or sorted(_FACTORIES, key=lambda n: -_PRIORITY[n]):
         if platform is not None and name != platform:
             continue
         try:
@@ -85,7 +108,11 @@ def to_device(d: DeviceLike) -> Device:
 def current_device() -> Device:
     d = _default.get()
     if d is None:
-        d = devices()[0]
+        available = devices()
+        if not available:
+            raise RuntimeError(f"no device could start ({PLATFORMS_VARIABLE}="
+                               f"{os.environ.get(PLATFORMS_VARIABLE)!r}; failures: {unavailable()})")
+        d = available[0]
         _default.set(d)
     return d
 

@@ -15,6 +15,7 @@ Realization (lower.py + dispatch.py) turns this into one Kernel.
 from __future__ import annotations
 
 import math
+import threading
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
@@ -133,6 +134,12 @@ def set_realizer(fn: Callable[[Lazy, str], Lazy]) -> None:
     _realizer = fn
 
 
+# Threads that read one lazy array at once run its kernel once: the second waits
+# for the first (a lock per stripe of arrays; realizing never realizes another
+# array, so a thread holds at most one of these).
+_REALIZING = [threading.RLock() for _ in range(64)]
+
+
 def realize(lz: Lazy, reason: str = "its value is read") -> Lazy:
     """Run the kernel that computes lz; `reason` says why it must exist in memory.
 
@@ -141,8 +148,11 @@ def realize(lz: Lazy, reason: str = "its value is read") -> Lazy:
     of recomputing: a matmul feeding three softmax steps runs once."""
     if lz.buffer is not None:
         return lz
-    out = _realizer(lz, reason)
-    lz._exp, lz._buf, lz.pending, lz.origin = None, out.buffer, None, ()
+    with _REALIZING[id(lz) % len(_REALIZING)]:
+        if lz.buffer is None:
+            out = _realizer(lz, reason)
+            lz._buf = out.buffer   # first: a reader that sees the buffer needs nothing else
+            lz._exp, lz.pending, lz.origin = None, None, ()
     return lz
 
 

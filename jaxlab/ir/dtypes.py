@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import enum
+import os
+import sys
+import warnings
 
 import numpy as np
 
@@ -16,6 +19,11 @@ class DType(enum.Enum):
     @property
     def np(self) -> np.dtype:
         return _NUMPY[self.value]   # by value: an Enum member hashes in Python code
+
+    @property
+    def dtype(self) -> np.dtype:
+        """So that np.dtype(DType.float32) works, as for jnp.float32."""
+        return self.np
 
     @property
     def itemsize(self) -> int:
@@ -38,11 +46,6 @@ class DType(enum.Enum):
         """JAX's jaxpr spelling: f32, i32, u32, f16, bool."""
         return _SHORT[self]
 
-    def __call__(self, value):
-        """`jnp.float32(x)`: an array of this dtype, as in JAX."""
-        from jaxlab.numpy import asarray
-        return asarray(value, dtype=self)
-
     def __repr__(self) -> str:
         return self.value
 
@@ -54,36 +57,67 @@ _NUMPY = {d.value: np.dtype(d.value) for d in DType}   # built once: dispatch re
 _SHORT = {DType.bool: "bool", DType.int32: "i32", DType.uint32: "u32",
           DType.float16: "f16", DType.float32: "f32"}
 
-# NumPy dtypes that map onto ours (x64 off: 64-bit types narrow like JAX does).
+# NumPy dtypes stored as one of ours. x64 is off, as JAX's default: 64-bit types
+# narrow to 32 bits (with JAX's warning when a program asks for one by name).
 _FROM_NUMPY = {
-    "bool": DType.bool,
-    "int8": DType.int32, "int16": DType.int32, "int32": DType.int32, "int64": DType.int32,
-    "uint8": DType.uint32, "uint16": DType.uint32, "uint32": DType.uint32, "uint64": DType.uint32,
-    "float16": DType.float16, "float32": DType.float32, "float64": DType.float32,
+    "bool": DType.bool, "int32": DType.int32, "uint32": DType.uint32,
+    "float16": DType.float16, "float32": DType.float32,
 }
+_NARROWED_X64 = {"int64": DType.int32, "uint64": DType.uint32, "float64": DType.float32}
+# Host data of these dtypes is widened on upload (same values, a wider dtype than
+# JAX would give): 8/16-bit storage comes with issue 15's new dtypes.
+_WIDENED_ON_UPLOAD = {"int8": DType.int32, "int16": DType.int32,
+                      "uint8": DType.uint32, "uint16": DType.uint32}
 
-float32, float16, int32, uint32, bool_ = (DType.float32, DType.float16, DType.int32,
-                                          DType.uint32, DType.bool)
+_X64_WARNING = ("Explicitly requested dtype {name} requested in {where} is not available, "
+                "and will be truncated to dtype {short}. To enable more dtypes, set the "
+                "jax_enable_x64 configuration option or the JAX_ENABLE_X64 shell environment "
+                "variable. See https://github.com/jax-ml/jax#current-gotchas for more.")
 
 
-def to_dtype(d) -> DType:
-    """Accept a DType, a NumPy dtype/type, a string or a Python type."""
+def to_dtype(d, where: str | None = "jaxlab") -> DType:
+    """The stored dtype for a requested one: a DType, a NumPy dtype or type, a string,
+    a Python type, or anything with a `.dtype` (jnp.float32). `where` names the
+    function asking, for the warning when a 64-bit dtype is narrowed (None: narrow
+    silently, for dtype arithmetic such as result_type)."""
     if isinstance(d, DType):
         return d
-    if d is float:
-        return DType.float32
-    if d is int:
-        return DType.int32
-    if d is bool:
-        return DType.bool
+    python_types = {float: DType.float32, int: DType.int32, bool: DType.bool}
+    if isinstance(d, type) and d in python_types:
+        return python_types[d]
     try:
         name = np.dtype(d).name
     except TypeError:
         name = None
     if name in _FROM_NUMPY:
         return _FROM_NUMPY[name]
+    if name in _NARROWED_X64:
+        narrowed = _NARROWED_X64[name]
+        if where is not None:
+            warnings.warn(_X64_WARNING.format(name=name, where=where, short=narrowed.value),
+                          UserWarning, stacklevel=_stacklevel_outside_jaxlab())
+        return narrowed
     raise TypeError(f"unsupported dtype {d!r}: jaxlab supports "
-                    f"{', '.join(t.value for t in DType)}")
+                    f"{', '.join(t.value for t in DType)} (more dtypes: issue 15)")
+
+
+def _stacklevel_outside_jaxlab() -> int:
+    """warnings.warn's stacklevel of the first caller outside the jaxlab package."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def host_dtype(d: np.dtype) -> DType:
+    """The stored dtype for uploaded NumPy data: 64-bit types narrow silently, as
+    JAX's do; 8/16-bit integers widen (see _WIDENED_ON_UPLOAD)."""
+    name = np.dtype(d).name
+    for table in (_FROM_NUMPY, _NARROWED_X64, _WIDENED_ON_UPLOAD):
+        if name in table:
+            return table[name]
+    return to_dtype(d)
 
 
 # Category ranks of the promotion lattice; within ints, int32+uint32 -> int32

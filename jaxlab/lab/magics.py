@@ -26,7 +26,7 @@ from jaxlab.engine import devices
 from jaxlab.events import EventLog, KernelEvent
 from jaxlab.lab.profile import write_trace
 from jaxlab.lab.report import (STAGES, Comparison, ErrorReport, FileLink, Report, Table, flatten,
-                               fmt_ms, indent)
+                               fmt_ms, fmt_si, indent)
 from jaxlab.tree_util import tree_leaves
 
 _COMMANDS = ("status", "backend", "kernels", "debug", "clear")
@@ -271,6 +271,10 @@ def status_tables() -> list[Table]:
                     [[repr(d), d.backend.name, "yes" if d is current else "",
                       f"{len(d.cache)} of {d.cache.maxsize}", str(d.cache.evictions)]
                      for d in devices.devices()], title="jaxlab devices")]
+    tables.append(Table(["device", "live", "pooled", "peak"],
+                        [[repr(d)] + [fmt_si(d.backend.memory_stats()[k], "B")
+                                      for k in ("live_bytes", "pooled_bytes", "peak_bytes")]
+                         for d in devices.devices()], align="lrrr", title="device memory"))
     tables += [Table(["key", "value"], flatten(d.backend.info()), title=f"{d.platform} backend")
                for d in devices.devices()]
     missing = devices.unavailable()

@@ -1,4 +1,4 @@
-"""jax.lax's operations: strict about dtypes (no promotion), Python scalars weak."""
+"""jax.lax's operations: strict about dtypes (no promotion, Python scalars included)."""
 from __future__ import annotations
 
 import builtins  # this module defines lax.max/min/abs/round, shadowing the builtins
@@ -11,18 +11,32 @@ from jaxlab.core import movement as mv
 from jaxlab.core import reductions as red
 from jaxlab.core.primitives import Primitive
 from jaxlab.ir.dtypes import DType, to_dtype
-from jaxlab.numpy._util import asarray_, broadcast_to_, dtype_of
+from jaxlab.numpy._util import asarray_, broadcast_to_
+
+
+# the jax.numpy function that promotes, named in the error's tip as JAX does
+_JNP_TWIN = {"sub": "subtract", "mul": "multiply", "div": "divide", "rem": "remainder",
+             "max": "maximum", "min": "minimum", "pow": "power", "atan2": "arctan2",
+             "lt": "less", "le": "less_equal", "eq": "equal", "ne": "not_equal",
+             "shift_left": "left_shift", "shift_right_arithmetic": "right_shift"}
+
+
+def _same_dtypes(name: str, xs: Sequence[Any]) -> list:
+    """Arrays of one dtype: lax never promotes, and a Python scalar has its default
+    dtype (int32, float32, bool), so lax.add(x_f32, 1) fails as in JAX."""
+    arrays = [asarray_(x) for x in xs]
+    if len({a.jdtype for a in arrays}) > 1:
+        got = ", ".join(str(a.jdtype) for a in arrays)
+        twin = _JNP_TWIN.get(name, name)
+        raise TypeError(f"lax.{name} requires arguments to have the same dtypes, got {got}. "
+                        f"(Tip: jnp.{twin} is a similar function that does automatic type "
+                        f"promotion on inputs).")
+    return arrays
 
 
 def _lax_args(name: str, *xs: Any) -> list:
-    """Arrays of one dtype and shape; Python scalars take the arrays' dtype."""
-    arrays = [x for x in xs if isinstance(x, ArrayBase) or not isinstance(x, (bool, int, float))]
-    dtypes = {dtype_of(x) for x in arrays}
-    if len(dtypes) > 1:
-        raise TypeError(f"lax.{name} requires arguments to have the same dtypes, got "
-                        f"{', '.join(sorted(str(d) for d in dtypes))}")
-    target = dtypes.pop() if dtypes else None
-    out = [asarray_(x, target) for x in xs]
+    """Arrays of one dtype and one shape (0-d operands broadcast)."""
+    out = _same_dtypes(name, xs)
     shapes = {x.shape for x in out if x.ndim}
     if len(shapes) > 1:
         raise TypeError(f"lax.{name} requires arguments to have the same shapes, got "
@@ -157,20 +171,13 @@ def rev(operand: Any, dimensions: Sequence[int]) -> Any:
 
 
 def concatenate(operands: Sequence[Any], dimension: int) -> Any:
-    xs = _lax_args_same_dtype("concatenate", operands)
+    xs = _same_dtypes("concatenate", operands)
     return mv.concatenate_p.bind(*xs, dimension=dimension)
-
-
-def _lax_args_same_dtype(name: str, xs: Sequence[Any]) -> list:
-    arrays = [asarray_(x) for x in xs]
-    if len({a.jdtype for a in arrays}) > 1:
-        raise TypeError(f"lax.{name} requires arguments to have the same dtypes")
-    return arrays
 
 
 def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any,
                 precision: Any = None, preferred_element_type: Any = None) -> Any:
-    x, y = _lax_args_same_dtype("dot_general", [lhs, rhs])
+    x, y = _same_dtypes("dot_general", [lhs, rhs])
     (lc, rc), (lb, rb) = dimension_numbers
     dn = ((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb)))
     pet = None if preferred_element_type is None else to_dtype(preferred_element_type)

@@ -1,6 +1,9 @@
 """jaxlab.numpy: the jax.numpy API over lazy, fused arrays."""
-from jaxlab.ir.dtypes import bool_, float16, float32, int32, uint32  # noqa: F401
 from jaxlab.array import Array as ndarray  # noqa: F401
+from jaxlab.numpy.dtype_functions import *  # noqa: F401,F403
+from jaxlab.numpy.scalar_types import SCALAR_TYPES as _SCALAR_TYPES
+
+globals().update(_SCALAR_TYPES)   # jnp.float32, jnp.int32, jnp.bool_, ...
 from jaxlab.numpy.creation import *  # noqa: F401,F403
 from jaxlab.numpy.creation import __all__ as _creation_all
 from jaxlab.numpy.ufuncs import *  # noqa: F401,F403
@@ -11,8 +14,9 @@ from jaxlab.numpy.sorting import *  # noqa: F401,F403
 from jaxlab.numpy import linalg  # noqa: F401
 from jaxlab.numpy.indexing import *  # noqa: F401,F403  (also x[idx] and x.at)
 from jaxlab.numpy import _methods  # noqa: F401  (operators and methods on Array)
+from jaxlab.numpy.comparison import *  # noqa: F401,F403
+from jaxlab.numpy.convolution import *  # noqa: F401,F403
 
-bool = bool_  # noqa: A001  (jnp.bool)
 pi = 3.141592653589793
 e = 2.718281828459045
 inf = float("inf")

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from jaxlab.array import ArrayBase
 from jaxlab import numpy as jnp
-from jaxlab.numpy._util import astype_
 
 
 def _swap(fn):
@@ -43,7 +42,7 @@ _METHODS = {
     "sort": jnp.sort, "argsort": jnp.argsort, "dot": jnp.dot,
     "ravel": jnp.ravel, "flatten": jnp.ravel, "squeeze": jnp.squeeze,
     "swapaxes": jnp.swapaxes, "repeat": jnp.repeat, "take": jnp.take,
-    "astype": lambda self, dtype: astype_(self, dtype),
+    "astype": jnp.astype,
 }
 
 for _name, _fn in {**_OPERATORS, **_METHODS}.items():

@@ -11,7 +11,8 @@ from jaxlab.core import movement
 from jaxlab.core.elementwise import convert_element_type_p
 from jaxlab.engine import lazy as lz
 from jaxlab.engine.devices import current_device
-from jaxlab.ir.dtypes import DType, python_scalar_dtype, result_is_weak, result_type, to_dtype
+from jaxlab.ir.dtypes import (DType, host_dtype, python_scalar_dtype, result_is_weak,
+                                 result_type, to_dtype)
 
 Scalar = (bool, int, float)
 
@@ -38,9 +39,7 @@ def asarray_(x: Any, dtype: Optional[DType] = None) -> Array:
         if any(isinstance(v, ArrayBase) for v in _flat(x)):
             return _stack_nested(x, dtype)
         raise TypeError(f"cannot convert {type(x).__name__} of objects to a jaxlab array")
-    dt = dtype or to_dtype(data.dtype)
-    if data.dtype.kind == "f" and data.dtype.itemsize == 8 and dtype is None:
-        dt = DType.float32
+    dt = dtype or host_dtype(data.dtype)
     if isinstance(x, (list, tuple)) and data.dtype.kind in "iu" and data.size and dt.is_int:
         for v in (int(data.min()), int(data.max())):   # Python ints, as JAX checks them
             _check_int(v, dt, "Python integer {} out of bounds for {}")
@@ -84,7 +83,7 @@ def _stack_nested(x: Any, dtype: Optional[DType]) -> Array:
 
 
 def astype_(x: Array, dtype: Any, weak: bool = False) -> Array:
-    dt = to_dtype(dtype)
+    dt = to_dtype(dtype, "astype")
     if dt is x.jdtype:
         return x
     return convert_element_type_p.bind(x, new_dtype=dt, weak_type=weak)
@@ -124,10 +123,10 @@ def dtype_of(x: Any) -> Any:
             return 0.0 if d.is_float else 0 if d.is_int else x.jdtype
         return x.jdtype
     if isinstance(x, np.ndarray) or isinstance(x, np.generic):
-        return to_dtype(x.dtype)
+        return host_dtype(x.dtype)
     if isinstance(x, Scalar):
         return x
-    return to_dtype(np.asarray(x).dtype)
+    return host_dtype(np.asarray(x).dtype)
 
 
 def promote_dtypes(*args: Any) -> DType:

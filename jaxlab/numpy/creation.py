@@ -23,39 +23,39 @@ def _shape(shape: Shape) -> tuple[int, ...]:
     return dims
 
 
-def _dt(dtype: Any, default: DType = DType.float32) -> DType:
-    return default if dtype is None else to_dtype(dtype)
+def _dt(dtype: Any, where: str, default: DType = DType.float32) -> DType:
+    return default if dtype is None else to_dtype(dtype, where)
 
 
 def array(object: Any, dtype: Any = None, copy: bool = True) -> Array:  # noqa: A002
     """A new array from data (copied to the default device)."""
     if isinstance(object, ArrayBase):
-        out = asarray_(object, _dt(dtype, object.jdtype))
+        out = asarray_(object, _dt(dtype, "array", object.jdtype))
         return wrap(lz.realize(out._lazy)) if copy and out is object else out
-    return asarray_(object, None if dtype is None else to_dtype(dtype))
+    return asarray_(object, None if dtype is None else to_dtype(dtype, "array"))
 
 
 def asarray(a: Any, dtype: Any = None) -> Array:
-    return asarray_(a, None if dtype is None else to_dtype(dtype))
+    return asarray_(a, None if dtype is None else to_dtype(dtype, "asarray"))
 
 
 def full(shape: Shape, fill_value: Any, dtype: Any = None) -> Array:
     if isinstance(fill_value, ArrayBase) or np.ndim(fill_value):
         from jaxlab.numpy._util import broadcast_to_
-        return broadcast_to_(asarray_(fill_value, None if dtype is None else to_dtype(dtype)),
+        return broadcast_to_(asarray_(fill_value, None if dtype is None else to_dtype(dtype, "full")),
                              _shape(shape))
-    dt = to_dtype(dtype) if dtype is not None else (
+    dt = to_dtype(dtype, "full") if dtype is not None else (
         python_scalar_dtype(type(fill_value)) if isinstance(fill_value, (bool, int, float))
         else dtype_of(fill_value))
     return wrap(lz.full(_shape(shape), fill_value, dt, current_device()))
 
 
 def zeros(shape: Shape, dtype: Any = None) -> Array:
-    return full(shape, 0, _dt(dtype))
+    return full(shape, 0, _dt(dtype, "zeros"))
 
 
 def ones(shape: Shape, dtype: Any = None) -> Array:
-    return full(shape, 1, _dt(dtype))
+    return full(shape, 1, _dt(dtype, "ones"))
 
 
 def empty(shape: Shape, dtype: Any = None) -> Array:
@@ -64,7 +64,7 @@ def empty(shape: Shape, dtype: Any = None) -> Array:
 
 def _like(a: Any, dtype: Any, shape: Optional[Shape]) -> tuple[tuple[int, ...], DType]:
     a = asarray_(a)
-    return (a.shape if shape is None else _shape(shape)), _dt(dtype, a.jdtype)
+    return (a.shape if shape is None else _shape(shape)), _dt(dtype, "full_like", a.jdtype)
 
 
 def zeros_like(a: Any, dtype: Any = None, shape: Optional[Shape] = None) -> Array:
@@ -110,7 +110,8 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
     if step == 0:
         raise ValueError("arange: step must not be zero")
     values = (start, stop, step)
-    dt = _dt(dtype, DType.float32 if any(isinstance(v, float) for v in values) else DType.int32)
+    default = DType.float32 if any(isinstance(v, float) for v in values) else DType.int32
+    dt = _dt(dtype, "arange", default)
     return _made_on_host((_arange_length(start, stop, step),), dt,
                          lambda: np.arange(start, stop, step))
 
@@ -119,14 +120,15 @@ def linspace(start: float, stop: float, num: int = 50, endpoint: bool = True,
              retstep: bool = False, dtype: Any = None, axis: int = 0) -> Any:
     if num < 0:
         raise ValueError(f"linspace: number of samples, {num}, must be non-negative")
-    check_array(current_device(), (num,), _dt(dtype))   # per start/stop element
+    dt = _dt(dtype, "linspace")
+    check_array(current_device(), (num,), dt)   # per start/stop element
     data, step = np.linspace(start, stop, num, endpoint=endpoint, retstep=True, axis=axis)
-    out = _host(data, _dt(dtype))
+    out = _host(data, dt)
     return (out, step) if retstep else out
 
 
 def eye(N: int, M: Optional[int] = None, k: int = 0, dtype: Any = None) -> Array:
-    return _made_on_host((N, N if M is None else M), _dt(dtype), lambda: np.eye(N, M, k))
+    return _made_on_host((N, N if M is None else M), _dt(dtype, "eye"), lambda: np.eye(N, M, k))
 
 
 def identity(n: int, dtype: Any = None) -> Array:
@@ -134,7 +136,7 @@ def identity(n: int, dtype: Any = None) -> Array:
 
 
 def tri(N: int, M: Optional[int] = None, k: int = 0, dtype: Any = None) -> Array:
-    return _made_on_host((N, N if M is None else M), _dt(dtype), lambda: np.tri(N, M, k))
+    return _made_on_host((N, N if M is None else M), _dt(dtype, "tri"), lambda: np.tri(N, M, k))
 
 
 def _triangle(m: Any, k: int, lower: bool) -> Array:

@@ -42,16 +42,17 @@ class Generated:
 MEMORY_PAGES = 65536          # a shared memory declares its maximum: all of memory32
 
 
-def generate(kernel: Kernel, plan: Plan, form: AxisForm, shared: bool = False) -> Generated:
+def generate(kernel: Kernel, plan: Plan, form: AxisForm) -> Generated:
     """The whole module: imports, the math functions it calls, the kernel.
 
     The kernel computes the part of the output whose outer loop index is in
     [$lo, $hi) (multiples of the split's unit, $hi may be the extent), so that
-    several threads can share one dispatch; `shared` declares the imported
-    memory shared between them.
+    several threads can share one dispatch. The imported memory is always a
+    shared one: every instance lives in a store of its own (see runtime.py),
+    and only a shared memory can be imported by several stores.
     """
     gen = KernelWat(kernel, plan, form)
-    return Generated(gen.module(shared), gen.scratch_bytes, gen.split)
+    return Generated(gen.module(), gen.scratch_bytes, gen.split)
 
 
 def _indent(lines: list[str], n: int = 1) -> list[str]:
@@ -90,7 +91,7 @@ class KernelWat:
         return f"{stem}{self.labels}"
 
     # --- module --------------------------------------------------------------
-    def module(self, shared: bool) -> str:
+    def module(self) -> str:
         body = self._outputs()
         k, plan, form = self.kernel, self.plan, self.form
         params = " ".join(["(param $out i32)"] + [f"(param $in{i} i32)"
@@ -102,13 +103,12 @@ class KernelWat:
                     + (f", reduction of {form.steps}" if k.reduction else "")
                     + f"; lanes along {plan.lane or 'nothing (scalar)'}"
                     + f"; this call computes {self.split[0]}s [lo, hi)")
-        memory = f"(memory 1 {MEMORY_PAGES} shared)" if shared else "(memory 1)"
         decls = [f"(local ${n} {t})" for n, t in self.locals.items()]
         decls = [" ".join(decls[i:i + 6]) for i in range(0, len(decls), 6)]
         func = ([f'(func $kernel (export "kernel") {params}']
                 + _indent(decls) + _indent(body) + [")"])
         math = [line for fn in mathlib.functions_for("\n".join(body)) for line in fn.splitlines()]
-        text = (head + [f'(import "env" "memory" {memory})'] + math + func)
+        text = (head + [f'(import "env" "memory" (memory 1 {MEMORY_PAGES} shared))'] + math + func)
         return "\n".join(["(module"] + _indent(text) + [")"])
 
     # --- loops over the outputs ----------------------------------------------

@@ -1,19 +1,32 @@
 """One Wasm linear memory for every buffer of the wasm device.
 
 Handles are byte offsets into the memory, so growing it never invalidates a
-live array (a pointer into host memory would). Blocks come in size classes
-(multiples of 64 bytes up to 1 KiB, then four classes per power of two, so at
-most 25% is wasted); a freed block goes on its class's free list and is
-reused by the next allocation of that class. NumPy reads and writes through
-a zero-copy view of the memory, taken again whenever the memory has grown.
+live array (a pointer into host memory would). The memory is a shared one
+(the Wasm threads proposal): every kernel instance lives in a store of its
+own (runtime.py) and imports it, and its reservation never moves.
 
-A shared memory (the Wasm threads proposal) can be imported by instances in
-several stores, so that several threads run kernels over the same buffers.
+Blocks come in size classes (multiples of 64 bytes up to 1 KiB, then four
+classes per power of two, so at most 25% is wasted). A freed block merges
+with its free neighbours; a free span that reaches the top of the used region
+lowers the top instead of waiting in a list. Pages above the top stay
+committed up to RETAIN_BYTES (a loop that frees and allocates big arrays
+does not fault them in again each step); beyond that they go back to the
+operating system, their addresses still reserved. An allocation takes a free
+span of the smallest size class that fits, splitting off the rest, and only
+then grows the used region.
+
+One lock guards the allocator. `free` runs in `__del__` on any thread, even
+inside `allocate` on the same thread (a garbage collection there): it never
+waits for the lock, and when it cannot take it the offset waits in a list
+that the next holder of the lock drains.
 """
 from __future__ import annotations
 
+import bisect
 import ctypes
-from typing import Union
+import mmap
+import sys
+import threading
 
 import numpy as np
 import wasmtime
@@ -25,6 +38,7 @@ ALIGN = 64                 # every block starts on a cache line (and a v128 boun
 PAGE = 65536               # Wasm page size
 MAX_BYTES = 1 << 32        # memory32 addresses
 GUARD = 64                 # bytes kept readable past the last block and before the first
+RETAIN_BYTES = 64 << 20    # memory above the used region kept committed for reuse
 
 
 def size_class(nbytes: int) -> int:
@@ -36,22 +50,32 @@ def size_class(nbytes: int) -> int:
     return -(-n // quarter) * quarter
 
 
-class LinearMemory:
-    """The device memory: a wasmtime Memory (or SharedMemory) plus a size-class allocator."""
+def _floor_class(nbytes: int) -> int:
+    """The largest size class not above `nbytes` (a multiple of ALIGN)."""
+    if nbytes <= 1024:
+        return nbytes
+    quarter = 1 << (nbytes.bit_length() - 3)
+    return nbytes // quarter * quarter
 
-    def __init__(self, engine: wasmtime.Engine, store: wasmtime.Store, shared: bool,
-                 initial_pages: int = 16) -> None:
-        self.store, self.shared = store, shared
-        self.memory: Union[wasmtime.Memory, wasmtime.SharedMemory]
-        if shared:
-            self.memory = wasmtime.SharedMemory(engine, wasmtime.MemoryType(
-                wasmtime.Limits(initial_pages, MEMORY_PAGES), shared=True))
-        else:
-            self.memory = wasmtime.Memory(store, wasmtime.MemoryType(
-                wasmtime.Limits(initial_pages, None)))
-        self._top = GUARD                       # bump pointer: the first never-used byte
-        self._free: dict[int, list[int]] = {}   # size class -> offsets of free blocks
-        self._class: dict[int, int] = {}        # live offset -> its size class
+
+class LinearMemory:
+    """The device memory: a wasmtime SharedMemory plus a coalescing allocator."""
+
+    def __init__(self, engine: wasmtime.Engine, initial_pages: int = 16) -> None:
+        self.memory = wasmtime.SharedMemory(engine, wasmtime.MemoryType(
+            wasmtime.Limits(initial_pages, MEMORY_PAGES), shared=True))
+        self._lock = threading.Lock()
+        self._deferred: list[int] = []          # frees that found the lock taken
+        self._top = GUARD                       # the first byte never handed out
+        self._touched = GUARD                   # pages below this may be committed
+        self._live: dict[int, int] = {}         # live offset -> its block size
+        self._spans: dict[int, int] = {}        # free span start -> bytes (below _top)
+        self._span_ends: dict[int, int] = {}    # free span end -> start
+        self._bins: dict[int, set[int]] = {}    # floor size class -> span starts
+        self._bin_keys: list[int] = []          # sorted keys of _bins
+        self._live_bytes = 0
+        self._span_bytes = 0                    # in free spans below the top
+        self._peak_bytes = 0                    # the most live bytes at once
         self._bytes = -1
         self._u8 = np.zeros(0, np.uint8)
         self._refresh()
@@ -59,26 +83,101 @@ class LinearMemory:
     # --- allocation ---------------------------------------------------------
     def allocate(self, nbytes: int) -> int:
         cls = size_class(nbytes)
-        free = self._free.get(cls)
-        offset = free.pop() if free else None
-        if offset is None:
-            offset = self._top
-            self._ensure(offset + cls + GUARD)
-            self._top = offset + cls
-        self._class[offset] = cls
+        with self._lock:
+            self._drain()
+            offset = self._take_span(cls)
+            if offset is None:
+                offset = self._top
+                self._ensure(offset + cls + GUARD)
+                self._top = offset + cls
+                self._touched = max(self._touched, self._top + GUARD)
+            self._live[offset] = cls
+            self._live_bytes += cls
+            self._peak_bytes = max(self._peak_bytes, self._live_bytes)
         return offset
 
     def free(self, offset: int) -> None:
-        cls = self._class.pop(offset)
-        self._free.setdefault(cls, []).append(offset)
+        if not self._lock.acquire(blocking=False):
+            self._deferred.append(offset)   # list.append is atomic: no lock needed
+            return
+        try:
+            self._release(offset)
+            self._drain()
+        finally:
+            self._lock.release()
 
-    def live_bytes(self) -> int:
-        return sum(self._class.values())
+    def stats(self) -> dict[str, int]:
+        """Live bytes, pooled bytes (free and kept for reuse: spans below the top and
+        committed pages above it), the peak of live bytes, and the memory's size."""
+        with self._lock:
+            self._drain()
+            above = max(0, self._touched - self._top - GUARD)
+            return {"live_bytes": self._live_bytes, "pooled_bytes": self._span_bytes + above,
+                    "peak_bytes": self._peak_bytes, "memory_bytes": self._bytes,
+                    "used_top": self._top}
 
     @property
     def size(self) -> int:
         """Bytes of linear memory now."""
         return self._bytes
+
+    def _drain(self) -> None:
+        while self._deferred:
+            self._release(self._deferred.pop())
+
+    def _release(self, offset: int) -> None:
+        size = self._live.pop(offset)
+        self._live_bytes -= size
+        start, end = offset, offset + size
+        below = self._span_ends.get(start)
+        if below is not None:
+            start = below
+            self._drop_span(below)
+        if end in self._spans:
+            above = end
+            end += self._spans[above]
+            self._drop_span(above)
+        if end != self._top:
+            self._add_span(start, end - start)
+            return
+        self._top = start
+        keep = self._top + GUARD + RETAIN_BYTES
+        if self._touched > keep:
+            _give_back_pages(self._base(), keep, self._touched)
+            self._touched = keep
+
+    def _take_span(self, cls: int) -> int | None:
+        """The start of a free span of at least `cls` bytes (its rest stays free)."""
+        i = bisect.bisect_left(self._bin_keys, cls)
+        if i == len(self._bin_keys):
+            return None
+        start = next(iter(self._bins[self._bin_keys[i]]))
+        size = self._spans[start]
+        self._drop_span(start)
+        if size > cls:
+            self._add_span(start + cls, size - cls)
+        return start
+
+    def _add_span(self, start: int, size: int) -> None:
+        self._spans[start] = size
+        self._span_ends[start + size] = start
+        self._span_bytes += size
+        key = _floor_class(size)
+        if key not in self._bins:
+            self._bins[key] = set()
+            bisect.insort(self._bin_keys, key)
+        self._bins[key].add(start)
+
+    def _drop_span(self, start: int) -> None:
+        size = self._spans.pop(start)
+        del self._span_ends[start + size]
+        self._span_bytes -= size
+        key = _floor_class(size)
+        starts = self._bins[key]
+        starts.discard(start)
+        if not starts:
+            del self._bins[key]
+            self._bin_keys.remove(key)
 
     def _ensure(self, end: int) -> None:
         if end <= self._bytes:
@@ -88,27 +187,19 @@ class LinearMemory:
         have = self._bytes // PAGE
         # at least double, so that n allocations cost O(log n) grows
         want = min(max(-(-end // PAGE), 2 * have), MAX_BYTES // PAGE)
-        if self.shared:
-            self.memory.grow(want - have)
-        else:
-            self.memory.grow(self.store, want - have)
+        self.memory.grow(want - have)
         self._refresh()
 
+    def _base(self) -> int:
+        return ctypes.addressof(self.memory.data_ptr().contents)
+
     def _refresh(self) -> None:
-        if self.shared:
-            self._bytes = self.memory.data_len()
-            base = ctypes.addressof(self.memory.data_ptr().contents)
-            raw = (ctypes.c_ubyte * self._bytes).from_address(base)
-        else:
-            self._bytes = self.memory.data_len(self.store)
-            raw = self.memory.get_buffer_ptr(self.store, self._bytes)
+        self._bytes = self.memory.data_len()
+        raw = (ctypes.c_ubyte * self._bytes).from_address(self._base())
         self._u8 = np.frombuffer(raw, np.uint8)
 
     def define(self, linker: wasmtime.Linker, store: wasmtime.Store) -> None:
         """Make the memory the "env" "memory" import of modules linked in `store`."""
-        if not self.shared:
-            linker.define(store, "env", "memory", self.memory)
-            return
         # wasmtime-py 50's SharedMemory._as_extern wraps its pointer once too often
         # (a ctypes TypeError), so the extern is built here from the same parts.
         from wasmtime import _ffi as ffi
@@ -124,7 +215,7 @@ class LinearMemory:
 
     # --- NumPy views (kernels never grow the memory: only _ensure does) ------
     def view(self, offset: int, dtype: DType, count: int) -> np.ndarray:
-        """Zero-copy: `count` elements of `dtype` at `offset` (valid until the next grow)."""
+        """Zero-copy: `count` elements of `dtype` at `offset`."""
         return self._u8[offset:offset + count * dtype.itemsize].view(dtype.np)
 
     def write(self, offset: int, data: np.ndarray) -> None:
@@ -133,3 +224,28 @@ class LinearMemory:
 
     def read(self, offset: int, dtype: DType, count: int) -> np.ndarray:
         return self.view(offset, dtype, count).copy()
+
+
+def _madvise() -> object:
+    """libc's madvise where freed pages can be dropped (Linux), else None."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).madvise
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+    return fn
+
+
+_MADVISE = _madvise()
+_MADV_DONTNEED = 4
+
+
+def _give_back_pages(base: int, start: int, end: int) -> None:
+    """Drop the whole pages of [start, end): they read as zeros when touched again,
+    and their memory goes back to the system meanwhile."""
+    lo = -(-(base + start) // mmap.PAGESIZE) * mmap.PAGESIZE
+    hi = (base + end) // mmap.PAGESIZE * mmap.PAGESIZE
+    if _MADVISE is not None and hi > lo:
+        _MADVISE(lo, hi - lo, _MADV_DONTNEED)

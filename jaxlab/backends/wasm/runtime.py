@@ -6,16 +6,19 @@ are cached by their text, so two kernels that generate the same code share
 one compiled module. Routines run with NumPy on zero-copy views of the memory.
 
 wasmtime releases the GIL while Wasm runs, and a shared memory can be imported
-by stores on several threads: a large kernel's outer loop is split into ranges
-run at once by a store per thread (measured: about 1.5-1.9x on two cores).
+by many stores: a large kernel's outer loop is split into ranges run at once on
+several threads (measured: about 1.5-1.9x on two cores). Every instance lives
+alone in a store (see _KernelModule) and is taken by one call at a time, so any
+number of Python threads can dispatch at once, and a trap in any part is raised
+only once all parts have stopped.
 """
 from __future__ import annotations
 
 import ctypes
-import functools
 import hashlib
 import math
 import os
+import threading
 import time
 import weakref
 from concurrent.futures import ThreadPoolExecutor
@@ -46,11 +49,9 @@ class WasmTrapError(RuntimeError):
 @dataclass(frozen=True)
 class CompiledKernel:
     name: str
-    key: str                       # the module's cache key
-    nargs: int                     # out, inputs, [scratch], lo, hi
+    module: "_KernelModule"        # keeps the module and its instances alive
     scratch_bytes: int             # per thread
     chunks: tuple[tuple[int, int], ...]   # [lo, hi) of the outer loop, one per thread
-    call: Callable[..., None]      # the kernel in the calling thread's store
 
 
 def _i32(offset: int) -> int:
@@ -91,59 +92,79 @@ def _caller(store: wasmtime.Store, func: wasmtime.Func, nargs: int) -> Callable[
     return run
 
 
+class _Instance:
+    """One instance of a kernel's module in a store of its own, run by one thread at a
+    time (a Store is not thread-safe)."""
+
+    __slots__ = ("store", "call")
+
+    def __init__(self, wasm: "_Wasm", module: wasmtime.Module, nargs: int) -> None:
+        self.store = wasmtime.Store(wasm.engine)
+        linker = wasmtime.Linker(wasm.engine)
+        wasm.memory.define(linker, self.store)
+        instance = linker.instantiate(self.store, module)
+        self.call = _caller(self.store, instance.exports(self.store)["kernel"], nargs)
+
+
+class _KernelModule:
+    """A compiled module and its idle instances. A thread takes one for a call (or a
+    new one when all are busy) and gives it back after: two threads never share a
+    store, and there are as many instances as calls have ever run at once.
+
+    Why a store per instance: each instantiation in a store that imports a shared
+    memory wraps that memory in a new host instance of the store, and when an
+    out-of-bounds access faults, wasmtime asserts that exactly one instance of the
+    store owns the faulting address, so a store with two kernels aborts the process
+    (`assertion failed: fault.is_none()`). Alone in its store, a kernel traps cleanly
+    on any thread. The instances go with the module (no per-store instance limit)."""
+
+    def __init__(self, wasm: "_Wasm", wat: str, nargs: int) -> None:
+        self.wasm, self.nargs = wasm, nargs
+        self.module = wasmtime.Module(wasm.engine, wat)
+        self.idle: list[_Instance] = [_Instance(wasm, self.module, nargs)]
+
+    def take(self) -> _Instance:
+        try:
+            return self.idle.pop()   # atomic: two threads never get the same instance
+        except IndexError:
+            return _Instance(self.wasm, self.module, self.nargs)
+
+    def give(self, instance: _Instance) -> None:
+        self.idle.append(instance)
+
+    def close(self) -> None:
+        for instance in self.idle:
+            instance.store.close()
+        self.module.close()
+
+
 class _Wasm:
-    """The wasmtime objects of one device: an engine, the memory, and a store with its
-    own instances for each thread that runs kernels (a store runs on one thread at a
-    time; with a shared memory every store sees the same buffers)."""
+    """The wasmtime objects of one device: an engine, the shared memory, and the
+    compiled modules by text (alive while an executable uses them)."""
 
     def __init__(self, fuel: bool, threads: int) -> None:
         config = wasmtime.Config()
         config.consume_fuel = fuel
-        config.shared_memory = threads > 1
+        config.shared_memory = True
         self.engine = wasmtime.Engine(config)
-        self.stores = [wasmtime.Store(self.engine) for _ in range(threads)]
-        self.memory = LinearMemory(self.engine, self.stores[0], shared=threads > 1)
-        self.linkers = [wasmtime.Linker(self.engine) for _ in range(threads)]
-        for linker, store in zip(self.linkers, self.stores):
-            self.memory.define(linker, store)
-        self.modules: dict[str, wasmtime.Module] = {}
-        self.users: dict[str, int] = {}   # executables sharing each module
-        self.callers: list[dict[str, Callable[..., None]]] = [{} for _ in range(threads)]
+        self.memory = LinearMemory(self.engine)
+        self.modules: "weakref.WeakValueDictionary[str, _KernelModule]" = \
+            weakref.WeakValueDictionary()
         self.pool = ThreadPoolExecutor(threads - 1, "jaxlab-wasm") if threads > 1 else None
-        weakref.finalize(self, _close, self.pool, self.modules, *self.linkers, *self.stores,
-                         self.memory.memory, self.engine)
+        weakref.finalize(self, _close, self.pool, self.modules, self.memory.memory,
+                         self.engine)
 
-    def compile(self, key: str, wat: str, nargs: int) -> bool:
-        """Compile once per text (and instantiate for the calling thread); returns
-        whether the module was cached."""
-        if key in self.modules:
-            return True
-        self.modules[key] = wasmtime.Module(self.engine, wat)
-        self.caller(0, key, nargs)
-        return False
-
-    def release(self, key: str) -> None:
-        """One executable of this module left the compile cache; the last one drops the
-        module and its callers (an executable still held keeps its own caller)."""
-        self.users[key] = self.users.get(key, 1) - 1
-        if self.users[key] <= 0:
-            self.users.pop(key)
-            self.modules.pop(key, None)
-            for callers in self.callers:
-                callers.pop(key, None)
-
-    def caller(self, thread: int, key: str, nargs: int) -> Callable[..., None]:
-        """The kernel in `thread`'s store (instantiated there on first use)."""
-        callers = self.callers[thread]
-        if key not in callers:
-            store = self.stores[thread]
-            instance = self.linkers[thread].instantiate(store, self.modules[key])
-            callers[key] = _caller(store, instance.exports(store)["kernel"], nargs)
-        return callers[key]
+    def compile(self, key: str, wat: str, nargs: int) -> tuple[_KernelModule, bool]:
+        """The module of this text, compiled now unless a live executable has it;
+        returns it and whether it was cached."""
+        module = self.modules.get(key)
+        if module is not None:
+            return module, True
+        return self.modules.setdefault(key, _KernelModule(self, wat, nargs)), False
 
 
 MIN_THREAD_WORK = 1 << 17   # body evaluations below which one thread beats a hand-off
-MAX_THREADS = 16            # by default: each thread has its own store and instances
+MAX_THREADS = 16            # by default: each part of a split kernel takes an instance
 
 
 class WasmBackend(Backend):
@@ -155,20 +176,26 @@ class WasmBackend(Backend):
         """`fuel`: a budget of Wasm instructions per dispatch and thread (None: unlimited).
         `threads`: threads that share a large kernel (default: JAXLAB_WASM_THREADS or the
         CPUs this process may use, at most 16); 1 runs everything on the calling thread
-        over an unshared memory."""
+        without handing work to other threads."""
         self.fuel = fuel
         self.threads = max(1, threads or int(os.environ.get("JAXLAB_WASM_THREADS", 0))
                            or min(MAX_THREADS, _cpus()))
         self.min_thread_work = MIN_THREAD_WORK
-        self._scratch: list[tuple[int, int]] = [(0, 0)] * self.threads   # (offset, bytes)
+        self._started: Optional[_Wasm] = None
+        self._start_lock = threading.Lock()
 
-    @functools.cached_property
+    @property
     def wasm(self) -> _Wasm:
-        """Started on first use. wasmtime turns out-of-bounds accesses into traps with a
-        signal handler installed when the first engine starts; a SIGSEGV handler installed
-        after it (faulthandler, which pytest enables after importing conftest.py) would
-        turn those traps into crashes. Starting late puts wasmtime's handler last."""
-        return _Wasm(self.fuel is not None, self.threads)
+        """Started on first use (by one thread). wasmtime turns out-of-bounds accesses
+        into traps with a signal handler installed when the first engine starts; a
+        SIGSEGV handler installed after it (faulthandler, which pytest enables after
+        importing conftest.py) would turn those traps into crashes. Starting late puts
+        wasmtime's handler last."""
+        if self._started is None:
+            with self._start_lock:
+                if self._started is None:
+                    self._started = _Wasm(self.fuel is not None, self.threads)
+        return self._started
 
     @property
     def memory(self) -> LinearMemory:
@@ -191,21 +218,18 @@ class WasmBackend(Backend):
     def prepare_kernel(self, kernel: Kernel) -> Executable:
         t0 = time.perf_counter()
         plan, form = tune(kernel)
-        wat = generate(kernel, plan, form, shared=self.threads > 1)
+        wat = generate(kernel, plan, form)
         t1 = time.perf_counter()
         key = hashlib.sha1(wat.text.encode()).hexdigest()
         nargs = 3 + len(kernel.inputs) + (wat.scratch_bytes > 0)
-        hit = self.wasm.compile(key, wat.text, nargs)
-        self.wasm.users[key] = self.wasm.users.get(key, 0) + 1
+        module, hit = self.wasm.compile(key, wat.text, nargs)
         compile_ms = (time.perf_counter() - t1) * 1e3
         work = kernel.size * max(1, form.steps)
         chunks = self._chunks(wat.split, work)
         tuning = plan.as_dict(form)
         tuning["threads"] = self._chunks_reason(wat.split, chunks, work)
-        call = self.wasm.caller(0, key, nargs)
         return Executable(
-            program=CompiledKernel(kernel.name, key, nargs, wat.scratch_bytes, tuple(chunks),
-                                   call),
+            program=CompiledKernel(kernel.name, module, wat.scratch_bytes, tuple(chunks)),
             source=wat.text, language="wat", tuning=tuning,
             tuned_ir=_tuned_ir(kernel, form, plan), compile_ms=compile_ms,
             extra={"module_cache_hit": hit, "codegen_ms": (t1 - t0) * 1e3})
@@ -215,24 +239,25 @@ class WasmBackend(Backend):
                           source=f"{routine.text()}\nNumPy ({routine.name}) on zero-copy "
                                  "views of the wasm linear memory")
 
-    def release(self, exe: Executable) -> None:
-        if isinstance(exe.program, CompiledKernel):
-            self.wasm.release(exe.program.key)
+    # An evicted executable needs no release: its module lives while an executable
+    # (a jit program's step too) holds it, and goes with the last one.
 
     def launcher(self, exe: Executable) -> Callable[[Sequence[Any], Sequence[Any]], None]:
-        """The common small kernel straight to its wasm call: one thread, no scratch, no
-        fuel (the rest goes through dispatch)."""
+        """The common small kernel straight to an instance's call: one thread, no
+        scratch, no fuel (the rest goes through dispatch)."""
         prog = exe.program
         if isinstance(prog, Routine) or len(prog.chunks) != 1 or prog.scratch_bytes \
                 or self.fuel is not None:
             return super().launcher(exe)
-        call, (lo, hi), name = prog.call, prog.chunks[0], prog.name
+        module, (lo, hi), name = prog.module, prog.chunks[0], prog.name
 
         def launch(inputs: Sequence[Any], outputs: Sequence[Any]) -> None:
+            instance = module.take()
             try:
-                call(outputs[0], *inputs, lo, hi)
+                instance.call(outputs[0], *inputs, lo, hi)
             except (wasmtime.Trap, wasmtime.WasmtimeError) as exc:
-                raise WasmTrapError(name, _cause(exc)) from None
+                raise WasmTrapError(name, _cause(exc)) from None   # not given back
+            module.give(instance)
         return launch
 
     def dispatch(self, exe: Executable, inputs: Sequence[Any], outputs: Sequence[Any]) \
@@ -244,33 +269,40 @@ class WasmBackend(Backend):
             for h, (s, d), value in zip(outputs, prog.outputs, run_routine(prog, views)):
                 self.memory.view(h, d, math.prod(s))[:] = value.reshape(-1)
             return None
-        chunks = prog.chunks
+        module, chunks = prog.module, prog.chunks
         if len(chunks) == 1 and not prog.scratch_bytes and self.fuel is None:
-            try:   # the common small kernel: one call, nothing to set up
-                prog.call(outputs[0], *inputs, *chunks[0])
+            instance = module.take()   # the common small kernel: one call, nothing to set up
+            try:
+                instance.call(outputs[0], *inputs, *chunks[0])
             except (wasmtime.Trap, wasmtime.WasmtimeError) as exc:
-                raise WasmTrapError(prog.name, _cause(exc)) from None
+                raise WasmTrapError(prog.name, _cause(exc)) from None   # not given back
+            module.give(instance)
             return None
-        args = [(outputs[0], *inputs) + ((self._scratch_for(t, prog.scratch_bytes),)
-                                         if prog.scratch_bytes else ()) + chunk
-                for t, chunk in enumerate(chunks)]
-        w = self.wasm
-        if self.fuel is not None:
-            for store in w.stores[:len(chunks)]:
-                store.set_fuel(self.fuel)
-        helpers = [w.pool.submit(self._run, t, prog, a) for t, a in enumerate(args) if t]
-        errors = [self._run(0, prog, args[0])] + [h.result() for h in helpers]
+        parts = [self._part(module, prog, (outputs[0], *inputs), chunk) for chunk in chunks]
+        try:
+            helpers = [self.wasm.pool.submit(_run, *part) for part in parts[1:]]
+            errors = [_run(*parts[0])] + [h.result() for h in helpers]
+        finally:
+            for _, _, scratch in parts:
+                if scratch is not None:
+                    self.memory.free(scratch)
         trap = next((e for e in errors if e is not None), None)
-        if trap is not None:   # only now: every thread's store is idle again
+        for (instance, _, _), error in zip(parts, errors):
+            if error is None:
+                module.give(instance)
+        if trap is not None:   # only now: every part has stopped
             raise WasmTrapError(prog.name, _cause(trap))
         return None
 
-    def _run(self, thread: int, prog: CompiledKernel, args: tuple) -> Optional[Exception]:
-        try:
-            self.wasm.caller(thread, prog.key, prog.nargs)(*args)
-        except (wasmtime.Trap, wasmtime.WasmtimeError) as exc:
-            return exc
-        return None
+    def _part(self, module: "_KernelModule", prog: CompiledKernel, buffers: tuple,
+              chunk: tuple[int, int]) -> tuple["_Instance", tuple, Optional[int]]:
+        """An instance (fuelled) and the arguments for one range of the outer loop, with
+        scratch memory of its own when the kernel needs some."""
+        instance = module.take()
+        if self.fuel is not None:
+            instance.store.set_fuel(self.fuel)
+        scratch = self.memory.allocate(prog.scratch_bytes) if prog.scratch_bytes else None
+        return instance, buffers + ((scratch,) if scratch is not None else ()) + chunk, scratch
 
     def _chunks(self, split: tuple[str, int, int], work: int) -> list[tuple[int, int]]:
         """[lo, hi) per thread: whole units of the split axis, the last chunk to the end."""
@@ -291,19 +323,11 @@ class WasmBackend(Backend):
         return (f"{n} threads, each a range of {axis}s (in units of {unit} of {extent}), "
                 "each in its own store over the shared memory")
 
-    def _scratch_for(self, thread: int, nbytes: int) -> int:
-        """A scratch block per thread, kept across kernels, grown on demand."""
-        at, size = self._scratch[thread]
-        if nbytes > size:
-            if size:
-                self.memory.free(at)
-            at, size = self.memory.allocate(nbytes), nbytes
-            self._scratch[thread] = (at, size)
-        return at
+    def memory_stats(self) -> dict[str, int]:
+        return self.memory.stats()
 
     def info(self) -> dict[str, Any]:
-        return {"backend": self.name, "memory_bytes": self.memory.size,
-                "live_bytes": self.memory.live_bytes(), "modules": len(self.wasm.modules),
+        return {"backend": self.name, **self.memory.stats(), "modules": len(self.wasm.modules),
                 "threads": self.threads, "fuel": self.fuel}
 
 
@@ -314,20 +338,31 @@ def _cpus() -> int:
     return os.cpu_count() or 1
 
 
+def _run(instance: _Instance, args: tuple, scratch: Optional[int]) -> Optional[Exception]:
+    """One part of a split kernel; a trap is returned, to be raised when all stopped."""
+    try:
+        instance.call(*args)
+    except (wasmtime.Trap, wasmtime.WasmtimeError) as exc:
+        return exc
+    return None
+
+
 def _cause(exc: Exception) -> str:
     """wasmtime's message ends with the root cause ("1: wasm trap: out of bounds ...")."""
     last = str(exc).strip().splitlines()[-1].strip()
     return last.split(": ", 1)[1] if last[:1].isdigit() else last
 
 
-def _close(pool: Optional[ThreadPoolExecutor], modules: dict, *objects: Any) -> None:
+def _close(pool: Optional[ThreadPoolExecutor], modules: "weakref.WeakValueDictionary",
+           *objects: Any) -> None:
     """Free wasmtime objects while its bindings are alive (their own __del__ runs too
     late at interpreter exit and prints errors)."""
     if pool is not None:
         pool.shutdown()
-    for obj in [*modules.values(), *objects]:
-        if hasattr(obj, "close"):   # a plain Memory belongs to its store
-            obj.close()
+    for module in list(modules.values()):
+        module.close()
+    for obj in objects:
+        obj.close()
 
 
 def _tuned_ir(kernel: Kernel, form: AxisForm, plan: Plan) -> str:

@@ -55,6 +55,11 @@ class BufferPool:
             if not bufs:
                 del self._free[size]
 
+    @property
+    def bytes(self) -> int:
+        """Bytes of the free buffers kept."""
+        return self._bytes
+
     def clear(self) -> None:
         """Forget every buffer (their device is gone or going)."""
         self._free.clear()

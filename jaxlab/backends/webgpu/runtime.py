@@ -10,10 +10,13 @@ replaced by a fresh one at the next call.
 from __future__ import annotations
 
 import contextlib
+import contextlib
+import functools
 import os
+import threading
 import time
 from collections import OrderedDict
-from typing import Any, Callable, Iterator, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional, Sequence, TypeVar
 
 import numpy as np
 
@@ -45,6 +48,20 @@ _LIMITS = ("max-storage-buffers-per-shader-stage", "max-storage-buffer-binding-s
            "max-compute-workgroups-per-dimension")
 
 
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def _locked(method: _Method) -> _Method:
+    """Run under the device's lock: the queue of recorded commands, the buffer pool and
+    the caches are one device's state, changed by one thread at a time (two devices
+    never wait for each other)."""
+    @functools.wraps(method)
+    def run(self: "WebGpuBackend", *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            return method(self, *args, **kwargs)
+    return run  # type: ignore[return-value]
+
+
 def _gib(n: int) -> str:
     return f"{n / (1 << 30):.2f} GiB" if n >= 1 << 30 else f"{n / (1 << 20):.1f} MiB"
 
@@ -59,6 +76,8 @@ class WebGpuBackend(Backend):
         self._choice = "hardware" if is_hardware(self._adapter) else "software"
         self._want_f16 = f16
         self._generation = 0
+        self._lock = threading.RLock()
+        self._freed: list[GpuBuffer] = []   # freed on any thread, recycled under the lock
         self._open()
 
     # --- the device ---------------------------------------------------------
@@ -97,6 +116,7 @@ class WebGpuBackend(Backend):
         # references, and wgpu-py would release a buffer our pool still hands out.
         self._owned: dict[int, Any] = {}
         self._pool = BufferPool(self._destroy)
+        self._live_bytes = self._peak_bytes = 0
         self._queued: list[Any] = []       # finished command buffers not yet submitted
         self._encoder: Any = None          # the open encoder and compute pass, if any
         self._pass: Any = None
@@ -139,12 +159,14 @@ class WebGpuBackend(Backend):
                                   "compute it again")
 
     # --- memory -------------------------------------------------------------
+    @_locked
     def allocate(self, nbytes: int) -> GpuBuffer:
         if nbytes > self.max_binding:
             raise WebGpuMemoryError(
                 f"webgpu: cannot allocate {_gib(nbytes)}: this adapter binds at most "
                 f"{_gib(self.max_binding)} per storage buffer")
         capacity = bucket(nbytes, self.max_binding)
+        self._recycle()
         buf = self._pool.take(capacity)
         if buf is None:
             usage = self._wgpu.BufferUsage
@@ -152,21 +174,41 @@ class WebGpuBackend(Backend):
                 buf = self.device.create_buffer(
                     size=capacity, usage=usage.STORAGE | usage.COPY_SRC | usage.COPY_DST)
             self._owned[id(buf)] = buf
+        self._live_bytes += capacity
+        self._peak_bytes = max(self._peak_bytes, self._live_bytes)
         return GpuBuffer(buf, nbytes, capacity, self._generation)
 
     def free(self, handle: GpuBuffer) -> None:
-        if handle.generation != self._generation:
-            return   # its device is gone, and the memory with it
-        if self._queued or self._encoder is not None:
-            self._deferred.append(handle)   # a recorded command may still read it
-        else:
-            self._pool.give(handle.capacity, handle.buffer)
+        """Called from `__del__` on any thread, even inside a locked method of this one
+        (a garbage collection there): it neither waits for the lock nor touches the pool."""
+        self._freed.append(handle)   # list.append is atomic
+
+    def _recycle(self) -> None:
+        """Freed buffers into the pool, or to wait for the submit of recorded commands
+        that may still read them (under the lock)."""
+        while self._freed:
+            handle = self._freed.pop()
+            if handle.generation != self._generation:
+                continue   # its device is gone, and the memory with it
+            self._live_bytes -= handle.capacity
+            if self._queued or self._encoder is not None:
+                self._deferred.append(handle)
+            else:
+                self._pool.give(handle.capacity, handle.buffer)
 
     def _destroy(self, buf: Any) -> None:
         self._owned.pop(id(buf), None)
         self._bind_groups.clear()   # rare (the pool is over its limit); none may bind it
         buf.destroy()
 
+    @_locked
+    def memory_stats(self) -> dict[str, int]:
+        self._recycle()
+        waiting = sum(h.capacity for h in self._deferred)
+        return {"live_bytes": self._live_bytes, "pooled_bytes": self._pool.bytes + waiting,
+                "peak_bytes": self._peak_bytes}
+
+    @_locked
     def write(self, handle: GpuBuffer, data: np.ndarray) -> None:
         self._live([handle])
         raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
@@ -175,6 +217,7 @@ class WebGpuBackend(Backend):
         with self._guard("writing to a buffer"):
             self.device.queue.write_buffer(handle.buffer, 0, raw)
 
+    @_locked
     def read(self, handle: GpuBuffer, dtype: DType, count: int) -> np.ndarray:
         self._live([handle])
         nbytes = count * dtype.itemsize
@@ -286,15 +329,18 @@ class WebGpuBackend(Backend):
 
     @contextlib.contextmanager
     def batch(self) -> Iterator[None]:
-        """Every dispatch inside goes into one compute pass, submitted once at the end."""
-        self._batch_depth += 1
-        try:
-            yield
-        finally:
-            self._batch_depth -= 1
-            if not self._batch_depth:
-                self._flush()
+        """Every dispatch inside goes into one compute pass, submitted once at the end.
+        The batch holds the device's lock: another thread's work waits for its end."""
+        with self._lock:
+            self._batch_depth += 1
+            try:
+                yield
+            finally:
+                self._batch_depth -= 1
+                if not self._batch_depth:
+                    self._flush()
 
+    @_locked
     def _pipeline(self, p: Pass) -> tuple[Any, Any]:
         key = _pipeline_key(p)
         if key not in self._pipelines:
@@ -357,6 +403,7 @@ class WebGpuBackend(Backend):
             -> Optional[float]:
         return self._run(exe, inputs, outputs, timed=self.timestamps and events.listening())
 
+    @_locked
     def _run(self, exe: Executable, inputs: Sequence[Any], outputs: Sequence[Any],
              timed: bool) -> Optional[float]:
         plan: Plan = exe.program
@@ -475,6 +522,7 @@ class WebGpuBackend(Backend):
             ns = np.frombuffer(self.device.queue.read_buffer(self._query[1]), np.uint64)
         return float(int(ns[1]) - int(ns[0])) / 1e6
 
+    @_locked
     def _flush(self) -> None:
         """Submit what was recorded (without waiting) and recycle deferred frees."""
         self._close_pass()
@@ -485,8 +533,11 @@ class WebGpuBackend(Backend):
             self._unfinished = True
         deferred, self._deferred = self._deferred, []
         for h in deferred:
-            self.free(h)
+            if h.generation == self._generation:
+                self._pool.give(h.capacity, h.buffer)
+        self._recycle()
 
+    @_locked
     def synchronize(self) -> None:
         self._flush()
         if not self._unfinished:   # nothing submitted since the last wait (a jit call's

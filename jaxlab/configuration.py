@@ -1,0 +1,44 @@
+"""jaxlab.config: JAX's `jax.config.update(name, value)` for the options jaxlab has."""
+from __future__ import annotations
+
+from typing import Any
+
+X64_ISSUE = ("64-bit dtypes (jax_enable_x64) are not supported yet: jaxlab stores "
+             "bool, int32, uint32, float16 and float32 (64-bit storage: issue 15)")
+
+
+def _set_x64(value: Any) -> bool:
+    if value:
+        raise NotImplementedError(X64_ISSUE)
+    return False
+
+
+# option -> (default, a check that returns the value to store)
+_OPTIONS = {
+    "jax_enable_x64": (False, _set_x64),
+}
+
+
+class Config:
+    """Options read as attributes (`config.jax_enable_x64`) and set with update()."""
+
+    def __init__(self) -> None:
+        self._values = {name: default for name, (default, _) in _OPTIONS.items()}
+
+    def update(self, name: str, value: Any) -> None:
+        if name not in _OPTIONS:
+            raise AttributeError(f"Unrecognized config option: {name}")
+        self._values[name] = _OPTIONS[name][1](value)
+
+    def read(self, name: str) -> Any:
+        if name not in self._values:
+            raise AttributeError(f"Unrecognized config option: {name}")
+        return self._values[name]
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return self.read(name)
+
+
+config = Config()

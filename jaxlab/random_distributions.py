@@ -1,0 +1,112 @@
+"""The samplers of jax.random that transform uniform or normal draws (exponential,
+laplace, logistic, cauchy, rademacher, truncated_normal, multivariate_normal):
+each follows JAX's formula so that the same key gives JAX's values."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from jaxlab import lax
+from jaxlab import numpy as jnp
+from jaxlab.array import Array
+from jaxlab.ir.dtypes import DType, to_dtype
+from jaxlab.numpy._util import asarray_, broadcast_shapes
+from jaxlab.random import Shape, _check_shape, _shape, bernoulli, normal, uniform
+
+__all__ = ["exponential", "laplace", "logistic", "cauchy", "rademacher", "truncated_normal",
+           "multivariate_normal"]
+
+
+def _float_dtype(name: str, dtype: Any) -> DType:
+    dt = to_dtype(dtype, f"random.{name}")
+    if not dt.is_float:
+        raise TypeError(f"random.{name}: dtype must be a float dtype, got {dt}")
+    return dt
+
+
+def exponential(key: Any, shape: Shape = (), dtype: Any = DType.float32) -> Array:
+    """-log(1 - u) for u uniform in [0, 1)."""
+    u = uniform(key, shape, _float_dtype("exponential", dtype))
+    return -jnp.log1p(-u)
+
+
+def laplace(key: Any, shape: Shape = (), dtype: Any = DType.float32) -> Array:
+    """sign(u) log(1 - |u|) for u uniform in (-1, 1)."""
+    dt = _float_dtype("laplace", dtype)
+    u = uniform(key, shape, dt, -1.0 + float(np.finfo(dt.np).epsneg), 1.0)
+    return jnp.sign(u) * jnp.log1p(-jnp.abs(u))
+
+
+def logistic(key: Any, shape: Shape = (), dtype: Any = DType.float32) -> Array:
+    """log(u) - log(1 - u) for u uniform in [tiny, 1)."""
+    dt = _float_dtype("logistic", dtype)
+    u = uniform(key, shape, dt, float(np.finfo(dt.np).tiny), 1.0)
+    return jnp.log(u) - jnp.log1p(-u)
+
+
+def cauchy(key: Any, shape: Shape = (), dtype: Any = DType.float32) -> Array:
+    """tan(pi (u - 1/2)) for u uniform in [eps, 1)."""
+    dt = _float_dtype("cauchy", dtype)
+    u = uniform(key, shape, dt, float(np.finfo(dt.np).eps), 1.0)
+    return lax.tan(math.pi * (u - 0.5))
+
+
+def rademacher(key: Any, shape: Shape = (), dtype: Any = DType.int32) -> Array:
+    """-1 or +1 with equal probability."""
+    dt = to_dtype(dtype, "random.rademacher")
+    return (2 * bernoulli(key, 0.5, shape).astype(dt) - 1).astype(dt)
+
+
+def _next_toward_zero_inf(x: Array, up: bool) -> Array:
+    """The float next to x toward +inf (up) or -inf, by stepping its bit pattern."""
+    bits = lax.bitcast_convert_type(x, DType.int32)
+    grows = (x >= 0) if up else (x <= 0)     # moving away from zero in magnitude
+    stepped = jnp.where(grows, bits + 1, bits - 1)
+    smallest = np.float32(np.nextafter(np.float32(0), np.float32(1 if up else -1)))
+    out = lax.bitcast_convert_type(stepped, DType.float32)
+    out = jnp.where(x == 0, smallest, out)
+    return jnp.where(jnp.isinf(x) | jnp.isnan(x), x, out)
+
+
+def truncated_normal(key: Any, lower: Any, upper: Any, shape: Shape | None = None,
+                     dtype: Any = DType.float32) -> Array:
+    """Normal samples within (lower, upper): the inverse CDF of a uniform draw between
+    the bounds' CDFs, clamped to the open interval against rounding."""
+    dt = _float_dtype("truncated_normal", dtype)
+    lower, upper = asarray_(lower, dt), asarray_(upper, dt)
+    shape = broadcast_shapes(lower.shape, upper.shape) if shape is None else _shape(shape)
+    _check_shape("truncated_normal", shape, lower.shape, upper.shape)
+    sqrt2 = np.float32(np.sqrt(2))
+    a, b = lax.erf(lower / sqrt2), lax.erf(upper / sqrt2)
+    out = sqrt2 * lax.erf_inv(uniform(key, shape, dt, a, b))
+    low = _next_toward_zero_inf(lax.stop_gradient(lower), up=True)
+    high = _next_toward_zero_inf(lax.stop_gradient(upper), up=False)
+    return jnp.clip(out, low, high)
+
+
+def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Shape | None = None,
+                        dtype: Any = DType.float32, method: str = "cholesky") -> Array:
+    """mean + L z with L L^T = cov (Cholesky) and z standard normal."""
+    if method != "cholesky":
+        raise NotImplementedError(f"random.multivariate_normal: method {method!r} needs "
+                                  f"eigh/svd, which jaxlab lacks; use 'cholesky'")
+    dt = _float_dtype("multivariate_normal", dtype)
+    mean, cov = asarray_(mean, dt), asarray_(cov, dt)
+    if mean.ndim < 1:
+        raise ValueError(f"multivariate_normal requires mean.ndim >= 1, got mean.ndim == "
+                         f"{mean.ndim}")
+    if cov.ndim < 2:
+        raise ValueError(f"multivariate_normal requires cov.ndim >= 2, got cov.ndim == "
+                         f"{cov.ndim}")
+    n = mean.shape[-1]
+    if cov.shape[-2:] != (n, n):
+        raise ValueError(f"multivariate_normal requires cov.shape == (..., n, n) for n={n}, "
+                         f"but got cov.shape == {cov.shape}.")
+    batch = broadcast_shapes(mean.shape[:-1], cov.shape[:-2])
+    shape = batch if shape is None else _shape(shape)
+    _check_shape("multivariate_normal", shape, mean.shape[:-1], cov.shape[:-2])
+    factor = jnp.linalg.cholesky(cov)
+    samples = normal(key, shape + (n,), dt)
+    return mean + jnp.einsum("...ij,...j->...i", factor, samples)

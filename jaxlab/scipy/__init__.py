@@ -1,0 +1,2 @@
+"""jaxlab.scipy: the jax.scipy subset that programs from JAX's docs reach for."""
+from jaxlab.scipy import linalg, special, stats  # noqa: F401

@@ -1,0 +1,48 @@
+"""jax.scipy.stats.norm: the normal distribution's densities, CDFs and quantile."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from jaxlab import numpy as jnp
+from jaxlab.array import Array
+from jaxlab.scipy import special
+
+__all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf"]
+
+_LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
+
+
+def _standardized(x: Any, loc: Any, scale: Any) -> tuple[Array, Array]:
+    x, loc, scale = special.float_args(x, loc, scale)
+    return (x - loc) / scale, scale
+
+
+def logpdf(x: Any, loc: Any = 0, scale: Any = 1) -> Array:
+    z, scale = _standardized(x, loc, scale)
+    return -0.5 * z * z - _LOG_SQRT_2PI - jnp.log(scale)
+
+
+def pdf(x: Any, loc: Any = 0, scale: Any = 1) -> Array:
+    return jnp.exp(logpdf(x, loc, scale))
+
+
+def cdf(x: Any, loc: Any = 0, scale: Any = 1) -> Array:
+    return special.ndtr(_standardized(x, loc, scale)[0])
+
+
+def logcdf(x: Any, loc: Any = 0, scale: Any = 1) -> Array:
+    return special.log_ndtr(_standardized(x, loc, scale)[0])
+
+
+def sf(x: Any, loc: Any = 0, scale: Any = 1) -> Array:
+    return special.ndtr(-_standardized(x, loc, scale)[0])
+
+
+def logsf(x: Any, loc: Any = 0, scale: Any = 1) -> Array:
+    return special.log_ndtr(-_standardized(x, loc, scale)[0])
+
+
+def ppf(q: Any, loc: Any = 0, scale: Any = 1) -> Array:
+    q, loc, scale = special.float_args(q, loc, scale)
+    return loc + scale * special.ndtri(q)

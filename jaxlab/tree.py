@@ -1,0 +1,11 @@
+"""jaxlab.tree: jax.tree's short names for the pytree utilities in tree_util."""
+from jaxlab.tree_util import tree_all as all  # noqa: A004,F401
+from jaxlab.tree_util import tree_flatten as flatten  # noqa: F401
+from jaxlab.tree_util import tree_leaves as leaves  # noqa: F401
+from jaxlab.tree_util import tree_map as map  # noqa: A004,F401
+from jaxlab.tree_util import tree_reduce as reduce  # noqa: F401
+from jaxlab.tree_util import tree_structure as structure  # noqa: F401
+from jaxlab.tree_util import tree_transpose as transpose  # noqa: F401
+from jaxlab.tree_util import tree_unflatten as unflatten  # noqa: F401
+
+__all__ = ["all", "flatten", "leaves", "map", "reduce", "structure", "transpose", "unflatten"]

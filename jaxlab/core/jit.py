@@ -55,7 +55,11 @@ class Program:
 
     def __call__(self, args: Sequence[Array]) -> list[Array]:
         device = self.device
-        inputs = [_as_buffer(a, device) for a in args]
+        inputs = []
+        for a in args:
+            buf = a._lazy._buf   # the common case first: a realized array on this device
+            inputs.append(buf if buf is not None and buf.device is device
+                          else _as_buffer(a, device))
         first = self.calls == 0
         self.calls += 1
         # a runner owns its arena: a second caller at the same time gets its own
@@ -88,9 +92,6 @@ class Program:
 
 
 def _as_buffer(a: Array, device: Device) -> Buffer:
-    buf = a._lazy._buf
-    if buf is not None and buf.device is device:   # the common case: a realized array
-        return buf
     if a.device is not device:
         if not lz.is_constant(a._lazy):
             raise ValueError(f"jit compiled for {device} got an array on {a.device}")

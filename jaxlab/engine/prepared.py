@@ -29,16 +29,17 @@ class SlotSpec(NamedTuple):
     """What a value is (events read `dtype` and `size` as of a Buffer)."""
     dtype: DType
     size: int
+    nbytes: int   # allocated (at least 4: zero-sized allocations are invalid on some backends)
 
-    @property
-    def nbytes(self) -> int:
-        return max(4, self.size * self.dtype.itemsize)
+
+def _spec(dtype: DType, size: int) -> SlotSpec:
+    return SlotSpec(dtype, size, max(4, size * dtype.itemsize))
 
 
 def output_specs(program: Any) -> list[SlotSpec]:
     if isinstance(program, Kernel):
-        return [SlotSpec(program.dtype, program.size)]
-    return [SlotSpec(d, math.prod(s)) for s, d in program.outputs]
+        return [_spec(program.dtype, program.size)]
+    return [_spec(d, math.prod(s)) for s, d in program.outputs]
 
 
 class _PreparedStep(NamedTuple):
@@ -123,12 +124,11 @@ class PreparedSteps:
     def run(self, inputs: Sequence[Buffer], first_call: bool) -> list[Buffer]:
         """Run every step on these input buffers; returns the buffer of every place
         before the arena (the inputs, then the new buffers of the returned values)."""
-        bufs = list(inputs)
-        for spec in self.plan.returned:
-            bufs.append(Buffer(self.device, spec.dtype, spec.size))
-        table = list(self._template)
-        for i, b in enumerate(bufs):
-            table[i] = b.handle
+        device = self.device
+        bufs = inputs + [Buffer.planned(device, s.dtype, s.size, s.nbytes)
+                         for s in self.plan.returned]
+        table = self._template.copy()
+        table[:len(bufs)] = [b.handle for b in bufs]
         if events.listening():
             self._run_observed(table, bufs, first_call)
         elif self._batches:

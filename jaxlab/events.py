@@ -9,7 +9,10 @@ import contextlib
 import threading
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional
+
+if TYPE_CHECKING:
+    from jaxlab.backends.base import TuningRecord
 
 
 @dataclass
@@ -24,7 +27,7 @@ class KernelEvent:
     equations: list[str] = field(default_factory=list)   # jaxpr equations it fused
     ir: str = ""                    # kernel IR before tuning
     tuned_ir: str = ""              # after tuning
-    tuning: Optional[dict[str, Any]] = None  # choices and the reasons for them
+    tuning: Optional[TuningRecord] = None  # choices and the reasons for them
     source: str = ""                # generated WGSL / WAT / NumPy plan
     source_language: str = ""
     compile_ms: float = 0.0

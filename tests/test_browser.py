@@ -1,6 +1,9 @@
-"""JupyterLab in headless Chromium: tests/notebooks/lab_smoke.ipynb runs, its report
-(through the extension/ renderer) and its kernel browser widget render, the widget
-recompiles and re-times a kernel. Plus the extension's package metadata and types."""
+"""JupyterLab in headless Chromium: tests/notebooks/lab_smoke.ipynb runs, its reports
+(through the extension/ renderer) show the same stage text as their static HTML,
+the static HTML's styles win over JupyterLab's, and the kernel browser widget
+recompiles and re-times a kernel. Screenshots of the renderer, the widget and the
+nbconvert static render, light and dark, go to SCREENSHOTS for a person to look at.
+Plus the extension's package metadata, stylesheet and types."""
 from __future__ import annotations
 
 import json
@@ -11,6 +14,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Iterator
 
@@ -20,6 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 EXTENSION = ROOT / "extension"
 PREBUILT = EXTENSION / "jaxlab_report" / "labextension"
 SMOKE = ROOT / "tests" / "notebooks" / "lab_smoke.ipynb"
+# where the screenshots go (build/ is not tracked)
+SCREENSHOTS = Path(os.environ.get("JAXLAB_SCREENSHOTS", ROOT / "build" / "screenshots"))
 CHROMIUM_PATHS = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
 # the JupyterLab news pop-up would sit over the notebook
 OVERRIDES = {"@jupyterlab/apputils-extension:notification":
@@ -42,6 +48,13 @@ def test_extension_metadata_is_consistent() -> None:
     built = json.loads((PREBUILT / "package.json").read_text())
     assert (built["name"], built["version"]) == (package["name"], package["version"])
     assert (PREBUILT / built["jupyterlab"]["_build"]["load"]).is_file()
+
+
+def test_extension_stylesheet_is_the_reports() -> None:
+    """The renderer draws with the static report's own CSS (regenerate: `jlpm css`)."""
+    from jaxlab.lab.view import stylesheet
+    assert (EXTENSION / "style" / "report.css").read_text() == stylesheet()
+    assert "@import url('./report.css')" in (EXTENSION / "style" / "index.css").read_text()
 
 
 def test_extension_typechecks() -> None:
@@ -145,9 +158,64 @@ RUN_ALL = """async () => {
 }"""
 
 
+# The text of each stage of each report, as the renderer draws it (interaction-only
+# elements, marked jl-ui, left out); and the text/html of the same outputs.
+STAGE_TEXTS = """() => Array.from(document.querySelectorAll('.jaxlab-report-app')).map(root =>
+  Array.from(root.querySelectorAll('details.jl-stage')).map(d => {
+    const copy = d.cloneNode(true);
+    copy.querySelectorAll('.jl-ui').forEach(e => e.remove());
+    return copy.textContent;
+  }))"""
+STATIC_HTML = """() => {
+  const found = [];
+  for (const cell of window.jupyterapp.shell.currentWidget.content.widgets) {
+    const outputs = cell.model.outputs;
+    for (let i = 0; outputs && i < outputs.length; i++) {
+      const data = outputs.get(i).data;
+      if (data['application/vnd.jaxlab.report+json']) { found.push(data['text/html']); }
+    }
+  }
+  return found;
+}"""
+
+
+class StageText(HTMLParser):
+    """The text of each <details class="jl-stage"> of an HTML report."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stages: list[str] = []
+        self.depth = 0           # open elements inside the current stage
+        self.style = False
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        self.style = tag == "style"
+        if self.depth:
+            self.depth += 1
+        elif tag == "details" and "jl-stage" in (dict(attrs).get("class") or ""):
+            self.depth = 1
+            self.stages.append("")
+
+    def handle_endtag(self, tag: str) -> None:
+        self.style = False
+        if self.depth:
+            self.depth -= 1
+
+    def handle_data(self, data: str) -> None:
+        if self.depth and not self.style:
+            self.stages[-1] += data
+
+
+def stage_texts(html: str) -> list[str]:
+    parser = StageText()
+    parser.feed(html)
+    return parser.stages
+
+
 def test_report_and_widget_render_in_jupyterlab(lab: str, tmp_path: Path) -> None:
     executable = chromium()
     sync_api = pytest.importorskip("playwright.sync_api")
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=executable)
         try:
@@ -162,21 +230,65 @@ def test_report_and_widget_render_in_jupyterlab(lab: str, tmp_path: Path) -> Non
             report.first.wait_for()
             widget = page.locator(".jp-OutputArea-output .widget-select select")
             widget.wait_for()
-            assert "r_4_6" in report.first.inner_text()
+            page.locator(".jp-RenderedHTMLCommon .jaxlab-report").first.wait_for()
+            # (text_content: JupyterLab skips drawing cells outside the viewport)
+            assert "r_4_6" in report.first.text_content()
             assert widget.locator("option").count() >= 1
             assert page.locator('.jp-OutputArea-output[data-mime-type='
                                 '"application/vnd.jupyter.stderr"]').count() == 0
 
-            # the extension's table sorts and unfolds a kernel's stages
-            report.first.locator("th", has_text="time").click()
-            report.first.locator("tr.jaxlab-row").first.click()
-            report.first.locator("tr.jaxlab-detail details[open] pre").first.wait_for()
+            # the renderer shows every stage with the static HTML's text, 1-based rows
+            drawn, static = page.evaluate(STAGE_TEXTS), page.evaluate(STATIC_HTML)
+            assert len(drawn) == len(static) >= 4
+            for shown, html in zip(drawn, static):
+                assert shown == stage_texts(html) and shown
+            first_row = report.first.locator("table tbody tr").first.locator("td").first
+            assert first_row.text_content() == "1"
+            # --show: the chosen stages are open, highlighted; --compare: the ratio table
+            shown = report.nth(1)
+            assert shown.locator("details.jl-stage[open]").count() >= 3
+            assert shown.locator("pre.jl-code span.jl-line span[class]").count() > 3
+            assert "right / left" in report.nth(2).text_content()
+            assert report.nth(2).locator(".jl-column").count() == 2
+
+            # the static HTML's table cells stay left-aligned inside JupyterLab's CSS
+            static_td = page.locator(".jp-RenderedHTMLCommon .jaxlab-report td").nth(1)
+            assert static_td.evaluate("e => getComputedStyle(e).textAlign") == "left"
+
+            # the renderer sorts and unfolds a kernel's stages on a click
+            report.first.locator("th", has_text="time").first.click()
+            report.first.locator("tr.jl-clickable").first.click()
+            report.first.locator("details.jl-kernel[open] details.jl-stage").first.wait_for()
 
             # the widget recompiles the selected kernel and times old and new
             page.locator(".jp-OutputArea-output button", has_text="recompile & time").click()
             page.get_by_text("before (cached)").wait_for()
-            page.screenshot(path=str(tmp_path / "lab_smoke.png"), full_page=True)
+            page.screenshot(path=str(SCREENSHOTS / "lab-light.png"), full_page=True)
+            page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', "
+                          "{theme: 'JupyterLab Dark'})")
+            page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
+            page.wait_for_timeout(500)    # the theme's CSS variables settle
+            page.screenshot(path=str(SCREENSHOTS / "lab-dark.png"), full_page=True)
             assert outputs.count() >= 2
+            page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+            page.wait_for_timeout(1000)
+
+            # the saved notebook as nbconvert renders it, light and dark
+            saved = tmp_path / SMOKE.name
+            for theme in ("light", "dark"):
+                target = SCREENSHOTS / f"nbconvert-{theme}.html"
+                subprocess.run([sys.executable, "-m", "nbconvert", "--to", "html",
+                                f"--HTMLExporter.theme={theme}", "--output",
+                                str(target.with_suffix("")), str(saved)],
+                               check=True, capture_output=True, timeout=120)
+                assert "jaxlab report" in target.read_text()
+                static_page = browser.new_page(viewport={"width": 1400, "height": 1100},
+                                               color_scheme=theme)
+                static_page.goto(target.as_uri())
+                static_page.screenshot(path=str(SCREENSHOTS / f"nbconvert-{theme}.png"),
+                                       full_page=True)
+                static_page.close()
         finally:
             browser.close()
-    assert (tmp_path / "lab_smoke.png").stat().st_size > 10_000
+    for name in ("lab-light", "lab-dark", "nbconvert-light", "nbconvert-dark"):
+        assert (SCREENSHOTS / f"{name}.png").stat().st_size > 10_000, name

@@ -64,8 +64,8 @@ def _check(dispatched, fn, *args) -> set[str]:
     paths = set()
     for exe, inputs, output in dispatched:
         kernel = exe.program
-        assert set(exe.tuning) == {"path", "reason"} and exe.tuning["reason"]
-        paths.add(exe.tuning["path"])
+        assert exe.tuning.names() == ("path",) and exe.tuning.reason("path")
+        paths.add(exe.tuning.value("path"))
         fast = output.view(kernel.dtype.np)[:kernel.size]
         _assert_same(kernel, fast, _gathered(kernel, inputs))
     return paths
@@ -132,8 +132,8 @@ def test_fast_path_matches_gather(dispatched, monkeypatch, chunk, name, fn, args
 
 def test_gather_reason_names_the_load(dispatched):
     _check(dispatched, lambda x, i: x[i], f32(8, 6), np.array([3, 1], np.int32))
-    reasons = [exe.tuning["reason"] for exe, _, _ in dispatched
-               if exe.tuning["path"] == "gather"]
+    reasons = [exe.tuning.reason("path") for exe, _, _ in dispatched
+               if exe.tuning.value("path") == "gather"]
     assert any("data-dependent index" in r for r in reasons), reasons
 
 
@@ -178,7 +178,7 @@ def test_matmul_timing(dispatched):
             for _ in range(3):
                 result = np.asarray(x @ y)
     events = log.kernels()
-    assert {(e.name, e.tuning["path"]) for e in events} == {("r_256_512_784", "strided-einsum")}
+    assert {(e.name, e.tuning.value("path")) for e in events} == {("r_256_512_784", "strided-einsum")}
     np.testing.assert_allclose(result, a @ b, rtol=1e-4, atol=1e-3)
     print(f"\nr_256_512_784 on the cpu fast path: {min(e.dispatch_ms for e in events):.1f} ms "
           "(the gather path takes seconds)")
@@ -190,7 +190,7 @@ def test_plan_is_recorded_in_the_executable():
     kernel = Kernel(shape=(4,), inputs=((F32, 12), (F32, 3)), exp=body,
                     reduction=Reduction(AluOp.Add, 3, acc_variable(F32)), reduce_shape=(3,))
     exe = cpu.CpuBackend().prepare_kernel(kernel)
-    assert exe.tuning["path"] == "strided-einsum" and "einsum ab,b->a" in exe.source
+    assert exe.tuning.value("path") == "strided-einsum" and "einsum ab,b->a" in exe.source
 
 
 # --- random kernels: loop shapes, strided/masked/non-affine/out-of-bounds loads ------

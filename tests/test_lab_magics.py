@@ -5,6 +5,7 @@ import contextlib
 import importlib.machinery
 import json
 import pathlib
+import re
 import subprocess
 import sys
 import types
@@ -161,8 +162,8 @@ def test_show_filters_stages(ip):
 def test_repeat_times_warm_runs_with_output_shown_once(ip):
     result, out = run(ip, f"%%kernel --repeat 3\nprint('run')\n{MATMUL}")
     assert result.success and out.stdout.count("run") == 1
-    wall = report_of(out)[MIME]["wall"]
-    assert wall["runs"] == 3 and wall["best_ms"] <= wall["median_ms"]
+    wall = {q["name"]: q["value"] for q in report_of(out)[MIME]["totals"]}
+    assert wall["runs"] == 3 and wall["best wall"] <= wall["median wall"]
     assert "wall over 3 runs: best" in report_of(out)["text/plain"]
     assert len(report_of(out)[MIME]["kernels"]) == 2      # the first run's events only
     result, _ = run(ip, "%%kernel --repeat -1\n1")
@@ -176,7 +177,7 @@ def test_compare_shows_both_backends_side_by_side(ip, lab2):
     left, right = data[MIME]["compare"]
     assert (left["title"], right["title"]) == ("cpu", "lab2")
     assert {k["backend"] for k in right["kernels"]} == {"lab2"}
-    assert '<table class="jl-compare">' in data["text/html"]
+    assert '<div class="jl-columns">' in data["text/html"]
     assert "time per kernel" in data["text/plain"] and "r_4_4_4" in data["text/plain"]
     assert ip.user_ns["y"].device.platform == "cpu"       # the main run's values stay
     result, _ = run(ip, "%%kernel --compare cpu\n1")
@@ -221,7 +222,9 @@ def test_widget_hands_the_log_to_the_browser(ip, monkeypatch):
     monkeypatch.setitem(sys.modules, "jaxlab.lab.widgets", fake)
     result, out = run(ip, f"%%kernel --widget\n{MATMUL}")
     assert result.success and [e.name for e in seen[0]] == ["r_4_4_4", "r_1_4_4"]
-    assert displayed(out) == [{"text/plain": "{'a widget': True}"}]   # instead of the report
+    report, widget = displayed(out)      # the static report first, for static renders
+    assert MIME in report and report["text/plain"].startswith("jaxlab report: cpu")
+    assert widget == {"text/plain": "{'a widget': True}"}
 
 
 def test_widget_without_the_module_is_a_usage_error(ip, monkeypatch):
@@ -261,6 +264,29 @@ def test_a_function_named_script_is_shown_as_text(ip):
 
 
 # --- %jaxlab --------------------------------------------------------------------------
+
+def test_backend_moves_the_cells_arrays_there_and_back(ip, lab2):
+    run(ip, "a = jnp.arange(6.0).reshape(2, 3); b = jnp.ones(4); a.block_until_ready()")
+    a = ip.user_ns["a"]
+    _, out = run(ip, "%%kernel --backend lab2\nc = (a * 2).sum(axis=1)")
+    data = report_of(out)
+    assert {k["backend"] for k in data[MIME]["kernels"]} == {"lab2"}
+    assert "moved to lab2 for this cell: a (24 B from cpu); 24 B in all" in data["text/plain"]
+    assert "b (" not in data["text/plain"]                  # the cell does not read b
+    assert ip.user_ns["c"].device is lab2 and ip.user_ns["a"] is a   # a is given back
+    assert ip.user_ns["c"].tolist() == [6.0, 24.0]
+    assert jaxlab.numpy.ones(1).device.platform == "cpu"    # the default is as before
+    result, _ = run(ip, "d = a + 1; d.block_until_ready()")  # the next cell works
+    assert result.success
+
+
+def test_jitted_kernels_are_grouped_under_the_function_and_its_site(ip):
+    run(ip, "@jaxlab.jit\ndef step_fn(v):\n    return jnp.tanh(v @ v).sum(0)\n")
+    _, out = run(ip, "%%kernel\nr = step_fn(jnp.ones((3, 3)))")
+    data = report_of(out)
+    assert re.search(r"^jit step_fn at .+:1 · 2 kernels:$", data["text/plain"], re.M)
+    assert '<details class="jl-function" open><summary>jit step_fn at ' in data["text/html"]
+
 
 def test_status_lists_devices_backend_info_and_unavailable(ip, lab2):
     devices.devices()     # tries every backend: labbroken fails

@@ -12,10 +12,12 @@ from pygments.token import Error
 
 import jaxlab
 import jaxlab.numpy as jnp
+from jaxlab.backends.base import Autotuned, Candidate, Choice, TuningRecord
 from jaxlab.events import KernelEvent
 from jaxlab.lab.lexers import WatLexer, highlight_lines
 from jaxlab.lab.profile import trace, write_trace
 from jaxlab.lab.report import MIME, Comparison, ErrorReport, Report, jsonable
+from jaxlab.lab.view import to_html
 
 SCRIPT = "<script>alert(1)</script>"
 ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;"
@@ -60,7 +62,7 @@ def event(name: str = "r_512_784", **kw) -> KernelEvent:
                 tuned_ir=f"kernel {name}: 512 rows", source=WAT, source_language="wat",
                 compile_ms=1.5, dispatch_ms=0.25, device_ms=None, flops=802_816,
                 bytes=1_608_704, cache_hit=False, key=f"key-{name}", reason="jit output",
-                tuning={"vector_width": 4, "reasons": {"lanes": "4 lanes along ridx"}})
+                tuning=TuningRecord((Choice("vector_width", 4, "4 lanes along ridx"),)))
     base.update(kw)
     return KernelEvent(**base)
 
@@ -72,19 +74,19 @@ def bundle(obj) -> dict:
 # --- the report ----------------------------------------------------------------------
 
 def test_three_mimetypes_and_json_round_trip():
-    ev = event(tuning={"split": (1, np.int64(4096)), "unroll": np.int32(4),
-                       "score": np.float32(0.5), "bad": float("nan")},
+    ev = event(tuning=TuningRecord((Choice("split", (1, 4096)), Choice("unroll", np.int32(4)))),
                output_shapes=[(np.int64(512),)], device_ms=np.float64(0.125))
     data = bundle(Report([ev, event("E_10", cache_hit=True)], title="t"))
     assert set(data) == {"text/plain", "text/html", MIME}
     doc = data[MIME]
     assert json.loads(json.dumps(doc, allow_nan=False)) == doc
-    assert doc["version"] == 1 and doc["title"] == "t" and doc["program"] is None
-    assert [k["name"] for k in doc["kernels"]] == ["r_512_784", "E_10"]
-    assert doc["kernels"][0]["tuning"] == {"split": [1, 4096], "unroll": 4, "score": 0.5,
-                                           "bad": None}
-    assert doc["totals"]["dispatches"] == 2 and doc["totals"]["cache_hits"] == 1
-    assert doc["totals"]["flops"] == 2 * 802_816
+    assert doc["version"] == 2 and doc["heading"] == "jaxlab report: t (ran on wasm)"
+    totals = {q["name"]: q for q in doc["totals"]}
+    assert totals["dispatches"]["value"] == 2 and totals["cached"]["value"] == 1
+    assert totals["work"] == {"name": "work", "value": 2 * 802_816, "unit": "FLOP",
+                              "text": "1.61 MFLOP"}
+    assert doc["view"]["t"] == "block"
+    assert "1x4096" in json.dumps(doc["view"])
 
 
 def test_text_report_lists_every_stage():
@@ -92,14 +94,14 @@ def test_text_report_lists_every_stage():
     for piece in ("jaxlab report: demo", "r_512_784", "wasm", "jit output", "dot_general[...]",
                   "IR after tuning", "source (wat)", "f32x4.add", "compile 1.50 ms", "GFLOP/s"):
         assert piece in text, piece
-    assert re.search(r"^ +vector_width +4$", text, re.M)
-    assert re.search(r"^ +reasons.lanes +4 lanes along ridx$", text, re.M)
+    assert re.search(r"^ +vector_width +4 +4 lanes along ridx$", text, re.M)
 
 
 def test_html_escapes_every_user_string_and_has_no_script():
     ev = event(name=SCRIPT, equations=[f"custom_jvp_call[fun={SCRIPT}]"], reason=SCRIPT,
                ir=SCRIPT, tuned_ir=SCRIPT, source=SCRIPT, source_language="text",
-               tuning={"why": SCRIPT, "candidates": [{"tile": SCRIPT, "ms": 1.0, "winner": True}]})
+               tuning=TuningRecord((Choice("why", SCRIPT, SCRIPT),), Autotuned(
+                   (Candidate((("tile", SCRIPT),), 1.0, 2.0, True),), 3.0, False, SCRIPT)))
     for obj in (Report([ev], title=SCRIPT), Comparison(Report([ev], title=SCRIPT), Report([ev]))):
         page = bundle(obj)["text/html"]
         assert "<script" not in page.lower()
@@ -122,10 +124,10 @@ def test_engine_equations_with_angle_brackets_are_escaped():
 def test_html_is_scoped_themed_and_uses_details():
     page = Report([event(), event("E_10")]).html()
     style = re.search(r"<style>(.*)</style>", page, re.S).group(1)
-    assert page.startswith('<div class="jaxlab-report">')
+    assert page.startswith('<div class="jaxlab-report jl-scope">')
     for rule in re.findall(r"([^{}]+)\{[^{}]*\}", re.sub(r"@media[^{]*\{", "", style)):
         for selector in rule.split(","):
-            assert ".jaxlab-report" in selector, selector
+            assert ".jaxlab-report.jl-scope" in selector, selector
     assert "prefers-color-scheme: dark" in style and "var(--jp-" in style
     assert 'data-jp-theme-light="false"' in style
     assert page.count('<details class="jl-kernel"') == 2
@@ -142,7 +144,11 @@ def test_repeated_dispatches_group_into_one_kernel():
                      event("E_3")])
     assert [(g.first.name, g.calls, g.host_ms) for g in report.groups] == \
         [("r_512_784", 2, 3.0), ("E_3", 1, 0.25)]
-    assert report.totals()["kernels"] == 2 and report.totals()["dispatches"] == 3
+    totals = {q.name: q.value for q in report.totals()}
+    assert totals["kernels"] == 2 and totals["dispatches"] == 3
+    text = report.text()     # each dispatch's time inside the kernel, rows from 1
+    assert re.search(r"^ +1 +1\.00 ms +- +no$", text, re.M)
+    assert re.search(r"^ +2 +2\.00 ms +- +yes$", text, re.M)
 
 
 def test_device_time_drives_rates_where_measured():
@@ -161,25 +167,32 @@ def test_stages_filter_and_open():
         Report([], stages=["bogus"])
 
 
-def test_stage_html_renders_one_stage_of_one_kernel():
+def test_stage_node_renders_one_stage_of_one_kernel():
     report = Report([event(equations=[])], stages=["tuning", "jaxpr", "timings"])
     group = report.groups[0]
-    assert report.stage_html(group, "tuning").startswith(
+    assert to_html(report.stage_node(group, "tuning")).startswith(
         '<details class="jl-stage" open><summary>tuning</summary>')
-    assert report.stage_html(group, "jaxpr") == ""
-    assert "<th class=\"jl-num\">host dispatch</th>" in report.stage_html(group, "timings")
+    assert report.stage_node(group, "jaxpr") is None
+    assert "<th class=\"jl-num\">host dispatch</th>" in to_html(report.stage_node(group, "timings"))
 
 
 def test_autotune_candidates_table_marks_the_winner():
-    cands = [{"vector_width": 4, "unroll": 2, "ms": 0.12, "winner": False},
-             {"vector_width": 8, "unroll": 1, "ms": 0.08, "winner": True}]
-    report = Report([event(tuning={"vector_width": 8, "candidates": cands})])
+    cands = (Candidate((("vector_width", 4), ("unroll", 2)), 3.0, 0.12),
+             Candidate((("vector_width", 8), ("unroll", 1)), 2.5, 0.08, True))
+    record = TuningRecord((Choice("vector_width", 8, "measured"),),
+                          Autotuned(cands, 1234.0, False, "2026-12-01T14:00:00+00:00"))
+    report = Report([event(tuning=record)])
     page = report.html()
     winner = re.search(r'<tr class="jl-winner">(.*?)</tr>', page).group(1)
     assert "<td>8</td>" in winner and "80.0 us" in winner and "winner" in winner
-    assert "2 autotune candidates" in page
-    assert re.search(r"^\s*\*8\s+1\s+80\.0 us\s+winner$", report.text(), re.M)
-    assert re.search(r"^\s* 4\s+2\s+120\.0 us$", report.text(), re.M)
+    assert "2 autotune candidates" in page and "compiled and timed in 1.23 s" in page
+    assert re.search(r"^\s*\*8\s+1\s+2\.50 ms\s+80\.0 us\s+winner$", report.text(), re.M)
+    assert re.search(r"^\s* 4\s+2\s+3\.00 ms\s+120\.0 us$", report.text(), re.M)
+    assert "autotuning 1.23 s" in report.headline()
+    cached = TuningRecord(record.choices, Autotuned(cands, 1234.0, True, "2026-12-01T14:00:00+00:00"))
+    again = Report([event(tuning=cached)])
+    assert "from the on-disk cache, measured 2026-12-01T14:00:00+00:00" in again.text()
+    assert "autotuning" not in again.headline()     # nothing was timed this time
 
 
 def test_wat_and_wgsl_sources_are_highlighted():
@@ -214,12 +227,13 @@ def test_jit_program_is_shown_on_the_engine():
     report = Report(log, f.lower(x))
     assert report.data()["program"].startswith("program on cpu")
     assert "jit program" in report.html() and "run r_4_4_4" in report.text()
-    assert {e["name"] for e in report.data()["kernels"]} == {"r_4_4_4", "r_4_4"}
+    assert {k["name"] for k in report.data()["kernels"]} == {"r_4_4_4", "r_4_4"}
 
 
 def test_wall_times_from_repeats():
     doc = Report([event()], wall_ms=[3.0, 1.0, 2.0]).data()
-    assert doc["wall"] == {"runs": 3, "best_ms": 1.0, "median_ms": 2.0, "all_ms": [3.0, 1.0, 2.0]}
+    totals = {q["name"]: q["value"] for q in doc["totals"]}
+    assert (totals["runs"], totals["best wall"], totals["median wall"]) == (3, 1.0, 2.0)
     assert "best 1.00 ms, median 2.00 ms" in Report([event()], wall_ms=[3.0, 1.0, 2.0]).text()
 
 
@@ -227,7 +241,7 @@ def test_a_report_of_nothing_says_so():
     report = Report([], wall_ms=[2.0])
     assert report.text() == "jaxlab report\nno kernels ran, wall over 1 runs: best 2.00 ms, median 2.00 ms"
     assert "<table" not in report.html()
-    assert report.data()["totals"]["device_ms"] is None
+    assert {q["name"]: q["text"] for q in report.data()["totals"]}["device"] == "-"
 
 
 def test_comparison_times_per_kernel_side_by_side():
@@ -237,8 +251,8 @@ def test_comparison_times_per_kernel_side_by_side():
     assert [r["title"] for r in data[MIME]["compare"]] == ["cpu", "wasm"]
     assert re.search(r"E_8\s+1\.00 ms\s+500\.0 us\s+0\.50x", data["text/plain"])
     assert re.search(r"E_9\s+-\s+250\.0 us\s+-", data["text/plain"])
-    assert data["text/html"].count('class="jaxlab-report"') == 1
-    assert '<table class="jl-compare">' in data["text/html"]
+    assert data["text/html"].count('class="jaxlab-report jl-scope"') == 1
+    assert data["text/html"].count('<div class="jl-column">') == 2
 
 
 # --- compile errors ------------------------------------------------------------------

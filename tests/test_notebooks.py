@@ -24,10 +24,9 @@ import numpy as np  # noqa: E402
 
 import jaxlab  # noqa: E402
 import jaxlab.numpy as jnp  # noqa: E402
-from jaxlab.backends.cpu import CpuBackend  # noqa: E402
-from jaxlab.engine.devices import Device, get_device  # noqa: E402
+from jaxlab.engine.devices import get_device  # noqa: E402
 from jaxlab.lab.widgets import (TABS, browse, find_kernel, recompile,  # noqa: E402
-                                time_executable, tuning_prepare)
+                                time_executable)
 
 ROOT = Path(__file__).resolve().parents[1]
 TUTORIALS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -89,7 +88,7 @@ def reports_in(nb: nbformat.NotebookNode) -> list[dict]:
     for out in outputs(nb):
         data = out.get("data", {}).get(REPORT_JSON)
         if data is not None:
-            assert 'class="jaxlab-report"' in html_of(out)
+            assert 'class="jaxlab-report jl-scope"' in html_of(out)
             assert "<script" not in html_of(out).lower()
             found += data.get("compare", [data])
     return found
@@ -99,7 +98,7 @@ def check_reports(nb: nbformat.NotebookNode) -> None:
     reports = reports_in(nb)
     assert reports, "no %%kernel report"
     for data in reports:
-        assert data["version"] == 1 and data["kernels"], data.keys()
+        assert data["version"] == 2 and data["kernels"], data.keys()
 
 
 def check_highlighted_sources(nb: nbformat.NotebookNode) -> None:
@@ -130,7 +129,7 @@ def check_widget(nb: nbformat.NotebookNode) -> None:
     views = [o for o in outputs(nb) if WIDGET_VIEW in o.get("data", {})]
     assert views, "no widget"
     for out in views:
-        assert 'class="jaxlab-report"' in html_of(out)    # what shows where widgets cannot
+        assert 'class="jaxlab-report jl-scope"' in html_of(out)    # what shows where widgets cannot
         assert out["data"]["text/plain"].startswith("jaxlab report")
     state = json.dumps(nb.metadata.get("widgets", {}))
     assert views[0]["data"][WIDGET_VIEW]["model_id"] in state, "widget state was not saved"
@@ -195,9 +194,9 @@ def test_browser_lists_kernels_and_fills_stage_tabs(cpu_log) -> None:
     tabs = {title: plain(child.value) for (title, _), child in zip(TABS, view.tabs.children)}
     assert "out[gidx]" in tabs["IR"] and "host dispatch" in tabs["timings"]
     assert "no tuning knobs" in plain(view.message.value)     # cpu has none
-    assert all(knob.disabled for knob in view.knobs.values())
+    assert view.knobs == {} and view.knob_box.children == ()
     bundle = view._repr_mimebundle_()
-    assert WIDGET_VIEW in bundle and 'class="jaxlab-report"' in bundle["text/html"]
+    assert WIDGET_VIEW in bundle and 'class="jaxlab-report jl-scope"' in bundle["text/html"]
     assert "<script>alert" not in bundle["text/html"] and "<script>alert" not in \
         view.children[0].value
 
@@ -211,46 +210,33 @@ def test_browser_retimes_a_kernel_and_explains_a_routine(cpu_log) -> None:
     assert view.button.disabled and "routine" in plain(view.message.value)
 
 
-class KnobBackend(CpuBackend):
-    """The cpu backend with two keyword tuning knobs."""
-    name = "knobs"
+def test_browser_offers_the_backends_knobs_at_their_current_values(rng) -> None:
+    try:
+        device = get_device("webgpu")
+    except (ValueError, RuntimeError) as exc:
+        pytest.skip(f"no webgpu device here: {exc}")
+    a = rng.standard_normal((64, 48)).astype(np.float32)
+    with jaxlab.default_device(device), jaxlab.capture() as log:
+        (jnp.asarray(a) @ jnp.asarray(a.T)).block_until_ready()
+    view = browse(log)
+    knob, control = view.knobs["strategy"]
+    assert knob.current == "tiled" and control.value == "tiled" and view.overrides() == {}
+    assert "(current)" in dict((v, l) for l, v in control.options)["tiled"]
+    control.value = "reduce"
+    assert view.overrides() == {"strategy": "reduce"}
+    view.retune()
+    result = plain(view.result.value)
+    assert "before (cached):" in result and "after:" in result and "set by the caller" in result
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.calls: list[dict] = []
 
-    def prepare_kernel(self, kernel, vector_width=None, unroll=None):
-        self.calls.append({"vector_width": vector_width, "unroll": unroll})
-        exe = super().prepare_kernel(kernel)
-        exe.tuning = {"vector_width": vector_width, "unroll": unroll}
-        return exe
-
-
-def test_recompile_passes_the_knobs_a_backend_takes(cpu_log) -> None:
-    _, kernel = find_kernel(cpu_log[0])
-    device = Device("knobs", KnobBackend())
-    assert tuning_prepare(get_device("cpu").backend) is None
-    exe, compile_ms = recompile(device, kernel, {"vector_width": 4})
-    assert device.backend.calls[-1] == {"vector_width": 4, "unroll": None}
-    assert exe.tuning["vector_width"] == 4 and compile_ms > 0
-    with pytest.raises(ValueError, match="no workgroup knob"):
-        recompile(device, kernel, {"workgroup": 64})
+def test_recompile_takes_overrides_and_cpu_refuses_them(cpu_log) -> None:
+    device, kernel = find_kernel(cpu_log[0])
+    exe, compile_ms = recompile(device, kernel, {})
+    assert exe.tuning.value("path") and compile_ms > 0
     with pytest.raises(ValueError, match="no tuning knobs"):
-        recompile(get_device("cpu"), kernel, {"unroll": 2})
+        recompile(device, kernel, {"unroll": 2})
     timing = time_executable(device, kernel, exe, runs=2)
     assert timing.host_ms > 0 and timing.device_ms is None
-
-
-def test_recompile_hands_a_tuning_dict_to_backends_that_take_one() -> None:
-    seen = []
-
-    class DictBackend:
-        name = "dict"
-
-        def prepare_kernel(self, kernel, tuning=None):
-            seen.append(tuning)
-    tuning_prepare(DictBackend())("kernel", {"workgroup": 128, "unroll": 2})
-    assert seen == [{"workgroup": 128, "unroll": 2}]
 
 
 # --- Binder -----------------------------------------------------------------------------

@@ -106,13 +106,13 @@ def test_matmul_gets_a_register_tile_with_reasons() -> None:
     k = Kernel(shape=(16, 12), inputs=((F32, a.size), (F32, b.size)), exp=body,
                reduction=Reduction(AluOp.Add, 8, acc_variable(F32)), reduce_shape=(8,))
     plan, form = tune(k)
-    tuning = plan.as_dict(form)
-    assert tuning["lane_axis"] == "col" and tuning["vector_width"] == 4
-    assert tuning["tile"] == [6, 8] and "rows" in tuning["reasons"]["tile"]
+    tuning = plan.record(form, threads="1 thread")
+    assert tuning.value("lanes") == "col" and tuning.value("vector_width") == 4
+    assert tuning.value("tile") == "6x8" and "rows" in tuning.reason("tile")
     wat = generate(k, plan, form).text
     assert "i8x16.shuffle 4 5 6 7 4 5 6 7" in wat   # a row value broadcast to the lanes
-    assert "f32x4.relaxed_madd" in wat and tuning["fma"] and "reduce: ridx" in wat
-    assert tuning["pack"] and "(param $scratch i32)" in wat and "packed panel" in wat
+    assert "f32x4.relaxed_madd" in wat and tuning.value("fma") and "reduce: ridx" in wat
+    assert tuning.value("pack") and "(param $scratch i32)" in wat and "packed panel" in wat
 
 
 def test_row_sum_vectorises_along_ridx() -> None:
@@ -137,7 +137,7 @@ def test_event_carries_wat_tuning_and_cache_hit() -> None:
             (x * 3 + 1).block_until_ready()
     first, second = log.kernels()
     assert first.backend == "wasm" and first.source_language == "wat"
-    assert first.source.startswith("(module") and "reasons" in first.tuning
+    assert first.source.startswith("(module") and first.tuning.reason("lanes")
     assert first.compile_ms > 0
     assert not first.cache_hit and second.cache_hit
 
@@ -356,10 +356,10 @@ def test_large_kernels_split_across_threads_over_one_memory() -> None:
     x = np.random.default_rng(4).standard_normal((300, 700)).astype(np.float32)
     k = elementwise(load(0, gidx(x.size)).unary(AluOp.Exp) * 2.0, x.shape, x)
     exe = be.prepare_kernel(k)
-    assert exe.tuning["threads"].startswith("3 threads") and "(memory 1 65536 shared)" in exe.source
+    assert exe.tuning.value("threads").startswith("3 threads") and "(memory 1 65536 shared)" in exe.source
     np.testing.assert_array_max_ulp(run_wasm(be, k, x).reshape(x.shape), np.exp(x) * 2, maxulp=4)
     small = elementwise(load(0, gidx(7)) + 1.0, (7,), x[0, :7])
-    assert be.prepare_kernel(small).tuning["threads"].startswith("1 thread")
+    assert be.prepare_kernel(small).tuning.value("threads").startswith("1 thread")
 
 
 def test_a_trap_in_a_helper_thread_is_raised_once_all_threads_stop() -> None:

@@ -136,7 +136,7 @@ def test_reductions_hoist_index_work_and_unroll():
 def test_long_reductions_share_a_workgroup():
     kernel = row_sum(4, 4096)
     t = tune(kernel, LANG, LIMITS)
-    assert t.strategy == "group_reduce" and t.record()["strategy"]["reason"]
+    assert t.strategy == "group_reduce" and t.record().reason("strategy")
     src = wgsl(kernel).source
     assert "var<workgroup> partial" in src and "workgroupBarrier();" in src
     cpu = Limits(hardware=False)   # barriers cost more than they save on a CPU
@@ -154,7 +154,7 @@ def test_matmul_is_tiled_with_a_register_block():
     assert "var<workgroup> tile_a" in src and "acc_3_3 += a3 * b3;" in src
     assert "fn finish(" in src and "+ 1.0f" in src    # the epilogue runs per output
     record = t.record()
-    assert all(v["reason"] for v in record.values())
+    assert all(c.reason for c in record.choices)
 
 
 def test_tuning_overrides_are_checked():

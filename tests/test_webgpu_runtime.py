@@ -174,7 +174,7 @@ def test_tiled_matmul_and_conv_match_numpy(device, rng):
     with jaxlab.capture() as log:
         out = jnp.asarray(a) @ jnp.asarray(b) * 2.0
         assert_close(out, a @ b * 2.0, rtol=1e-5, atol=1e-5)
-    assert log.kernels()[0].tuning["strategy"]["value"] == "tiled"
+    assert log.kernels()[0].tuning.value("strategy") == "tiled"
     x = rng.standard_normal((2, 3, 12, 12), np.float32)
     w = rng.standard_normal((20, 3, 3, 3), np.float32)
     with jaxlab.capture() as log:
@@ -184,7 +184,7 @@ def test_tiled_matmul_and_conv_match_numpy(device, rng):
         expected = np.asarray(jaxlab.lax.conv_general_dilated(jnp.asarray(x), jnp.asarray(w),
                                                               (1, 1), "SAME"))
     assert_close(y, expected, rtol=1e-4, atol=1e-5)
-    assert "tiled" in [e.tuning["strategy"]["value"] for e in log.kernels()]
+    assert "tiled" in [e.tuning.value("strategy") for e in log.kernels()]
 
 
 def _run_with(backend, array, tuning):
@@ -213,7 +213,7 @@ def test_every_strategy_agrees_with_numpy(backend, device, rng, strategy):
             got, tuning = _run_with(backend, build(jnp.asarray(x)), {"strategy": strategy})
         except ValueError:
             continue   # not a contraction: no tiled layout for it
-        assert tuning["strategy"]["value"] == strategy
+        assert tuning.value("strategy") == strategy
         assert_close(got.reshape(expected.shape), expected, rtol=2e-3, atol=1e-4)
         ran += 1
     assert ran >= 1
@@ -264,7 +264,7 @@ def test_info_reports_adapter_and_limits(backend):
 
 
 def test_autotune_times_every_candidate_and_remembers(device, rng, monkeypatch, tmp_path):
-    from jaxlab.backends.webgpu import autotune
+    from jaxlab import autotune
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     be = WebGpuBackend()
     dev = Device("webgpu", be)
@@ -272,18 +272,21 @@ def test_autotune_times_every_candidate_and_remembers(device, rng, monkeypatch, 
     with jaxlab.default_device(dev), autotune(), jaxlab.capture() as log:
         assert_close(jnp.asarray(a) @ jnp.asarray(b), a @ b, rtol=1e-5, atol=1e-5)
     tuning = log.kernels()[0].tuning
-    found = tuning["candidates"]
-    assert len(found) >= 3 and sum(c["winner"] for c in found) == 1
-    assert all(c["ms"] > 0 for c in found)
-    winner = next(c for c in found if c["winner"])
-    assert winner["ms"] == min(c["ms"] for c in found)
-    assert tuning["strategy"]["value"] == winner["strategy"]
+    assert not tuning.autotuned.from_cache and tuning.autotuned.tuning_ms > 0
+    found = tuning.autotuned.candidates
+    assert len(found) >= 3 and sum(c.winner for c in found) == 1
+    assert all(c.run_ms > 0 and c.compile_ms > 0 for c in found)
+    winner = next(c for c in found if c.winner)
+    assert winner.run_ms == min(c.run_ms for c in found)
+    assert tuning.value("strategy") == dict(winner.settings)["strategy"]
     assert (tmp_path / "jaxlab" / "webgpu-autotune.json").exists()
     again = Device("webgpu", be)   # a fresh kernel cache: the disk answers, nothing is timed
     monkeypatch.setattr(be, "_measure", lambda kernel: pytest.fail("timed again"))
     with jaxlab.default_device(again), autotune(), jaxlab.capture() as log:
         assert_close(jnp.asarray(a) @ jnp.asarray(b), a @ b, rtol=1e-5, atol=1e-5)
-    assert log.kernels()[0].tuning["candidates"] == found
+    cached = log.kernels()[0].tuning.autotuned
+    assert cached.from_cache and cached.candidates == found
+    assert cached.measured_at == tuning.autotuned.measured_at
 
 
 @pytest.mark.parametrize("tile", [(128, 128, 8, 8, 8), (64, 64, 16, 4, 4), (32, 64, 16, 2, 4)])
@@ -292,7 +295,7 @@ def test_tile_shapes_agree_with_numpy(backend, device, rng, tile):
     b = rng.standard_normal((70, 129), np.float32)
     got, tuning = _run_with(backend, jnp.asarray(a) @ jnp.asarray(b),
                             {"strategy": "tiled", "tile": tile})
-    assert tuning["tile"]["value"] == f"{tile[0]}x{tile[1]}x{tile[2]}"
+    assert tuning.value("tile") == f"{tile[0]}x{tile[1]}x{tile[2]}"
     assert_close(got, a @ b, rtol=1e-4, atol=1e-4)
 
 
@@ -306,7 +309,7 @@ def test_column_groups_agree_with_numpy(backend, device, rng, columns):
                              .astype(np.float16))]:
         got, tuning = _run_with(backend, build(jnp.asarray(x)),
                                 {"strategy": "group_reduce", "group_outputs": columns})
-        assert tuning["group_outputs"]["value"] == columns
+        assert tuning.value("group_outputs") == columns
         assert_close(got, expected, rtol=2e-3, atol=1e-3)
 
 

@@ -1,110 +1,49 @@
 /**
  * JupyterLab renderer for jaxlab's report MIME type.
  *
- * The kernel reports jaxlab displays carry the whole report as JSON beside
- * their static HTML; with this extension JupyterLab shows that JSON as an
- * interactive view: a sortable kernel table whose rows open onto the stages
- * (jaxpr equations, IR, tuned IR, tuning, source, timings).
+ * A jaxlab report carries, beside its static HTML, the same report as a view
+ * tree (jaxlab/lab/view.py: lines, tables, highlighted code, folds, columns)
+ * with every number already formatted. This renderer draws that tree with the
+ * elements and classes the static HTML uses, styled by the same stylesheet
+ * (style/report.css is written by `python -m jaxlab.lab.view`), so both show
+ * the same things the same way. It adds only interaction: sortable tables, a
+ * kernel filter, a click on a kernel row opening its stages, unfold/fold all,
+ * and copy buttons on listings.
  * Every string comes from user code, so the DOM is built with textContent only.
  */
 import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Widget } from '@lumino/widgets';
 
 export const MIME_TYPE = 'application/vnd.jaxlab.report+json';
+export const VERSION = 2;
 
-/** One KernelEvent.to_dict() from jaxlab/events.py. */
-export interface KernelEvent {
+export interface LineNode { t: 'line'; text: string; style: string }
+export type Cell = string | { bar: number };
+export interface TableNode {
+  t: 'table';
+  headers: string[];
+  rows: Cell[][];
+  align: string;
+  title: string;
+  marked: number[];
   name: string;
-  backend: string;
-  kind: string;
-  input_shapes: number[][];
-  input_dtypes: string[];
-  output_shapes: number[][];
-  output_dtypes: string[];
-  equations: string[];
-  ir: string;
-  tuned_ir: string;
-  tuning: Record<string, unknown> | null;
-  source: string;
-  source_language: string;
-  compile_ms: number;
-  dispatch_ms: number;
-  device_ms: number | null;
-  flops: number;
-  bytes: number;
-  cache_hit: boolean;
-  key: string;
-  reason: string;
+  keys: (number | string)[][] | null;
 }
-
-export interface WallTimes {
-  runs: number;
-  best_ms: number;
-  median_ms: number;
-}
+/** [line number (1-based), marked, [token class, text][]] or a gap of omitted lines. */
+export type CodeLine = [number, boolean, [string, string][]] | { gap: number };
+export interface CodeNode { t: 'code'; language: string; lines: CodeLine[] }
+export interface PreNode { t: 'pre'; text: string }
+export interface FoldNode { t: 'fold'; label: string; open: boolean; cls: string; children: ViewNode[] }
+export interface GroupNode { t: 'block' | 'columns'; children: ViewNode[] }
+export type ViewNode = LineNode | TableNode | CodeNode | PreNode | FoldNode | GroupNode;
 
 export interface ReportData {
   version: number;
-  title: string;
-  kernels: KernelEvent[];
-  program: string | null;
-  totals: Record<string, unknown>;
-  wall?: WallTimes | null;   // %%kernel --repeat
+  view: ViewNode;
 }
 
-/** `%%kernel --compare`: two reports of the same cell. */
-export interface ComparisonData {
-  version: number;
-  compare: ReportData[];
-}
-
-/** Device time where the GPU measured it, else host dispatch time. */
-export function kernelMs(k: KernelEvent): number {
-  return k.device_ms ?? k.dispatch_ms;
-}
-
-/** Achieved rate in units per second / 1e9 (GFLOP/s from flops, GB/s from bytes). */
-function giga(amount: number, ms: number): number {
-  return ms > 0 ? amount / (ms * 1e6) : 0;
-}
-
-function shapeText(shapes: number[][]): string {
-  return shapes.map(s => (s.length ? s.join('x') : 'scalar')).join(', ');
-}
-
-interface Column {
-  title: string;
-  key: (k: KernelEvent, index: number) => number | string;
-  text: (k: KernelEvent, index: number) => string;
-}
-
-const COLUMNS: Column[] = [
-  { title: '#', key: (_, i) => i, text: (_, i) => String(i) },
-  { title: 'kernel', key: k => k.name, text: k => k.name },
-  { title: 'backend', key: k => k.backend, text: k => k.backend },
-  { title: 'output', key: k => shapeText(k.output_shapes), text: k => shapeText(k.output_shapes) },
-  { title: 'time', key: kernelMs, text: k => `${(kernelMs(k) * 1000).toFixed(1)} µs` },
-  { title: 'compile', key: k => k.compile_ms, text: k => (k.cache_hit ? 'cached' : `${k.compile_ms.toFixed(2)} ms`) },
-  { title: 'GFLOP/s', key: k => giga(k.flops, kernelMs(k)), text: k => giga(k.flops, kernelMs(k)).toFixed(2) },
-  { title: 'GB/s', key: k => giga(k.bytes, kernelMs(k)), text: k => giga(k.bytes, kernelMs(k)).toFixed(2) }
-];
-const TIME_COLUMN = 4;
-
-/** The order rows appear in: by `column` (ascending unless `descending`), ties in event order. */
-export function sortedIndices(kernels: KernelEvent[], column: number, descending: boolean): number[] {
-  const indices = kernels.map((_, i) => i);
-  if (column < 0) {
-    return indices;
-  }
-  const key = COLUMNS[column].key;
-  const sign = descending ? -1 : 1;
-  return indices.sort((a, b) => {
-    const ka = key(kernels[a], a);
-    const kb = key(kernels[b], b);
-    const order = ka < kb ? -1 : ka > kb ? 1 : 0;
-    return order * sign || a - b;
-  });
-}
+/** The root classes of the static HTML report: the shared stylesheet is scoped to them. */
+const ROOT_CLASSES = ['jaxlab-report', 'jl-scope'];
 
 function element<K extends keyof HTMLElementTagNameMap>(
   tag: K, className = '', text = ''): HTMLElementTagNameMap[K] {
@@ -118,189 +57,249 @@ function element<K extends keyof HTMLElementTagNameMap>(
   return node;
 }
 
-/** A collapsible stage: a <details> with a preformatted body. */
-function stage(title: string, body: string, open = false): HTMLElement {
-  const details = element('details', 'jaxlab-stage');
-  details.open = open;
-  details.appendChild(element('summary', '', title));
-  details.appendChild(element('pre', '', body || '(empty)'));
-  return details;
+export function gapText(count: number): string {
+  return `… ${count} lines omitted …`;
 }
 
-function tuningText(tuning: Record<string, unknown> | null): string {
-  if (!tuning) {
-    return '';
+/** The order of a table's rows: by `column` (ascending unless `descending`), ties in order. */
+export function sortedRows(keys: (number | string)[][], column: number, descending: boolean): number[] {
+  const order = keys.map((_, i) => i);
+  if (column < 0) {
+    return order;
   }
-  return Object.entries(tuning)
-    .map(([name, value]) => {
-      // webgpu records {value, reason} per choice; others give plain values
-      if (value && typeof value === 'object' && 'value' in value) {
-        const v = value as { value: unknown; reason?: unknown };
-        return `${name} = ${JSON.stringify(v.value)}${v.reason ? `    # ${String(v.reason)}` : ''}`;
+  const sign = descending ? -1 : 1;
+  return order.sort((a, b) => {
+    const ka = keys[a][column];
+    const kb = keys[b][column];
+    return (ka < kb ? -1 : ka > kb ? 1 : 0) * sign || a - b;
+  });
+}
+
+/** A button that is interaction only: marked jl-ui, so it is not part of the report's text. */
+function uiButton(label: string, title: string, onClick: () => void): HTMLButtonElement {
+  const button = element('button', 'jl-ui jl-button', label);
+  button.type = 'button';
+  button.title = title;
+  button.addEventListener('click', event => {
+    event.stopPropagation();
+    onClick();
+  });
+  return button;
+}
+
+function copyButton(text: () => string): HTMLButtonElement {
+  const button = uiButton('copy', 'copy to the clipboard', () => {
+    void navigator.clipboard?.writeText(text()).then(() => {
+      button.textContent = 'copied';
+      setTimeout(() => (button.textContent = 'copy'), 1200);
+    });
+  });
+  button.classList.add('jl-copy');
+  return button;
+}
+
+function cellNode(tag: 'td' | 'th', cell: Cell, align: string): HTMLElement {
+  const node = element(tag);
+  if (typeof cell === 'string') {
+    node.textContent = cell;
+    if (align === 'r') {
+      node.className = 'jl-num';
+    }
+  } else {
+    node.className = 'jl-barcell';
+    const bar = element('span', 'jl-bar');
+    bar.style.width = `${(100 * cell.bar).toFixed(1)}%`;
+    node.appendChild(bar);
+  }
+  return node;
+}
+
+/** Draws one view tree; `kernels` collects the kernel folds for the summary table's clicks. */
+class Drawer {
+  readonly kernels: HTMLDetailsElement[] = [];
+  readonly folds: HTMLDetailsElement[] = [];
+
+  draw(node: ViewNode): HTMLElement | DocumentFragment {
+    switch (node.t) {
+      case 'line':
+        return element('div', node.style, node.text);
+      case 'table':
+        return this.table(node);
+      case 'code':
+        return this.code(node);
+      case 'pre': {
+        const pre = element('pre', 'jl-pre', node.text);
+        return this.withCopy(pre, () => node.text);
       }
-      return `${name} = ${typeof value === 'string' ? value : JSON.stringify(value)}`;
-    })
-    .join('\n');
-}
-
-function timingsText(k: KernelEvent): string {
-  const ms = kernelMs(k);
-  return [
-    `compile      ${k.cache_hit ? 'cache hit' : `${k.compile_ms.toFixed(3)} ms`}`,
-    `dispatch     ${k.dispatch_ms.toFixed(3)} ms (host)`,
-    `device       ${k.device_ms === null ? 'not measured' : `${k.device_ms.toFixed(3)} ms`}`,
-    `flops        ${k.flops}  (${giga(k.flops, ms).toFixed(2)} GFLOP/s)`,
-    `bytes        ${k.bytes}  (${giga(k.bytes, ms).toFixed(2)} GB/s)`,
-    `inputs       ${shapeText(k.input_shapes)}  ${k.input_dtypes.join(', ')}`,
-    `outputs      ${shapeText(k.output_shapes)}  ${k.output_dtypes.join(', ')}`
-  ].join('\n');
-}
-
-function kernelDetails(k: KernelEvent): HTMLElement {
-  const box = element('div', 'jaxlab-detail-body');
-  if (k.reason) {
-    box.appendChild(element('p', 'jaxlab-reason', k.reason));
-  }
-  box.appendChild(stage('jaxpr equations', k.equations.join('\n')));
-  box.appendChild(stage('IR', k.ir));
-  box.appendChild(stage('tuned IR', k.tuned_ir));
-  box.appendChild(stage('tuning', tuningText(k.tuning)));
-  box.appendChild(stage(`source (${k.source_language || 'text'})`, k.source, true));
-  box.appendChild(stage('timings', timingsText(k)));
-  return box;
-}
-
-/** One report: title, totals, the sortable kernel table, the jit program. */
-export class ReportSection {
-  readonly node: HTMLElement = element('div', 'jaxlab-section');
-  private sortColumn = -1;
-  private descending = false;
-  private readonly expanded = new Set<number>();
-
-  constructor(private readonly data: ReportData) {
-    this.draw();
-  }
-
-  /** Click a header to sort by it; again to reverse. */
-  sortBy(column: number): void {
-    this.descending = this.sortColumn === column ? !this.descending : column === TIME_COLUMN;
-    this.sortColumn = column;
-    this.draw();
-  }
-
-  toggle(index: number): void {
-    if (!this.expanded.delete(index)) {
-      this.expanded.add(index);
-    }
-    this.draw();
-  }
-
-  private draw(): void {
-    const data = this.data;
-    this.node.textContent = '';
-    if (data.version !== 1) {
-      this.node.appendChild(element('p', 'jaxlab-note',
-        `report version ${data.version}; this viewer reads version 1`));
-    }
-    const count = `${data.kernels.length} dispatch${data.kernels.length === 1 ? '' : 'es'}`;
-    this.node.appendChild(element('div', 'jaxlab-title',
-      data.title ? `jaxlab report: ${data.title}` : `jaxlab report: ${count}`));
-    this.node.appendChild(totals({ ...(data.totals || {}), ...wallTotals(data.wall) }));
-    if (data.kernels.length) {
-      this.node.appendChild(this.table(data.kernels));
-    } else {
-      this.node.appendChild(element('p', 'jaxlab-empty', 'no kernels ran'));
-    }
-    if (data.program) {
-      this.node.appendChild(stage('jit program', data.program));
+      case 'fold':
+        return this.fold(node);
+      case 'columns': {
+        const columns = element('div', 'jl-columns');
+        for (const child of node.children) {
+          const column = element('div', 'jl-column');
+          column.appendChild(this.draw(child));
+          columns.appendChild(column);
+        }
+        return columns;
+      }
+      default: {
+        const fragment = document.createDocumentFragment();
+        for (const child of node.children) {
+          fragment.appendChild(this.draw(child));
+        }
+        return fragment;
+      }
     }
   }
 
-  private table(kernels: KernelEvent[]): HTMLElement {
-    const table = element('table', 'jaxlab-table');
+  private fold(node: FoldNode): HTMLElement {
+    const details = element('details', node.cls);
+    details.open = node.open;
+    details.appendChild(element('summary', '', node.label));
+    for (const child of node.children) {
+      details.appendChild(this.draw(child));
+    }
+    if (node.cls === 'jl-kernel') {
+      this.kernels.push(details);
+    }
+    this.folds.push(details);
+    return details;
+  }
+
+  private code(node: CodeNode): HTMLElement {
+    const pre = element('pre', 'jl-code');
+    for (const line of node.lines) {
+      if (!Array.isArray(line)) {
+        pre.appendChild(element('span', 'jl-line jl-gap', gapText(line.gap)));
+        continue;
+      }
+      const [number, marked, tokens] = line;
+      const span = element('span', marked ? 'jl-line jl-fault' : 'jl-line');
+      span.appendChild(element('span', 'jl-ln', String(number)));
+      for (const [cls, text] of tokens) {
+        span.appendChild(cls ? element('span', cls, text) : document.createTextNode(text));
+      }
+      pre.appendChild(span);
+    }
+    const text = () => node.lines.map(line => (Array.isArray(line)
+      ? line[2].map(([, t]) => t).join('') : gapText(line.gap))).join('\n');
+    return this.withCopy(pre, text);
+  }
+
+  private withCopy(pre: HTMLElement, text: () => string): HTMLElement {
+    const box = element('div', 'jl-listing');
+    box.appendChild(copyButton(text));
+    box.appendChild(pre);
+    return box;
+  }
+
+  private table(node: TableNode): DocumentFragment {
+    const fragment = document.createDocumentFragment();
+    if (node.title) {
+      fragment.appendChild(element('div', 'jl-title', node.title));
+    }
+    const table = element('table');
     const head = table.createTHead().insertRow();
-    COLUMNS.forEach((column, c) => {
-      const arrow = c === this.sortColumn ? (this.descending ? ' ▼' : ' ▲') : '';
-      const th = element('th', 'jaxlab-sort', column.title + arrow);
-      th.title = `sort by ${column.title}`;
-      th.addEventListener('click', () => this.sortBy(c));
+    const body = table.createTBody();
+    const rows = node.rows.map((cells, i) => {
+      const row = element('tr', node.marked.includes(i) ? 'jl-winner' : '');
+      cells.forEach((cell, c) => row.appendChild(cellNode('td', cell, node.align[c])));
+      return row;
+    });
+    let column = -1;
+    let descending = false;
+    const place = () => {
+      body.textContent = '';
+      for (const i of sortedRows(node.keys ?? node.rows.map(() => []), column, descending)) {
+        body.appendChild(rows[i]);
+      }
+    };
+    node.headers.forEach((title, c) => {
+      const th = cellNode('th', title, node.align[c]);
+      if (node.keys) {
+        th.classList.add('jl-sortable');
+        th.title = `sort by ${title}`;
+        th.addEventListener('click', () => {
+          descending = column === c ? !descending : node.align[c] === 'r';
+          column = c;
+          head.querySelectorAll('th').forEach(h => h.removeAttribute('aria-sort'));
+          th.setAttribute('aria-sort', descending ? 'descending' : 'ascending');
+          place();
+        });
+      }
       head.appendChild(th);
     });
-    const longest = Math.max(...kernels.map(kernelMs), 1e-9);
-    const body = table.createTBody();
-    for (const i of sortedIndices(kernels, this.sortColumn, this.descending)) {
-      const k = kernels[i];
-      const row = body.insertRow();
-      row.className = 'jaxlab-row';
-      row.title = 'show the stages of this kernel';
-      row.addEventListener('click', () => this.toggle(i));
-      COLUMNS.forEach((column, c) => {
-        const cell = row.insertCell();
-        cell.textContent = column.text(k, i);
-        if (c === TIME_COLUMN) {
-          const bar = element('div', 'jaxlab-bar');
-          bar.style.width = `${(100 * kernelMs(k)) / longest}%`;
-          cell.appendChild(bar);
+    place();
+    if (node.name === 'kernels') {
+      fragment.appendChild(this.kernelFilter(node, rows));
+      rows.forEach((row, i) => {
+        row.classList.add('jl-clickable');
+        row.title = 'show this kernel\'s stages';
+        row.addEventListener('click', () => this.openKernel(i));
+      });
+    }
+    fragment.appendChild(table);
+    return fragment;
+  }
+
+  /** A filter box: rows (and kernel folds) whose kernel name lacks the text hide. */
+  private kernelFilter(node: TableNode, rows: HTMLElement[]): HTMLElement {
+    const bar = element('div', 'jl-ui jl-toolbar');
+    const input = element('input', 'jl-filter');
+    input.type = 'search';
+    input.placeholder = 'filter kernels';
+    input.addEventListener('input', () => {
+      const text = input.value.toLowerCase();
+      node.rows.forEach((cells, i) => {
+        const shown = String(cells[1]).toLowerCase().includes(text);
+        rows[i].style.display = shown ? '' : 'none';
+        if (this.kernels[i]) {
+          this.kernels[i].style.display = shown ? '' : 'none';
         }
       });
-      if (this.expanded.has(i)) {
-        const detail = body.insertRow();
-        detail.className = 'jaxlab-detail';
-        const cell = detail.insertCell();
-        cell.colSpan = COLUMNS.length;
-        cell.appendChild(kernelDetails(k));
-      }
-    }
-    return table;
+    });
+    bar.appendChild(input);
+    bar.appendChild(uiButton('unfold all', 'open every kernel and stage',
+      () => this.folds.forEach(f => (f.open = true))));
+    bar.appendChild(uiButton('fold all', 'close every kernel and stage',
+      () => this.folds.forEach(f => (f.open = false))));
+    return bar;
   }
-}
 
-function totals(values: Record<string, unknown>): HTMLElement {
-  const row = element('div', 'jaxlab-totals');
-  for (const [name, value] of Object.entries(values)) {
-    if (value === null || value === undefined) {
-      continue;
+  openKernel(index: number): void {
+    const fold = this.kernels[index];
+    if (fold) {
+      fold.open = true;
+      fold.scrollIntoView({ block: 'nearest' });
     }
-    const text = typeof value === 'number' && !Number.isInteger(value) ? value.toFixed(3) : String(value);
-    row.appendChild(element('span', 'jaxlab-chip', `${name}: ${text}`));
   }
-  return row;
-}
-
-function wallTotals(wall: WallTimes | null | undefined): Record<string, unknown> {
-  return wall ? { runs: wall.runs, best_ms: wall.best_ms, median_ms: wall.median_ms } : {};
 }
 
 function isReport(data: unknown): data is ReportData {
-  return !!data && typeof data === 'object' && Array.isArray((data as ReportData).kernels);
+  return !!data && typeof data === 'object' && 'view' in data;
 }
 
-function isComparison(data: unknown): data is ComparisonData {
-  return !!data && typeof data === 'object' && Array.isArray((data as ComparisonData).compare);
-}
-
-/** The renderer: one report, or the two sides of a `%%kernel --compare`. */
+/** The renderer: the report's view tree, drawn like the static HTML, plus interaction. */
 export class ReportView extends Widget implements IRenderMime.IRenderer {
   private readonly mimeType: string;
 
   constructor(options: IRenderMime.IRendererOptions) {
     super();
     this.mimeType = options.mimeType;
-    // .jaxlab-report is the class the static HTML report uses too
-    this.addClass('jaxlab-report');
+    ROOT_CLASSES.forEach(c => this.addClass(c));
     this.addClass('jaxlab-report-app');
   }
 
   renderModel(model: IRenderMime.IMimeModel): Promise<void> {
     const data: unknown = model.data[this.mimeType];
-    const reports: unknown[] = isComparison(data) ? data.compare : [data];
     this.node.textContent = '';
-    const row = element('div', reports.length > 1 ? 'jaxlab-compare' : '');
-    for (const report of reports) {
-      row.appendChild(isReport(report) ? new ReportSection(report).node
-        : element('p', 'jaxlab-empty', 'jaxlab: this report has no kernel data'));
+    if (!isReport(data) || data.version !== VERSION) {
+      const version = isReport(data) ? data.version : 'unknown';
+      this.node.appendChild(element('div', 'jl-muted',
+        `jaxlab: report version ${version}; this viewer reads version ${VERSION}`));
+      return Promise.resolve();
     }
-    this.node.appendChild(row);
+    this.node.appendChild(new Drawer().draw(data.view));
     return Promise.resolve();
   }
 }

@@ -2,7 +2,9 @@
 
 allocate / free / write / read move bytes; prepare_kernel and prepare_routine
 turn IR into something runnable (an Executable carrying the generated source
-and the tuning record, for the lab to show); dispatch runs it.
+and the tuning record, for the lab to show); dispatch runs it. `knobs(kernel)`
+says which tuning choices a caller may override for a kernel and with which
+values; `prepare_kernel(kernel, overrides)` takes them.
 """
 from __future__ import annotations
 
@@ -10,12 +12,69 @@ import abc
 import contextlib
 import functools
 from dataclasses import dataclass, field
-from typing import Any, Callable, ContextManager, Optional, Sequence
+from typing import Any, Callable, ContextManager, Mapping, Optional, Sequence
 
 import numpy as np
 
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import Kernel, Routine
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One tuning decision: what was chosen and why."""
+    name: str
+    value: Any
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One configuration autotuning compiled and timed."""
+    settings: tuple[tuple[str, Any], ...]   # (choice name, value), as the tuner records them
+    compile_ms: float
+    run_ms: float
+    winner: bool = False
+
+
+@dataclass(frozen=True)
+class Autotuned:
+    """How a kernel's tuning was measured: every candidate, the time it took,
+    and whether the result came from the on-disk cache (and when it was measured)."""
+    candidates: tuple[Candidate, ...]
+    tuning_ms: float          # compiling and timing every candidate, when measured
+    from_cache: bool
+    measured_at: str          # ISO 8601, UTC
+
+
+@dataclass(frozen=True)
+class TuningRecord:
+    """A kernel's tuning choices, with the autotune measurements behind them."""
+    choices: tuple[Choice, ...] = ()
+    autotuned: Optional[Autotuned] = None
+
+    def value(self, name: str) -> Any:
+        """The value of choice `name` (KeyError where there is none)."""
+        for choice in self.choices:
+            if choice.name == name:
+                return choice.value
+        raise KeyError(f"no tuning choice {name!r}; choices: "
+                       f"{', '.join(c.name for c in self.choices)}")
+
+    def reason(self, name: str) -> str:
+        return next(c.reason for c in self.choices if c.name == name)
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.choices)
+
+
+@dataclass(frozen=True)
+class Knob:
+    """A tuning choice a caller may set for one kernel: every value offered compiles."""
+    name: str
+    values: tuple[Any, ...]
+    current: Any              # the tuner's own choice
+    doc: str                  # what it does
 
 
 @dataclass
@@ -24,7 +83,7 @@ class Executable:
     program: Any                      # whatever the backend runs
     source: str = ""                  # generated text (WGSL, WAT, a NumPy plan)
     language: str = ""
-    tuning: Optional[dict[str, Any]] = None
+    tuning: Optional[TuningRecord] = None
     tuned_ir: str = ""
     compile_ms: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
@@ -50,7 +109,13 @@ class Backend(abc.ABC):
     def read(self, handle: Any, dtype: DType, count: int) -> np.ndarray: ...
 
     @abc.abstractmethod
-    def prepare_kernel(self, kernel: Kernel) -> Executable: ...
+    def prepare_kernel(self, kernel: Kernel,
+                       overrides: Optional[Mapping[str, Any]] = None) -> Executable:
+        """`overrides` (knob name -> one of that knob's values) replace the tuner's choices."""
+
+    def knobs(self, kernel: Kernel) -> tuple[Knob, ...]:
+        """The tuning choices `prepare_kernel` takes overrides for, for `kernel`."""
+        return ()
 
     @abc.abstractmethod
     def prepare_routine(self, routine: Routine) -> Executable: ...
@@ -85,3 +150,10 @@ class Backend(abc.ABC):
         """Bytes of device memory: `live_bytes` (held by arrays), `pooled_bytes` (freed
         and kept for reuse), `peak_bytes` (the most live at once)."""
         return {"live_bytes": 0, "pooled_bytes": 0, "peak_bytes": 0}
+
+
+def no_overrides(backend: Backend, overrides: Optional[Mapping[str, Any]]) -> None:
+    """Refuse overrides, for a backend without knobs."""
+    if overrides:
+        raise ValueError(f"the {backend.name} backend has no tuning knobs; got "
+                         f"{', '.join(sorted(overrides))}")

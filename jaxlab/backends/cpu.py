@@ -6,11 +6,11 @@ from __future__ import annotations
 import math
 import os
 import threading
-from typing import Any, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
-from jaxlab.backends.base import Backend, Executable
+from jaxlab.backends.base import Backend, Choice, Executable, TuningRecord, no_overrides
 from jaxlab.backends.cpu_strided import plan_strided, reduce_axes, run_strided
 from jaxlab.backends.numpy_routines import run_routine
 from jaxlab.ir.dtypes import DType
@@ -67,18 +67,20 @@ class CpuBackend(Backend):
     def read(self, handle: np.ndarray, dtype: DType, count: int) -> np.ndarray:
         return handle.view(dtype.np)[:count].copy()
 
-    def prepare_kernel(self, kernel: Kernel) -> Executable:
+    def prepare_kernel(self, kernel: Kernel,
+                       overrides: Optional[Mapping[str, Any]] = None) -> Executable:
+        no_overrides(self, overrides)
         strided, reason = plan_strided(kernel)
         if strided is not None:
             return Executable(program=kernel, source=strided.describe(), language="text",
-                              tuning={"path": strided.path, "reason": reason},
+                              tuning=TuningRecord((Choice("path", strided.path, reason),)),
                               extra={"strided": strided})
         plan = "NumPy: gather every load over all output indices"
         if kernel.reduction is not None:
             plan += (f", {kernel.reduction.op.name.lower()}-reduce {kernel.reduction.size} "
                      "values per output along an axis, then the epilogue")
         return Executable(program=kernel, source=plan, language="text",
-                          tuning={"path": "gather", "reason": reason})
+                          tuning=TuningRecord((Choice("path", "gather", reason),)))
 
     def prepare_routine(self, routine: Routine) -> Executable:
         return Executable(program=routine, source=f"NumPy routine: {routine.name}",

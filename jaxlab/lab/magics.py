@@ -24,6 +24,7 @@ from jaxlab.api import JittedFunction
 from jaxlab.array import Array
 from jaxlab.engine import devices
 from jaxlab.events import EventLog, KernelEvent
+from jaxlab.lab.placement import Placement
 from jaxlab.lab.profile import write_trace
 from jaxlab.lab.report import (STAGES, Comparison, ErrorReport, FileLink, Report, Table, flatten,
                                fmt_ms, fmt_si, indent)
@@ -38,6 +39,7 @@ class _Run:
     def __init__(self, device: devices.Device) -> None:
         self.device = device
         self.log = EventLog()
+        self.notes: list[str] = []     # arrays moved to the device for the run
 
 
 class _KernelCell:
@@ -72,15 +74,23 @@ class _KernelCell:
     def _run(self, cell: str, device: devices.Device) -> Any:
         __tracebackhide__ = True
         run = _Run(device)
+        try:
+            placement = Placement(self.shell.user_ns, cell, device)
+        except RuntimeError as exc:
+            raise UsageError(str(exc)) from None
+        run.notes = placement.notes()
         self.runs.insert(0, run)
-        with devices.default_device(device), jaxlab.capture() as log:
+        with devices.default_device(device), placement, jaxlab.capture() as log:
             run.log = log     # the live log: what ran before an exception is kept
             return run_cell_body(self.shell, cell)
 
     def _time(self, cell: str) -> list[float]:
         """Wall milliseconds of the repeated runs (output hidden, no capture)."""
-        times = []
-        with devices.default_device(self.device), capture_output():
+        times: list[float] = []
+        if not self.repeat:
+            return times
+        with devices.default_device(self.device), capture_output(), \
+                Placement(self.shell.user_ns, cell, self.device):
             for _ in range(self.repeat):
                 t0 = time.perf_counter()
                 run_cell_body(self.shell, cell)
@@ -90,12 +100,14 @@ class _KernelCell:
     def show(self, error: Optional[BaseException]) -> None:
         if self.runs:
             reports = [Report(r.log, programs_in(self.shell.user_ns, r.log), r.device.platform,
-                              self.stages, self.wall_ms if r.device is self.device else ())
+                              self.stages, self.wall_ms if r.device is self.device else (),
+                              notes=r.notes, origins=jit_origins(self.shell.user_ns, r.log))
                        for r in self.runs]
             if self.browse is not None:
-                view = self.browse(self.runs[0].log)
-                if view is not None:
-                    display(view)
+                # two outputs: static renders (nbconvert, nbviewer, GitHub) show the
+                # report even where the saved widget state hides the widget's fallback
+                display(reports[0])
+                display(self.browse(self.runs[0].log))
             elif len(reports) == 2:
                 display(Comparison(*reports))
             else:
@@ -241,6 +253,23 @@ def programs_in(namespace: dict[str, Any], log: list[KernelEvent]) -> list[Any]:
                 if program.steps and all(st.program.key in keys for st in program.steps):
                     found[id(program)] = program
     return list(found.values())
+
+
+def jit_origins(namespace: dict[str, Any], log: list[KernelEvent]) -> dict[str, str]:
+    """Kernel key -> "jit NAME at FILE:LINE" for the kernels of the namespace's jitted
+    functions that ran in `log` (a kernel two functions share goes to the first)."""
+    keys = {e.key for e in log}
+    found: dict[str, str] = {}
+    for value in list(namespace.values()):
+        if isinstance(value, JittedFunction):
+            code = getattr(value.fun, "__code__", None)
+            site = f" at {code.co_filename}:{code.co_firstlineno}" if code else ""
+            origin = f"jit {getattr(value.fun, '__qualname__', repr(value.fun))}{site}"
+            for program, _ in value.cache.values():
+                for step in program.steps:
+                    if step.program.key in keys:
+                        found.setdefault(step.program.key, origin)
+    return found
 
 
 def _autotune_context(on: bool) -> ContextManager[Any]:

@@ -1,137 +1,36 @@
 """Reports of what the engine did, from KernelEvents.
 
-`Report` renders three ways through `_repr_mimebundle_`: text/plain for a
-terminal, script-free text/html (scoped CSS, <details> per stage) that reads in
-JupyterLab, nbconvert, GitHub and nbviewer, and the report as JSON data for a
-front end. `Comparison` puts two reports side by side; `ErrorReport` shows a
-compile error with the faulty source lines marked; `Table` is the small table
-the magics print.
-
-Every string that can come from user code goes through `markup`, which escapes
-whatever is not already `Html`.
+A `Report` is one typed model of a capture: kernels grouped by identity (with
+their calls and each dispatch's time), their stages, tuning choices and
+autotune measurements, and totals as quantities with units. It is turned once
+into a view (jaxlab/lab/view.py) and rendered three ways through
+`_repr_mimebundle_`: text/plain, script-free text/html, and the view as JSON
+for the JupyterLab renderer in extension/, which draws the same elements.
+`Comparison` puts two reports side by side with a per-kernel ratio table;
+`ErrorReport` shows a compile error with the faulty source lines marked;
+`Table` is the small table the magics print.
 """
 from __future__ import annotations
 
-import html
+import enum
+import functools
 import math
 import re
 import statistics
 import urllib.parse
 from dataclasses import dataclass
-from typing import Any, Iterable, Optional, Sequence, Union
+from typing import Any, Iterable, Optional, Sequence
 
+from jaxlab.backends.base import Autotuned, TuningRecord
 from jaxlab.events import KernelEvent
-from jaxlab.lab.lexers import highlight_lines, token_css
+from jaxlab.lab.view import (Bar, Block, Code, Columns, Fold, Html, Line, Node, Pre, Style, Table,
+                             capped_text, code, join, markup, page, to_html, to_json, to_text)
 
 MIME = "application/vnd.jaxlab.report+json"
-VERSION = 1
+VERSION = 2
 STAGES = ("jaxpr", "ir", "tuned", "tuning", "source", "timings", "program")
-_BAR_CHARS = 20          # width of a time bar in the text report
 _CONTEXT_LINES = 5       # source lines shown around a compile error
-
-
-# --- HTML: escape by default ---------------------------------------------------------
-
-class Html(str):
-    """Text that is already HTML: `markup` inserts it as is."""
-
-
-def markup(template: str, **values: Any) -> Html:
-    """`template.format(**values)` with every value escaped unless it is Html."""
-    return Html(template.format(**{k: v if isinstance(v, Html) else html.escape(str(v))
-                                   for k, v in values.items()}))
-
-
-def join(parts: Iterable[str]) -> Html:
-    return Html("".join(parts))
-
-
-# Palettes: light and dark; JupyterLab's and VS Code's own theme flags win over
-# the OS preference, so the colours match the page they sit on.
-_LIGHT = {"fg": "#1f2328", "bg": "#ffffff", "muted": "#59636e", "border": "#d1d9e0",
-          "code-bg": "#f6f8fa", "bar": "#3b82f6", "fault": "#ffe4e1", "winner": "#dcfce7",
-          "comment": "#6e7781", "keyword": "#cf222e", "type": "#8250df", "builtin": "#0550ae",
-          "function": "#6639ba", "variable": "#953800", "number": "#0a7c7c",
-          "string": "#0a3069", "operator": "#1f2328", "error": "#d1242f"}
-_DARK = {"fg": "#e6edf3", "bg": "#0d1117", "muted": "#9198a1", "border": "#3d444d",
-         "code-bg": "#161b22", "bar": "#60a5fa", "fault": "#5c1a1a", "winner": "#14532d",
-         "comment": "#8b949e", "keyword": "#ff7b72", "type": "#d2a8ff", "builtin": "#79c0ff",
-         "function": "#d2a8ff", "variable": "#ffa657", "number": "#56d4dd",
-         "string": "#a5d6ff", "operator": "#e6edf3", "error": "#ff7b72"}
-
-_ROOT = ".jaxlab-report"
-_LAYOUT_CSS = """
-.jaxlab-report { color: var(--jp-content-font-color1, var(--jl-fg));
-  background: var(--jp-layout-color0, var(--jl-bg)); padding: 6px 8px;
-  font-family: var(--jp-ui-font-family, system-ui, sans-serif); font-size: 13px; line-height: 1.4; }
-.jaxlab-report .jl-title { font-weight: 600; font-size: 14px; }
-.jaxlab-report .jl-muted { color: var(--jp-content-font-color2, var(--jl-muted)); }
-.jaxlab-report table { border-collapse: collapse; margin: 4px 0; color: inherit; font-size: inherit; }
-.jaxlab-report th, .jaxlab-report td { padding: 2px 8px; text-align: left; vertical-align: top;
-  border-bottom: 1px solid var(--jp-border-color2, var(--jl-border)); }
-.jaxlab-report td.jl-num, .jaxlab-report th.jl-num { text-align: right; font-variant-numeric: tabular-nums; }
-.jaxlab-report .jl-barcell { width: 160px; }
-.jaxlab-report .jl-bar { display: block; height: 10px; min-width: 1px; background: var(--jl-bar); border-radius: 2px; }
-.jaxlab-report tr.jl-winner td { background: var(--jl-winner); }
-.jaxlab-report details { margin: 4px 0; }
-.jaxlab-report details details, .jaxlab-report details.jl-kernel > table { margin-left: 14px; }
-.jaxlab-report summary { cursor: pointer; }
-.jaxlab-report pre { margin: 2px 0; padding: 6px 8px; overflow-x: auto; font-size: 12px;
-  font-family: var(--jp-code-font-family, ui-monospace, monospace);
-  background: var(--jl-code-bg); color: var(--jl-fg); border-radius: 3px; }
-.jaxlab-report .jl-line { display: block; }
-.jaxlab-report .jl-ln { display: inline-block; min-width: 3em; padding-right: 1em; text-align: right;
-  color: var(--jl-muted); user-select: none; }
-.jaxlab-report .jl-fault { background: var(--jl-fault); }
-.jaxlab-report .jl-compare > tbody > tr > td { border: none; padding: 0 6px; width: 50%; }
-"""
-
-
-def _palette(selector: str, colours: dict[str, str]) -> str:
-    return selector + " { " + " ".join(f"--jl-{k}: {v};" for k, v in colours.items()) + " }"
-
-
-def _stylesheet() -> str:
-    light_flags = ", ".join(f"{flag} {_ROOT}" for flag in
-                            ('body[data-jp-theme-light="true"]', "body.vscode-light"))
-    dark_flags = ", ".join(f"{flag} {_ROOT}" for flag in
-                           ('body[data-jp-theme-light="false"]', "body.vscode-dark"))
-    return "\n".join([
-        _palette(_ROOT, _LIGHT),
-        "@media (prefers-color-scheme: dark) { " + _palette(_ROOT, _DARK) + " }",
-        _palette(light_flags, _LIGHT), _palette(dark_flags, _DARK),
-        _LAYOUT_CSS.strip(), token_css(f"{_ROOT} .jl-code")])
-
-
-STYLE = Html("<style>" + _stylesheet() + "</style>")
-
-
-def page(body: Html) -> Html:
-    """`body` inside the report's root element, with its scoped stylesheet."""
-    return markup('<div class="jaxlab-report">{style}{body}</div>', style=STYLE, body=body)
-
-
-def details(label: str, body: Html, open_: bool = False, cls: str = "jl-stage") -> Html:
-    return markup('<details class="{cls}"{open}><summary>{label}</summary>{body}</details>',
-                  cls=cls, open=Html(" open" if open_ else ""), label=label, body=body)
-
-
-def pre(text: str) -> Html:
-    return markup('<pre class="jl-pre">{text}</pre>', text=text)
-
-
-def code(source: str, language: str, marked: Iterable[int] = (),
-         lines: Optional[range] = None) -> Html:
-    """Highlighted, numbered source; `marked` lines (1-based) are shaded as
-    faulty; `lines` (0-based) picks an excerpt."""
-    marked = set(marked)
-    highlighted = highlight_lines(source, language)
-    picked = lines if lines is not None else range(len(highlighted))
-    body = join(markup('<span class="jl-line{cls}"><span class="jl-ln">{n}</span>{code}</span>',
-                       cls=" jl-fault" if i + 1 in marked else "", n=i + 1,
-                       code=Html(highlighted[i]))
-                for i in picked)
-    return markup('<pre class="jl-code">{body}</pre>', body=body)
+_DISPATCH_ROWS = 12      # per-dispatch times listed per kernel
 
 
 # --- numbers a person reads ------------------------------------------------------------
@@ -153,6 +52,34 @@ def fmt_si(n: float, unit: str) -> str:
 
 def fmt_rate(x: Optional[float]) -> str:
     return "-" if x is None else f"{x:.3g}"
+
+
+class Unit(enum.Enum):
+    COUNT = ""
+    MS = "ms"
+    FLOP = "FLOP"
+    BYTES = "B"
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A total with its unit; `text()` is how every view writes it."""
+    name: str
+    value: Optional[float]
+    unit: Unit
+
+    def text(self) -> str:
+        if self.unit is Unit.MS:
+            return fmt_ms(self.value)
+        if self.value is None:
+            return "-"
+        if self.unit is Unit.COUNT:
+            return f"{self.value:g}"
+        return fmt_si(self.value, self.unit.value)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "value": self.value, "unit": self.unit.value or None,
+                "text": self.text()}
 
 
 def _shape(dtype: str, shape: Sequence[int]) -> str:
@@ -177,69 +104,10 @@ def jsonable(x: Any) -> Any:
     return str(x)
 
 
-# --- tables ---------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Bar:
-    """A table cell drawn as a bar `fraction` of the column wide."""
-    fraction: float
-
-
-Cell = Union[str, Bar]
-
-
-class Table:
-    """Rows of cells as aligned text or an HTML table; `align` has one letter
-    per column, 'l' or 'r'; `marked` rows are highlighted (an autotune winner)."""
-
-    def __init__(self, headers: Sequence[str], rows: Sequence[Sequence[Cell]], align: str = "",
-                 title: str = "", marked: Iterable[int] = ()) -> None:
-        self.headers, self.rows, self.title = list(headers), [list(r) for r in rows], title
-        self.align = align.ljust(len(self.headers), "l")
-        self.marked = set(marked)
-
-    def text(self) -> str:
-        cells = [self.headers] + [[_cell_text(c) for c in row] for row in self.rows]
-        widths = [max(len(r[i]) for r in cells) for i in range(len(self.headers))]
-        lines = [self.title] if self.title else []
-        for n, row in enumerate(cells):
-            mark = ("*" if n - 1 in self.marked else " ") if self.marked else ""
-            lines.append(mark + "  ".join(c.rjust(w) if a == "r" else c.ljust(w)
-                                         for c, w, a in zip(row, widths, self.align)).rstrip())
-        return "\n".join(lines)
-
-    def html(self) -> Html:
-        def row_html(tag: str, row: Sequence[Cell], n: int) -> Html:
-            tds = join(markup('<{tag}{cls}>{c}</{tag}>', tag=tag, c=_cell_html(c),
-                              cls=Html(' class="jl-barcell"' if isinstance(c, Bar) else
-                                       ' class="jl-num"' if a == "r" else ""))
-                       for c, a in zip(row, self.align))
-            return markup('<tr{cls}>{tds}</tr>', tds=tds,
-                          cls=Html(' class="jl-winner"' if n in self.marked else ""))
-        caption = markup('<div class="jl-title">{t}</div>', t=self.title) if self.title else ""
-        return markup('{caption}<table><thead>{head}</thead><tbody>{body}</tbody></table>',
-                      caption=Html(caption), head=row_html("th", self.headers, -1),
-                      body=join(row_html("td", r, n) for n, r in enumerate(self.rows)))
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        return {"text/plain": self.text(), "text/html": page(self.html())}
-
-
-def _cell_text(c: Cell) -> str:
-    return "#" * max(1, round(c.fraction * _BAR_CHARS)) if isinstance(c, Bar) else c
-
-
-def _cell_html(c: Cell) -> Html:
-    if isinstance(c, Bar):
-        return markup('<span class="jl-bar" style="width: {pct}%"></span>',
-                      pct=f"{100 * c.fraction:.1f}")
-    return markup("{c}", c=c)
-
-
 # --- kernels: the dispatches of one compiled kernel --------------------------------------
 
 class KernelGroup:
-    """Every dispatch of one kernel (same backend and structure) in a report."""
+    """Every dispatch of one kernel (same device and structure) in a report."""
 
     def __init__(self, events: list[KernelEvent]) -> None:
         self.events = events
@@ -275,8 +143,8 @@ def group_events(events: Iterable[KernelEvent]) -> list[KernelGroup]:
 
 
 def flatten(record: dict[str, Any], prefix: str = "") -> list[tuple[str, str]]:
-    """A record (tuning choices, backend info) as (key, value) rows: nested dicts
-    under dotted keys, lists joined with commas."""
+    """A record (backend info) as (key, value) rows: nested dicts under dotted
+    keys, lists joined with commas."""
     rows = []
     for k, v in record.items():
         if isinstance(v, dict):
@@ -288,28 +156,58 @@ def flatten(record: dict[str, Any], prefix: str = "") -> list[tuple[str, str]]:
     return rows
 
 
-def _tuning_rows(tuning: dict[str, Any]) -> list[tuple[str, str]]:
-    return flatten({k: v for k, v in tuning.items() if k != "candidates"})
+def show_value(value: Any) -> str:
+    """A tuning value as a person reads it: tuples as AxB, booleans as yes/no."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (tuple, list)):
+        return "x".join(map(str, value))
+    return str(value)
 
 
-def candidates_table(candidates: Sequence[dict[str, Any]]) -> Table:
-    """Autotune candidates: their configuration, time and the winner marked."""
-    keys = list(dict.fromkeys(k for c in candidates for k in c if k not in ("ms", "winner")))
-    rows = [[str(c.get(k, "")) for k in keys] + [fmt_ms(c.get("ms")),
-                                                 "winner" if c.get("winner") else ""]
-            for c in candidates]
-    return Table(keys + ["time", ""], rows, align="l" * len(keys) + "rl",
-                 title=f"{len(candidates)} autotune candidates",
-                 marked=[i for i, c in enumerate(candidates) if c.get("winner")])
+def tuning_nodes(tuning: TuningRecord) -> list[Node]:
+    """The tuning stage: a choice/value/reason table, then how it was autotuned."""
+    nodes: list[Node] = [Table(["choice", "value", "reason"],
+                               [[c.name, show_value(c.value), c.reason or "-"]
+                                for c in tuning.choices])]
+    if tuning.autotuned is not None:
+        nodes += autotune_nodes(tuning.autotuned)
+    return nodes
 
 
-def _timing_rows(g: KernelGroup) -> list[tuple[str, str]]:
+def autotune_nodes(a: Autotuned) -> list[Node]:
+    head = (f"autotune: from the on-disk cache, measured {a.measured_at} "
+            f"(in {fmt_ms(a.tuning_ms)}); nothing was timed now" if a.from_cache else
+            f"autotune: {len(a.candidates)} candidates compiled and timed in "
+            f"{fmt_ms(a.tuning_ms)} ({a.measured_at})")
+    names = list(dict.fromkeys(k for c in a.candidates for k, _ in c.settings))
+    rows = [[show_value(dict(c.settings).get(k, "")) for k in names] +
+            [fmt_ms(c.compile_ms), fmt_ms(c.run_ms), "winner" if c.winner else ""]
+            for c in a.candidates]
+    return [Line(head, Style.MUTED),
+            Table(names + ["compile", "run", ""], rows, align="l" * len(names) + "rrl",
+                  title=f"{len(a.candidates)} autotune candidates",
+                  marked=[i for i, c in enumerate(a.candidates) if c.winner])]
+
+
+def _timings(g: KernelGroup) -> list[Node]:
     e = g.first
-    return [("calls", str(g.calls)), ("cache hit", "yes" if e.cache_hit else "no"),
-            ("compile", fmt_ms(g.compile_ms or None)), ("host dispatch", fmt_ms(g.host_ms)),
-            ("device", fmt_ms(g.device_ms)), ("FLOPs", fmt_si(g.flops, "FLOP")),
-            ("bytes", fmt_si(g.bytes, "B")), ("achieved", f"{fmt_rate(g.gflops)} GFLOP/s, "
-                                                         f"{fmt_rate(g.gbps)} GB/s")]
+    cells = [("calls", str(g.calls)), ("cache hit", "yes" if e.cache_hit else "no"),
+             ("compile", fmt_ms(g.compile_ms or None)), ("host dispatch", fmt_ms(g.host_ms)),
+             ("device", fmt_ms(g.device_ms)), ("FLOPs", fmt_si(g.flops, "FLOP")),
+             ("bytes", fmt_si(g.bytes, "B")),
+             ("achieved", f"{fmt_rate(g.gflops)} GFLOP/s, {fmt_rate(g.gbps)} GB/s")]
+    nodes: list[Node] = [Table([k for k, _ in cells], [[v for _, v in cells]],
+                               align="r" * len(cells))]
+    if g.calls > 1:
+        shown = g.events[:_DISPATCH_ROWS]
+        rows = [[str(i + 1), fmt_ms(d.dispatch_ms), fmt_ms(d.device_ms),
+                 "yes" if d.cache_hit else "no"] for i, d in enumerate(shown)]
+        if g.calls > len(shown):
+            rows.append([f"… {g.calls - len(shown)} more", "", "", ""])
+        nodes.append(Table(["dispatch", "host", "device", "cache hit"], rows, align="rrrl",
+                           title="each dispatch"))
+    return nodes
 
 
 def _io(e: KernelEvent) -> str:
@@ -327,13 +225,17 @@ class Report:
     """What ran: a summary of kernels with time bars, then each kernel's stages.
 
     `events` are KernelEvents (a capture() log); `program` is a jit Program (or
-    a list of them) to show; `stages` picks from STAGES (None: all, folded);
-    `wall_ms` are wall times of repeated runs (best and median are shown)."""
+    a list of them) to show; `stages` picks from STAGES (None: all, folded;
+    chosen ones are shown unfolded); `wall_ms` are wall times of repeated runs
+    (best and median are shown); `notes` are lines for the top (data moved);
+    `full_sources` keeps long generated sources whole (the live widget);
+    `origins` names the jitted function (and where it is defined) of kernel keys."""
 
     def __init__(self, events: Iterable[KernelEvent],
                  program: ProgramLike | Sequence[ProgramLike] | None = None, title: str = "",
                  stages: Optional[Iterable[str]] = None,
-                 wall_ms: Sequence[float] = ()) -> None:
+                 wall_ms: Sequence[float] = (), notes: Sequence[str] = (),
+                 full_sources: bool = False, origins: Optional[dict[str, str]] = None) -> None:
         self.events = list(events)
         self.programs = [] if program is None else \
             list(program) if isinstance(program, (list, tuple)) else [program]
@@ -344,143 +246,169 @@ class Report:
             raise ValueError(f"unknown report stages {sorted(unknown)}; known: {', '.join(STAGES)}")
         self.open_stages = stages is not None    # asked for: shown unfolded
         self.wall_ms = list(wall_ms)
+        self.notes = list(notes)
+        self.full_sources = full_sources     # else long listings keep their head and tail
+        self.origins = origins or {}         # kernel key -> the jitted function that ran it
         self.groups = group_events(self.events)
 
-    # -- data --
-    def totals(self) -> dict[str, Any]:
+    # -- the model --
+    def devices(self) -> list[str]:
+        """Every device a kernel ran on, in order of first dispatch."""
+        return list(dict.fromkeys(e.backend for e in self.events))
+
+    def totals(self) -> list[Quantity]:
         device = [e.device_ms for e in self.events]
-        return {"kernels": len(self.groups), "dispatches": len(self.events),
-                "cache_hits": sum(e.cache_hit for e in self.events),
-                "compile_ms": sum(e.compile_ms for e in self.events),
-                "dispatch_ms": sum(e.dispatch_ms for e in self.events),
-                "device_ms": sum(device) if device and None not in device else None,
-                "flops": sum(e.flops for e in self.events),
-                "bytes": sum(e.bytes for e in self.events)}
+        tuning = [e.tuning.autotuned.tuning_ms for g in self.groups for e in [g.first]
+                  if e.tuning is not None and e.tuning.autotuned is not None
+                  and not e.tuning.autotuned.from_cache]
+        found = [Quantity("kernels", len(self.groups), Unit.COUNT),
+                 Quantity("dispatches", len(self.events), Unit.COUNT),
+                 Quantity("cached", sum(e.cache_hit for e in self.events), Unit.COUNT),
+                 Quantity("host", sum(e.dispatch_ms for e in self.events), Unit.MS),
+                 Quantity("device", sum(device) if device and None not in device else None,
+                          Unit.MS),
+                 Quantity("compile", sum(e.compile_ms for e in self.events), Unit.MS),
+                 Quantity("work", sum(e.flops for e in self.events), Unit.FLOP),
+                 Quantity("traffic", sum(e.bytes for e in self.events), Unit.BYTES)]
+        if tuning:
+            found.append(Quantity("autotuning", sum(tuning), Unit.MS))
+        if self.wall_ms:
+            found += [Quantity("runs", len(self.wall_ms), Unit.COUNT),
+                      Quantity("best wall", min(self.wall_ms), Unit.MS),
+                      Quantity("median wall", statistics.median(self.wall_ms), Unit.MS)]
+        return found
 
     def program_text(self) -> Optional[str]:
         return "\n\n".join(p.text() for p in self.programs) if self.programs else None
 
-    def data(self) -> dict[str, Any]:
-        """The whole report as JSON-ready data (the MIME bundle's JSON)."""
-        wall = {"runs": len(self.wall_ms), "best_ms": min(self.wall_ms),
-                "median_ms": statistics.median(self.wall_ms), "all_ms": self.wall_ms} \
-            if self.wall_ms else None
-        return jsonable({"version": VERSION, "title": self.title,
-                         "kernels": [e.to_dict() for e in self.events],
-                         "program": self.program_text(), "totals": self.totals(),
-                         "stages": self.stages, "wall": wall})
+    # -- the view, built once --
+    @functools.cached_property
+    def view(self) -> Block:
+        kernels = self.grouped([self.kernel_node(i, g) for i, g in enumerate(self.groups)])
+        program = self.program_text()
+        tail = [Fold("jit program", (Pre(capped_text(program)),), self.open_stages)] \
+            if "program" in self.stages and program else []
+        return Block(tuple([Line(self.heading(), Style.TITLE), Line(self.headline(), Style.MUTED),
+                            *[Line(n, Style.MUTED) for n in self.notes],
+                            *([self.summary_table()] if self.groups else []),
+                            *kernels, *tail]))
 
-    # -- shared pieces of text and HTML --
-    def _headline(self) -> str:
-        t = self.totals()
-        parts = [f"{t['kernels']} kernels", f"{t['dispatches']} dispatches "
-                 f"({t['cache_hits']} cached)", f"host {fmt_ms(t['dispatch_ms'])}",
-                 f"device {fmt_ms(t['device_ms'])}", f"compile {fmt_ms(t['compile_ms'])}",
-                 fmt_si(t["flops"], "FLOP"), fmt_si(t["bytes"], "B")] \
+    def grouped(self, kernels: list[Fold]) -> list[Node]:
+        """Kernel folds, those of each jitted function under its name and site."""
+        nodes: list[Node] = []
+        members: dict[str, list[Fold]] = {}
+        for g, fold in zip(self.groups, kernels):
+            origin = self.origins.get(g.first.key)
+            if origin is None:
+                nodes.append(fold)
+                continue
+            if origin not in members:
+                members[origin] = []
+                nodes.append(Fold(origin, (), cls="jl-function"))   # its place; filled below
+            members[origin].append(fold)
+        return [Fold(f"{n.label} · {_count(len(members[n.label]), 'kernel')}",
+                     tuple(members[n.label]), open=True, cls=n.cls)
+                if isinstance(n, Fold) and n.cls == "jl-function" else n for n in nodes]
+
+    def heading(self) -> str:
+        head = f"jaxlab report: {self.title}" if self.title else "jaxlab report"
+        ran = self.devices()
+        return f"{head} (ran on {', '.join(ran)})" if ran and ran != [self.title] else head
+
+    def headline(self) -> str:
+        t = {q.name: q for q in self.totals()}
+        parts = [_count(t["kernels"].value, "kernel"),
+                 f"{_count(t['dispatches'].value, 'dispatch')} ({t['cached'].text()} cached)",
+                 f"host {t['host'].text()}", f"device {t['device'].text()}",
+                 f"compile {t['compile'].text()}", t["work"].text(), t["traffic"].text()] \
             if self.events else ["no kernels ran"]
+        if "autotuning" in t:
+            parts.append(f"autotuning {t['autotuning'].text()}")
         if self.wall_ms:
-            parts.append(f"wall over {len(self.wall_ms)} runs: best {fmt_ms(min(self.wall_ms))},"
-                         f" median {fmt_ms(statistics.median(self.wall_ms))}")
+            parts.append(f"wall over {t['runs'].text()} runs: best {t['best wall'].text()}, "
+                         f"median {t['median wall'].text()}")
         return ", ".join(parts)
 
     def summary_table(self) -> Table:
         longest = max((g.ms for g in self.groups), default=0.0) or 1.0
-        rows = [[str(i + 1), g.first.name, g.first.backend, g.first.kind, str(g.calls),
-                 fmt_ms(g.host_ms), fmt_ms(g.device_ms), fmt_rate(g.gflops), fmt_rate(g.gbps),
-                 Bar(g.ms / longest)] for i, g in enumerate(self.groups)]
-        return Table(["#", "kernel", "backend", "kind", "calls", "host", "device", "GFLOP/s",
-                      "GB/s", "time"], rows, align="rllllrrrrl")
-
-    def _title(self) -> str:
-        return f"jaxlab report: {self.title}" if self.title else "jaxlab report"
-
-    # -- text --
-    def text(self) -> str:
-        out = [self._title(), self._headline()]
-        if self.groups:
-            out += ["", self.summary_table().text()]
+        rows, keys = [], []
         for i, g in enumerate(self.groups):
-            out += ["", self._kernel_text(i, g)]
-        if "program" in self.stages and self.programs:
-            out += ["", "jit program:", indent(self.program_text() or "")]
-        return "\n".join(out)
+            e = g.first
+            rows.append([str(i + 1), e.name, e.backend, e.kind, str(g.calls), fmt_ms(g.host_ms),
+                         fmt_ms(g.device_ms), fmt_rate(g.gflops), fmt_rate(g.gbps),
+                         Bar(g.ms / longest)])
+            keys.append([i + 1, e.name, e.backend, e.kind, g.calls, g.host_ms,
+                         -1 if g.device_ms is None else g.device_ms, g.gflops or 0,
+                         g.gbps or 0, g.ms])
+        return Table(["#", "kernel", "device", "kind", "calls", "host", "device time",
+                      "GFLOP/s", "GB/s", "time"], rows, align="rllllrrrrl", keys=keys,
+                     name="kernels")
 
-    def _kernel_text(self, i: int, g: KernelGroup) -> str:
+    def kernel_node(self, i: int, g: KernelGroup) -> Fold:
         e = g.first
-        out = [f"-- {i + 1}. {e.name} · {e.backend} · {e.kind} {'-' * 20}",
-               f"  {_io(e)}", f"  reason: {e.reason or '-'}"]
-        for name in self.stages:
-            stage = self._stage(g, name)
-            if name == "timings":
-                out.append("  timings: " + ", ".join(f"{k} {v}" for k, v in _timing_rows(g)))
-            elif stage is not None:
-                label, text, _ = stage
-                out += [f"  {label}:", indent(text, "    ")]
-        return "\n".join(out)
+        calls = f" · {g.calls} calls" if g.calls > 1 else ""
+        label = f"{i + 1}. {e.name} · {e.backend} · {e.kind}{calls} · {fmt_ms(g.ms)}"
+        head = Line(f"{_io(e)} · cache hit: {'yes' if e.cache_hit else 'no'} · "
+                    f"reason: {e.reason or '-'}", Style.MUTED)
+        stages = [s for s in (self.stage_node(g, name) for name in self.stages) if s]
+        return Fold(label, (head, *stages), open=len(self.groups) == 1 or self.open_stages,
+                    cls="jl-kernel")
 
-    def _stage(self, g: KernelGroup, name: str) -> Optional[tuple[str, str, Html]]:
-        """(label, text, HTML) of one stage of a kernel; None where it has none
-        (and for timings and program, which are laid out on their own)."""
+    def stage_node(self, g: KernelGroup, name: str) -> Optional[Fold]:
+        """One stage of one kernel (open if the stages were chosen); None where the
+        kernel has nothing for it (and for the program, which is the cell's)."""
         e = g.first
+        found: Optional[tuple[str, list[Node]]] = None
         if name == "jaxpr" and e.equations:
-            text = "\n".join(e.equations)
-            return f"jaxpr equations ({len(e.equations)})", text, pre(text)
-        if name == "ir" and e.ir:
-            return "IR", e.ir, pre(e.ir)
-        if name == "tuned" and e.tuned_ir:
-            return "IR after tuning", e.tuned_ir, pre(e.tuned_ir)
-        if name == "tuning" and e.tuning:
-            tables = [Table(["choice", "value"], _tuning_rows(e.tuning))]
-            if e.tuning.get("candidates"):
-                tables.append(candidates_table(e.tuning["candidates"]))
-            return "tuning", "\n".join(t.text() for t in tables), join(t.html() for t in tables)
-        if name == "source" and e.source:
+            found = f"jaxpr equations ({len(e.equations)})", \
+                [Pre(capped_text("\n".join(e.equations)))]
+        elif name == "ir" and e.ir:
+            found = "IR", [Pre(capped_text(e.ir))]
+        elif name == "tuned" and e.tuned_ir:
+            found = "IR after tuning", [Pre(capped_text(e.tuned_ir))]
+        elif name == "tuning" and e.tuning is not None and e.tuning.choices:
+            found = "tuning", tuning_nodes(e.tuning)
+        elif name == "source" and e.source:
             language = e.source_language or "text"
-            return f"source ({language})", e.source, code(e.source, language)
-        return None
+            found = f"source ({language})", [code(e.source, language, cap=not self.full_sources)]
+        elif name == "timings":
+            found = "timings", _timings(g)
+        if found is None:
+            return None
+        return Fold(found[0], tuple(found[1]), self.open_stages)
 
-    # -- HTML --
+    # -- the three renderings --
+    def text(self) -> str:
+        return to_text(self.view)
+
     def html(self) -> Html:
         """The report as a self-contained, script-free HTML fragment."""
-        return page(self.body_html())
+        return page(to_html(self.view))
 
-    def body_html(self) -> Html:
-        """The report without its root element and stylesheet (for embedding)."""
-        kernels = join(self._kernel_html(i, g) for i, g in enumerate(self.groups))
-        program = details("jit program", pre(self.program_text() or ""), self.open_stages) \
-            if "program" in self.stages and self.programs else Html("")
-        return markup('<div class="jl-title">{title}</div><div class="jl-muted">{headline}</div>'
-                      '{summary}{kernels}{program}', title=self._title(),
-                      headline=self._headline(),
-                      summary=self.summary_table().html() if self.groups else Html(""),
-                      kernels=kernels, program=program)
+    def data(self) -> dict[str, Any]:
+        """The report as JSON-ready data: the model's numbers (for programs) and the
+        view (what the renderer draws)."""
+        return jsonable({
+            "version": VERSION, "title": self.title, "heading": self.heading(),
+            "devices": self.devices(), "stages": self.stages,
+            "totals": [q.to_json() for q in self.totals()],
+            "kernels": [{"name": g.first.name, "backend": g.first.backend, "kind": g.first.kind,
+                         "key": g.first.key, "source_language": g.first.source_language,
+                         "calls": g.calls, "host_ms": g.host_ms, "device_ms": g.device_ms,
+                         "compile_ms": g.compile_ms, "flops": g.flops, "bytes": g.bytes,
+                         "dispatch_ms": [e.dispatch_ms for e in g.events]}
+                        for g in self.groups],
+            "program": self.program_text(), "view": to_json(self.view)})
 
-    def _kernel_html(self, i: int, g: KernelGroup) -> Html:
-        e = g.first
-        head = markup('<div class="jl-muted">{io} · cache hit: {hit} · reason: {reason}</div>',
-                      io=_io(e), hit="yes" if e.cache_hit else "no", reason=e.reason or "-")
-        stages = join(self.stage_html(g, name) for name in self.stages if name != "program")
-        label = f"{i + 1}. {e.name} · {e.backend} · {e.kind} · {fmt_ms(g.ms)}"
-        return details(label, join([head, stages]), open_=len(self.groups) == 1,
-                       cls="jl-kernel")
-
-    def stage_html(self, g: KernelGroup, name: str) -> Html:
-        """One stage of one kernel: a <details> (open if the stages were chosen), or
-        the timings table; empty where the kernel has nothing for that stage."""
-        if name == "timings":
-            rows = _timing_rows(g)
-            return Table([k for k, _ in rows], [[v for _, v in rows]],
-                         align="r" * len(rows)).html()
-        stage = self._stage(g, name)
-        return details(stage[0], stage[2], self.open_stages) if stage else Html("")
-
-    _stage_html = stage_html   # the name jaxlab/lab/widgets.py calls it by
-
-    # -- IPython --
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return {"text/plain": self.text(), "text/html": self.html(), MIME: self.data()}
 
     __str__ = text
+
+
+def _count(n: Optional[float], noun: str) -> str:
+    n = int(n or 0)
+    return f"{n} {noun}" + ("" if n == 1 else "es" if noun.endswith("h") else "s")
 
 
 def indent(text: str, by: str = "  ") -> str:
@@ -491,7 +419,7 @@ def indent(text: str, by: str = "  ") -> str:
 
 class Comparison:
     """Two reports of the same work (e.g. two backends) side by side, with a
-    table of per-kernel times matched by kernel name."""
+    table of per-kernel times matched by kernel name and their ratio."""
 
     def __init__(self, left: Report, right: Report) -> None:
         self.left, self.right = left, right
@@ -499,25 +427,29 @@ class Comparison:
     def times_table(self) -> Table:
         left = _times_by_name(self.left)
         right = _times_by_name(self.right)
-        rows = []
+        rows, keys = [], []
         for name in dict.fromkeys([*left, *right]):
             a, b = left.get(name), right.get(name)
-            ratio = f"{b / a:.2f}x" if a and b else "-"
-            rows.append([name, fmt_ms(a), fmt_ms(b), ratio])
+            ratio = b / a if a and b else None
+            rows.append([name, fmt_ms(a), fmt_ms(b), "-" if ratio is None else f"{ratio:.2f}x"])
+            keys.append([name, a or 0, b or 0, ratio or 0])
         return Table(["kernel", self.left.title or "left", self.right.title or "right",
-                      "right / left"], rows, align="lrrr", title="time per kernel")
+                      "right / left"], rows, align="lrrr", title="time per kernel", keys=keys,
+                     name="compare")
+
+    @functools.cached_property
+    def view(self) -> Block:
+        return Block((self.times_table(), Columns((self.left.view, self.right.view))))
 
     def text(self) -> str:
-        return "\n\n".join([self.times_table().text(), self.left.text(), self.right.text()])
+        return to_text(self.view)
 
     def html(self) -> Html:
-        return page(markup('{times}<table class="jl-compare"><tbody><tr><td>{left}</td>'
-                           '<td>{right}</td></tr></tbody></table>',
-                           times=self.times_table().html(), left=self.left.body_html(),
-                           right=self.right.body_html()))
+        return page(to_html(self.view))
 
     def data(self) -> dict[str, Any]:
-        return {"version": VERSION, "compare": [self.left.data(), self.right.data()]}
+        return {"version": VERSION, "compare": [self.left.data(), self.right.data()],
+                "view": to_json(self.view)}
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return {"text/plain": self.text(), "text/html": self.html(), MIME: self.data()}
@@ -591,18 +523,18 @@ class ErrorReport:
         return "\n".join(out)
 
     def html(self) -> Html:
-        listing = Html("")
+        listing: list[Node] = []
         if self.source:
             label = (f"source ({self.language}), fault at line "
                      f"{', '.join(map(str, self.lines))}" if self.lines
                      else f"source ({self.language})")
-            listing = details(label, code(self.source, self.language, self.lines, self.excerpt()),
-                              open_=True)
+            listing.append(Fold(label, (code(self.source, self.language, self.lines,
+                                             self.excerpt()),), open=True))
             if self.lines:
-                listing = join([listing, details(f"whole source ({self.language})",
-                                                 code(self.source, self.language, self.lines))])
-        return page(markup('<div class="jl-title">{title}</div>{message}{listing}',
-                           title=self.title, message=pre(self.message), listing=listing))
+                listing.append(Fold(f"whole source ({self.language})",
+                                    (code(self.source, self.language, self.lines),)))
+        return page(to_html(Block((Line(self.title, Style.TITLE), Pre(self.message),
+                                   *listing))))
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return {"text/plain": self.text(), "text/html": self.html()}

@@ -1,47 +1,37 @@
 """The kernel browser: a capture's kernels stage by stage, retuned and re-timed live.
 
 `browse(log)` (and `%%kernel --widget`) returns a KernelBrowser: a kernel list,
-one tab per stage (the Report's own per-kernel HTML), and tuning knobs whose
-"recompile & time" button prepares the selected kernel again through its
-backend with those overrides and times the old and new executables side by side.
-Its MIME bundle also carries the static HTML report, so a saved notebook shows
-the report where no widget manager runs (nbconvert, GitHub, nbviewer).
+one tab per stage (the Report's own per-kernel views, sources in full), and the
+tuning knobs the kernel's backend offers for it (`Backend.knobs`), each showing
+its current value; "recompile & time" prepares the kernel again through
+`Backend.prepare_kernel(kernel, overrides)` and times old and new side by side.
 """
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import math
 import time
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Iterable, Optional
 
 import ipywidgets as w
 
 from jaxlab import events
-from jaxlab.backends.base import Backend, Executable
+from jaxlab.backends.base import Executable, Knob
 from jaxlab.engine.buffer import Buffer
 from jaxlab.engine.devices import Device, get_device
 from jaxlab.engine.dispatch import output_buffers
 from jaxlab.events import KernelEvent
 from jaxlab.ir.kernel import Kernel
-from jaxlab.lab.report import Html, KernelGroup, Report, fmt_ms, join, markup, page
+from jaxlab.lab.report import KernelGroup, Report, fmt_ms, show_value
+from jaxlab.lab.view import Html, Line, Style, join, markup, page, to_html
 
 # The browser's tabs: (title, Report stage)
 TABS = (("jaxpr", "jaxpr"), ("IR", "ir"), ("tuned IR", "tuned"), ("tuning", "tuning"),
         ("source", "source"), ("timings", "timings"))
-# knob -> (choices, the keyword names a backend's prepare_kernel may give it)
-KNOBS: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
-    "upcast": ((1, 2, 4, 8), ("upcast",)),
-    "unroll": ((1, 2, 4, 8, 16), ("unroll",)),
-    "workgroup": ((32, 64, 128, 256, 512), ("workgroup", "workgroup_size")),
-    "vector_width": ((1, 2, 4, 8), ("vector_width",)),
-}
-AUTO = 0          # a knob left to the backend's tuner (no knob takes 0)
 TIMING_RUNS = 5
-NO_KNOBS = "this backend has no tuning knobs"
+NO_KNOBS = "this backend has no tuning knobs for this kernel"
 
-Overrides = dict[str, int]
-Prepare = Callable[[Kernel, Overrides], Executable]
+Overrides = dict[str, Any]
 
 
 # --- recompiling and timing (no widgets here) ----------------------------------------
@@ -59,36 +49,11 @@ def find_kernel(event: KernelEvent) -> Optional[tuple[Device, Kernel]]:
     return None
 
 
-def tuning_prepare(backend: Backend) -> Optional[Prepare]:
-    """How `backend.prepare_kernel` takes tuning overrides, or None when it takes
-    none: one `tuning` dict (webgpu), or a keyword per knob."""
-    params = inspect.signature(backend.prepare_kernel).parameters
-    if "tuning" in params:
-        return lambda kernel, overrides: backend.prepare_kernel(kernel, tuning=overrides)
-    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-    keyword = {knob: next((a for a in aliases if takes_any or a in params), None)
-               for knob, (_, aliases) in KNOBS.items()}
-    keyword = {knob: name for knob, name in keyword.items() if name is not None}
-    if not keyword:
-        return None
-
-    def prepare(kernel: Kernel, overrides: Overrides) -> Executable:
-        missing = sorted(set(overrides) - set(keyword))
-        if missing:
-            raise ValueError(f"the {backend.name} backend has no {', '.join(missing)} knob; "
-                             f"it takes {', '.join(sorted(keyword))}")
-        return backend.prepare_kernel(kernel, **{keyword[k]: v for k, v in overrides.items()})
-    return prepare
-
-
 def recompile(device: Device, kernel: Kernel, overrides: Overrides) -> tuple[Executable, float]:
     """A fresh executable for `kernel` with `overrides` (bypassing the cache), and
     its compile milliseconds."""
-    prepare = tuning_prepare(device.backend)
-    if prepare is None and overrides:
-        raise ValueError(f"{NO_KNOBS} ({device.platform})")
     t0 = time.perf_counter()
-    exe = prepare(kernel, overrides) if prepare else device.backend.prepare_kernel(kernel)
+    exe = device.backend.prepare_kernel(kernel, overrides)
     return exe, exe.compile_ms or (time.perf_counter() - t0) * 1e3
 
 
@@ -129,14 +94,11 @@ def as_event(event: KernelEvent, exe: Executable, timing: Timing,
 
 # --- HTML pieces ---------------------------------------------------------------------
 
-def stage_body(report: Report, group: KernelGroup, stage: str) -> Html:
-    """One stage of one kernel, as the Report renders it (empty where it has none)."""
-    return report._stage_html(group, stage)   # noqa: SLF001  (the Report's per-kernel HTML)
-
-
 def stage_html(report: Report, group: KernelGroup, stage: str) -> Html:
-    return page(stage_body(report, group, stage) or
-                markup('<div class="jl-muted">no {s} for this kernel</div>', s=stage))
+    """One stage of one kernel, as the Report renders it, unfolded."""
+    node = report.stage_node(group, stage)
+    return page(to_html(node) if node else to_html(Line(f"no {stage} for this kernel",
+                                                         Style.MUTED)))
 
 
 def side_by_side(panes: Iterable[tuple[str, KernelEvent]]) -> Html:
@@ -145,27 +107,37 @@ def side_by_side(panes: Iterable[tuple[str, KernelEvent]]) -> Html:
     for label, event in panes:
         report = Report([event], stages=("timings", "tuning", "source"))
         group = report.groups[0]
-        cells.append(markup('<td><div class="jl-title">{label}: {ms}</div>{stages}</td>',
-                            label=label, ms=fmt_ms(group.ms),
-                            stages=join(stage_body(report, group, s) for s in report.stages)))
-    return page(markup('<table class="jl-compare"><tbody><tr>{cells}</tr></tbody></table>',
-                       cells=join(cells)))
+        stages = [report.stage_node(group, s) for s in report.stages]
+        cells.append(markup('<div class="jl-column"><div class="jl-title">{label}: {ms}</div>'
+                            '{stages}</div>', label=label, ms=fmt_ms(group.ms),
+                            stages=join(to_html(n) for n in stages if n)))
+    return page(markup('<div class="jl-columns">{cells}</div>', cells=join(cells)))
 
 
 def note(text: str) -> Html:
-    return page(markup('<div class="jl-muted">{t}</div>', t=text))
+    return page(to_html(Line(text, Style.MUTED)))
+
+
+def knob_control(knob: Knob) -> w.Dropdown:
+    """A dropdown of the values the backend offers, on the current one."""
+    options = [(show_value(v) + (" (current)" if v == knob.current else ""), v)
+               for v in knob.values]
+    return w.Dropdown(options=options, value=knob.current if knob.current in knob.values
+                      else knob.values[0], description=knob.name, tooltip=knob.doc,
+                      style={"description_width": "initial"}, layout=w.Layout(width="auto"))
 
 
 # --- the widget ----------------------------------------------------------------------
 
 class KernelBrowser(w.VBox):
-    """Kernel list, stage tabs and tuning knobs over one capture's events."""
+    """Kernel list, stage tabs and the backend's tuning knobs over one capture's events."""
 
     def __init__(self, events_: Iterable[KernelEvent], program: Any = None,
                  title: str = "") -> None:
         self.report = Report(events_, program=program, title=title)
-        # the tabs show one stage each, unfolded: a report asked for those stages
-        self.stages = Report(self.report.events, stages=[stage for _, stage in TABS])
+        # the tabs show one stage each, unfolded, sources in full
+        self.stages = Report(self.report.events, stages=[stage for _, stage in TABS],
+                             full_sources=True)
         self.groups = self.stages.groups
         self.picker = w.Select(options=[(self._label(i, g), i) for i, g in enumerate(self.groups)],
                                rows=min(10, max(2, len(self.groups))),
@@ -173,11 +145,8 @@ class KernelBrowser(w.VBox):
         self.tabs = w.Tab(children=[w.HTML() for _ in TABS], layout=w.Layout(width="70%"))
         for i, (name, _) in enumerate(TABS):
             self.tabs.set_title(i, name)
-        self.knobs = {name: w.Dropdown(options=[("auto", AUTO)] + [(str(c), c) for c in choices],
-                                       value=AUTO, description=name,
-                                       style={"description_width": "initial"},
-                                       layout=w.Layout(width="auto"))
-                      for name, (choices, _) in KNOBS.items()}
+        self.knobs: dict[str, tuple[Knob, w.Dropdown]] = {}
+        self.knob_box = w.HBox()
         self.button = w.Button(description="recompile & time", icon="refresh",
                                button_style="primary", layout=w.Layout(width="auto"))
         self.message = w.HTML()
@@ -187,7 +156,7 @@ class KernelBrowser(w.VBox):
         header = w.HTML(page(markup('<div class="jl-title">{t}</div>',
                                     t=title or f"jaxlab: {len(self.groups)} kernels")))
         super().__init__([header, w.HBox([self.picker, self.tabs]),
-                          w.HBox([*self.knobs.values(), self.button]), self.message, self.result])
+                          w.HBox([self.knob_box, self.button]), self.message, self.result])
         self.show()
 
     @staticmethod
@@ -201,30 +170,33 @@ class KernelBrowser(w.VBox):
         return None if i is None else self.groups[i]
 
     def show(self) -> None:
-        """Fill the tabs for the selected kernel and enable the knobs it has."""
+        """Fill the tabs for the selected kernel and offer its backend's knobs."""
         group = self.group
         self.result.value = ""
+        self.knobs = {}
         if group is None:
             self.message.value = note("no kernels ran")
             self.button.disabled = True
+            self.knob_box.children = ()
             return
         for child, (_, stage) in zip(self.tabs.children, TABS):
             child.value = stage_html(self.stages, group, stage)
         if not group.first.equations and self.tabs.selected_index == 0:
             self.tabs.selected_index = 1   # eager code is not traced: open on the IR
         found = find_kernel(group.first)
-        prepare = found and tuning_prepare(found[0].backend)
-        for knob in self.knobs.values():
-            knob.disabled = not prepare
+        offered = found[0].backend.knobs(found[1]) if found else ()
+        self.knobs = {k.name: (k, knob_control(k)) for k in offered}
+        self.knob_box.children = tuple(control for _, control in self.knobs.values())
         self.button.disabled = found is None
         self.message.value = note(
             f"{group.first.name} is a {group.first.kind} that cannot be recompiled here "
             "(routines have no knobs; or the kernel cache was cleared)" if found is None
-            else "" if prepare else f"{NO_KNOBS}: recompile & time re-times it as it is")
+            else "" if offered else f"{NO_KNOBS}: recompile & time re-times it as it is")
 
     def overrides(self) -> Overrides:
-        return {name: knob.value for name, knob in self.knobs.items()
-                if knob.value != AUTO and not knob.disabled}
+        """The knobs set away from the tuner's own choice."""
+        return {name: control.value for name, (knob, control) in self.knobs.items()
+                if control.value != knob.current}
 
     def retune(self) -> None:
         """Recompile the selected kernel with the knobs' values, time old and new."""

@@ -15,6 +15,7 @@ only once all parts have stopped.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import hashlib
 import math
 import os
@@ -23,16 +24,17 @@ import time
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 import wasmtime
 
-from jaxlab.backends.base import Backend, Executable
+from jaxlab.backends import autotuning
+from jaxlab.backends.base import Backend, Executable, Knob
 from jaxlab.backends.numpy_routines import run_routine
 from jaxlab.backends.wasm.analysis import AxisForm
 from jaxlab.backends.wasm.codegen import generate
 from jaxlab.backends.wasm.memory import GUARD, MAX_BYTES, LinearMemory
-from jaxlab.backends.wasm.tune import Plan, tune
+from jaxlab.backends.wasm.tune import KNOB_DOCS, Plan, apply, current, knob_values, tune
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import Kernel, Routine
 from jaxlab.ir.printer import render
@@ -165,6 +167,7 @@ class _Wasm:
 
 MIN_THREAD_WORK = 1 << 17   # body evaluations below which one thread beats a hand-off
 MAX_THREADS = 16            # by default: each part of a split kernel takes an instance
+MAX_CANDIDATES = 16         # autotune timings per kernel
 
 
 class WasmBackend(Backend):
@@ -183,6 +186,7 @@ class WasmBackend(Backend):
         self.min_thread_work = MIN_THREAD_WORK
         self._started: Optional[_Wasm] = None
         self._start_lock = threading.Lock()
+        self._tune_cache = autotuning.TuneCache(self.name)
 
     @property
     def wasm(self) -> _Wasm:
@@ -215,9 +219,17 @@ class WasmBackend(Backend):
         return self.memory.read(handle, dtype, count)
 
     # --- programs ------------------------------------------------------------------
-    def prepare_kernel(self, kernel: Kernel) -> Executable:
+    def prepare_kernel(self, kernel: Kernel,
+                       overrides: Optional[Mapping[str, Any]] = None) -> Executable:
+        """`overrides` (see knobs()) replace the tuner's choices; without them, inside
+        autotune() the choices are measured instead."""
+        if overrides is None and autotuning.active():
+            return self._autotuned(kernel)
+        settings = dict(overrides or {})
+        threads = settings.pop("threads", None)
         t0 = time.perf_counter()
         plan, form = tune(kernel)
+        plan = apply(kernel, plan, form, settings)
         wat = generate(kernel, plan, form)
         t1 = time.perf_counter()
         key = hashlib.sha1(wat.text.encode()).hexdigest()
@@ -225,14 +237,63 @@ class WasmBackend(Backend):
         module, hit = self.wasm.compile(key, wat.text, nargs)
         compile_ms = (time.perf_counter() - t1) * 1e3
         work = kernel.size * max(1, form.steps)
-        chunks = self._chunks(wat.split, work)
-        tuning = plan.as_dict(form)
-        tuning["threads"] = self._chunks_reason(wat.split, chunks, work)
+        chunks = self._chunks(wat.split, work, threads)
+        tuning = plan.record(form, self._chunks_reason(wat.split, chunks, work, threads))
         return Executable(
             program=CompiledKernel(kernel.name, module, wat.scratch_bytes, tuple(chunks)),
             source=wat.text, language="wat", tuning=tuning,
             tuned_ir=_tuned_ir(kernel, form, plan), compile_ms=compile_ms,
             extra={"module_cache_hit": hit, "codegen_ms": (t1 - t0) * 1e3})
+
+    def knobs(self, kernel: Kernel) -> tuple[Knob, ...]:
+        plan, form = tune(kernel)
+        now = current(plan)
+        found = [Knob(name, values, now[name], KNOB_DOCS[name])
+                 for name, values in knob_values(kernel, plan, form).items()]
+        _, extent, unit = generate(kernel, plan, form).split
+        most = min(self.threads, -(-extent // unit))
+        if most > 1:
+            work = kernel.size * max(1, form.steps)
+            default = len(self._chunks(("", extent, unit), work))
+            found.append(Knob("threads", tuple(range(1, most + 1)), default, KNOB_DOCS["threads"]))
+        return tuple(found)
+
+    def _autotuned(self, kernel: Kernel) -> Executable:
+        """Every single-knob change of the tuner's plan compiled and timed (cached on disk)."""
+        key = f"{self.threads}|{kernel.key}"
+        entry = self._tune_cache.get(key)
+        from_cache = entry is not None
+        if entry is None:
+            tries = [{}] + [{k.name: v} for k in self.knobs(kernel) for v in k.values
+                            if v != k.current]
+            inputs = [self.allocate(max(4, n * d.itemsize)) for d, n in kernel.inputs]
+            outputs = [self.allocate(max(4, kernel.size * kernel.dtype.itemsize))]
+            try:
+                entry = autotuning.measure(
+                    kernel.name, tries[:MAX_CANDIDATES],
+                    lambda o: self.prepare_kernel(kernel, o),
+                    lambda exe: self._best_ms(exe, inputs, outputs),
+                    lambda exe: tuple((c.name, c.value) for c in exe.tuning.choices
+                                      if c.name in KNOB_DOCS))
+            finally:
+                for h in inputs + outputs:
+                    self.free(h)
+            self._tune_cache.put(key, entry)
+        exe = self.prepare_kernel(kernel, autotuning.winner(entry))
+        exe.tuning = dataclasses.replace(exe.tuning,
+                                         autotuned=autotuning.autotuned(entry, from_cache))
+        return exe
+
+    def _best_ms(self, exe: Executable, inputs: Sequence[int], outputs: Sequence[int],
+                 runs: int = 3) -> float:
+        """Best wall milliseconds of `runs` dispatches after a warm-up."""
+        best = math.inf
+        for run in range(runs + 1):
+            t0 = time.perf_counter()
+            self.dispatch(exe, inputs, outputs)
+            if run:
+                best = min(best, (time.perf_counter() - t0) * 1e3)
+        return best
 
     def prepare_routine(self, routine: Routine) -> Executable:
         return Executable(program=routine, language="text",
@@ -304,16 +365,24 @@ class WasmBackend(Backend):
         scratch = self.memory.allocate(prog.scratch_bytes) if prog.scratch_bytes else None
         return instance, buffers + ((scratch,) if scratch is not None else ()) + chunk, scratch
 
-    def _chunks(self, split: tuple[str, int, int], work: int) -> list[tuple[int, int]]:
-        """[lo, hi) per thread: whole units of the split axis, the last chunk to the end."""
+    def _chunks(self, split: tuple[str, int, int], work: int,
+                threads: Optional[int] = None) -> list[tuple[int, int]]:
+        """[lo, hi) per thread: whole units of the split axis, the last chunk to the end;
+        `threads` overrides how many (by default: all, for enough work)."""
         _, extent, unit = split
         units = -(-extent // unit)
-        n = min(self.threads, units) if work >= self.min_thread_work else 1
+        if threads is not None and not 1 <= threads <= min(self.threads, units):
+            raise ValueError(f"wasm tuning: threads={threads!r} is not valid: 1 to "
+                             f"{min(self.threads, units)} here")
+        n = threads or (min(self.threads, units) if work >= self.min_thread_work else 1)
         bounds = [extent if i == n else units * i // n * unit for i in range(n + 1)]
         return [(bounds[i], bounds[i + 1]) for i in range(n) if bounds[i + 1] > bounds[i]]
 
-    def _chunks_reason(self, split: tuple[str, int, int], chunks: list, work: int) -> str:
+    def _chunks_reason(self, split: tuple[str, int, int], chunks: list, work: int,
+                       threads: Optional[int] = None) -> str:
         n = len(chunks)
+        if threads is not None:
+            return f"{n} thread(s): set by the caller"
         if n == 1:
             why = (f"{work} body evaluations: under {self.min_thread_work}, a hand-off costs "
                    "more" if work < self.min_thread_work and self.threads > 1 else

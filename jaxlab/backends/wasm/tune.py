@@ -25,6 +25,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from jaxlab.backends.base import Choice, TuningRecord
 from jaxlab.backends.wasm.analysis import (COL, RIDX, ROW, AxisForm, Deps, axis_form,
                                            contiguous, loads, panel_operands)
 from jaxlab.ir.alu import AluOp
@@ -51,19 +52,21 @@ class Plan:
     pack: bool = False            # copy each column strip's operands to contiguous scratch
     reasons: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
-    def as_dict(self, form: AxisForm) -> dict[str, Any]:
-        return {
-            "split": [form.rows, form.cols],
-            "lane_axis": self.lane or "none",
-            "vector_width": self.width,
-            "tile": ([self.width, self.tile_vectors] if self.lane == ROW else
-                     [self.tile_rows, self.tile_vectors * (self.width if self.lane == COL else 1)]),
-            "unroll": self.unroll,
-            "accumulators": self.accumulators,
-            "fma": self.fma,
-            "pack": self.pack,
-            "reasons": dict(self.reasons),
-        }
+    def record(self, form: AxisForm, threads: str) -> TuningRecord:
+        """The plan as the lab shows it; `threads` says how the runtime split the work."""
+        tile = ([self.width, self.tile_vectors] if self.lane == ROW else
+                [self.tile_rows, self.tile_vectors * (self.width if self.lane == COL else 1)])
+        why = self.reasons.get
+        return TuningRecord((
+            Choice("split", f"{form.rows}x{form.cols}", why("split", "")),
+            Choice("lanes", self.lane or "none", why("lanes", "")),
+            Choice("vector_width", self.width),
+            Choice("tile", f"{tile[0]}x{tile[1]}", why("tile", "")),
+            Choice("unroll", self.unroll, why("unroll", "")),
+            Choice("accumulators", self.accumulators),
+            Choice("fma", self.fma, why("fma", "")),
+            Choice("pack", self.pack, why("pack", "")),
+            Choice("threads", threads)))
 
 
 def _gathers(form: AxisForm, lane: str, deps: Deps, weight_loop: int = 1,
@@ -216,3 +219,87 @@ def _tile_plan(form: AxisForm, deps: Deps, reasons: dict[str, str]) -> Plan:
                        "the add latency" + (", two of them along ridx" if accs == 2 else ""))
     return Plan(form.cols, COL, WIDTH, 1, vectors, unroll=accs, accumulators=accs,
                 reasons=reasons)
+
+
+# --- overrides: the knobs a caller may set ------------------------------------------------
+
+# Values a caller may try per knob; knobs() keeps those valid for a kernel's plan.
+_TILES = ((1, 1), (1, 2), (1, 4), (2, 2), (4, 1), (4, 2), (6, 2), (8, 1))
+_KNOB_VALUES: dict[str, tuple[Any, ...]] = {
+    "lanes": ("none", COL, ROW, RIDX),
+    "tile": _TILES,
+    "unroll": (1, 2, 4, 8),
+    "accumulators": (1, 2, 4),
+}
+KNOB_DOCS = {
+    "lanes": f"the loop axis the {WIDTH} SIMD lanes run along (none: scalar code)",
+    "tile": "rows x vectors of outputs per loop iteration (a register tile)",
+    "unroll": "reduction steps per loop iteration (vectors of steps with lanes along ridx)",
+    "accumulators": "independent partial results per output, summed as a tree at the end",
+    "threads": "threads that share the kernel's outer loop, each a range of it",
+}
+
+
+def current(plan: Plan) -> dict[str, Any]:
+    """The plan's value of each knob."""
+    return {"lanes": plan.lane or "none", "tile": (plan.tile_rows, plan.tile_vectors),
+            "unroll": plan.unroll, "accumulators": plan.accumulators}
+
+
+def override(kernel: Kernel, plan: Plan, form: AxisForm, name: str, value: Any) -> Plan:
+    """`plan` with knob `name` set to `value` (the other choices adjusted to stay valid);
+    ValueError where the kernel's code cannot be laid out that way."""
+    bad = ValueError(f"wasm tuning: {name}={value!r} is not valid for {kernel.name} "
+                     f"(lanes along {plan.lane or 'none'})")
+    red = kernel.reduction is not None
+    why = {**plan.reasons, name: "set by the caller"}
+    if name == "lanes":
+        lane = None if value == "none" else value
+        if value not in _KNOB_VALUES["lanes"] or (lane == RIDX and (not red or form.steps < WIDTH)) \
+                or (lane == ROW and (red or form.rows < WIDTH)) or (lane == COL and form.cols < WIDTH):
+            raise bad
+        if lane == plan.lane:
+            return plan
+        unroll = min(RIDX_VECTORS, form.steps // WIDTH) if lane == RIDX else 1
+        return Plan(form.cols, lane, WIDTH if lane else 1, unroll=unroll,
+                    accumulators=unroll, fma=plan.fma and lane is not None, reasons=why)
+    if name == "tile":
+        rows, vectors = value
+        if plan.lane == RIDX or (plan.lane == ROW and rows != 1) or rows > form.rows:
+            raise bad
+        return dataclasses.replace(plan, tile_rows=rows, tile_vectors=vectors, reasons=why)
+    if name == "unroll":
+        if not red or value not in _KNOB_VALUES["unroll"]:
+            raise bad
+        accumulators = value if plan.lane == RIDX else min(plan.accumulators, value)
+        return dataclasses.replace(plan, unroll=value, accumulators=accumulators, reasons=why)
+    if name == "accumulators":
+        if not red or plan.lane == RIDX or value > plan.unroll:
+            raise bad
+        return dataclasses.replace(plan, accumulators=value, reasons=why)
+    raise ValueError(f"wasm tuning: unknown setting {name!r}; known: "
+                     f"{', '.join([*_KNOB_VALUES, 'threads'])}")
+
+
+def apply(kernel: Kernel, plan: Plan, form: AxisForm, overrides: dict[str, Any]) -> Plan:
+    """Each override in turn (lanes first: it resets the others)."""
+    for name in sorted(overrides, key=lambda n: n != "lanes"):
+        plan = override(kernel, plan, form, name, overrides[name])
+    return plan
+
+
+def knob_values(kernel: Kernel, plan: Plan, form: AxisForm) -> dict[str, tuple[Any, ...]]:
+    """Per knob, the values valid for this kernel on their own (the plan's other choices
+    kept); knobs with a single value are left out."""
+    found = {}
+    for name, values in _KNOB_VALUES.items():
+        valid = []
+        for value in values:
+            try:
+                override(kernel, plan, form, name, value)
+            except ValueError:
+                continue
+            valid.append(value)
+        if len(valid) > 1:
+            found[name] = tuple(valid)
+    return found

@@ -8,7 +8,7 @@ import sys
 from typing import Any, Optional
 
 from jaxlab.backends.webgpu.adapter import ENV_CHOICE, is_hardware, select_adapter
-from jaxlab.backends.webgpu.autotuning import autotune
+from jaxlab.backends.autotuning import autotune
 from jaxlab.backends.webgpu.errors import (DeviceLostError, WebGpuError, WebGpuMemoryError,
                                            WgslCompileError)
 from jaxlab.backends.webgpu.runtime import WebGpuBackend

@@ -1,41 +1,14 @@
-"""Autotuning: time candidate tunings of each new kernel on the device, keep the
-fastest, and remember it on disk per (adapter, kernel key).
-
-    with autotune():
-        y = f(x)        # each kernel compiled here is tuned by measurement
-
-The winner's Executable.tuning lists every candidate with its time, the winner
-marked, so the lab can show them.
-"""
+"""Which tunings of a kernel are worth timing on WebGPU (the measuring itself,
+and its cache, are in jaxlab/backends/autotuning.py)."""
 from __future__ import annotations
 
-import contextlib
-import contextvars
-import json
-import os
-from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any
 
 from jaxlab.backends.webgpu.ops import Lang
 from jaxlab.backends.webgpu.tune import Limits, Tuning, tune
 from jaxlab.ir.kernel import Kernel
 
 MAX_CANDIDATES = 8
-_ACTIVE: contextvars.ContextVar[bool] = contextvars.ContextVar("jaxlab_autotune", default=False)
-
-
-@contextlib.contextmanager
-def autotune(enabled: bool = True) -> Iterator[None]:
-    """Kernels compiled inside are tuned by timing candidates on the device."""
-    token = _ACTIVE.set(enabled)
-    try:
-        yield
-    finally:
-        _ACTIVE.reset(token)
-
-
-def active() -> bool:
-    return _ACTIVE.get()
 
 
 def candidates(kernel: Kernel, lang: Lang, limits: Limits) -> list[dict[str, Any]]:
@@ -70,32 +43,4 @@ def candidates(kernel: Kernel, lang: Lang, limits: Limits) -> list[dict[str, Any
 
 def configuration(t: Tuning) -> dict[str, Any]:
     """The choices of a Tuning without their reasons."""
-    return {k: v["value"] for k, v in t.record().items()}
-
-
-class TuneCache:
-    """Winners and their candidate times, one JSON file (under XDG_CACHE_HOME)."""
-
-    def __init__(self, path: Optional[Path] = None) -> None:
-        root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-        self.path = path or root / "jaxlab" / "webgpu-autotune.json"
-
-    def _load(self) -> dict[str, Any]:
-        try:
-            return json.loads(self.path.read_text())
-        except (OSError, ValueError):
-            return {}
-
-    def get(self, key: str) -> Optional[list[dict[str, Any]]]:
-        return self._load().get(key)
-
-    def put(self, key: str, results: list[dict[str, Any]]) -> None:
-        data = self._load()
-        data[key] = results
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
-            tmp.replace(self.path)   # atomic: concurrent processes never read half a file
-        except OSError:
-            pass   # a read-only home: tuning still works, it is just not remembered
+    return {c.name: c.value for c in t.record().choices}

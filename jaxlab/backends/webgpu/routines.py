@@ -12,6 +12,7 @@ import math
 import struct
 from typing import Any, Callable, Sequence
 
+from jaxlab.backends.base import Choice, TuningRecord
 from jaxlab.backends.webgpu.codegen import Program, generate, group_prologue
 from jaxlab.backends.webgpu.ops import Lang
 from jaxlab.backends.webgpu.plan import Pass, Plan
@@ -77,13 +78,13 @@ class _Builder:
         return Plan(tuple(self.passes), tuple(self.scratch))
 
 
-def plan_routine(routine: Routine, lang: Lang, limits: Limits) -> tuple[Plan, dict[str, Any]]:
+def plan_routine(routine: Routine, lang: Lang, limits: Limits) -> tuple[Plan, TuningRecord]:
     """The passes that compute `routine`, and a record of how (for Executable.tuning)."""
     b = _Builder(routine, lang, limits)
     sizes = [math.prod(s) for s, _ in (*routine.inputs, *routine.outputs)]
     if 0 not in sizes:
         _PLANNERS[routine.name](b)
-    record = {k: {"value": v, "reason": r} for k, (v, r) in b.notes.items()}
+    record = TuningRecord(tuple(Choice(k, v, r) for k, (v, r) in b.notes.items()))
     return b.plan(), record
 
 

@@ -10,19 +10,21 @@ replaced by a fresh one at the next call.
 from __future__ import annotations
 
 import contextlib
-import contextlib
 import functools
 import os
 import threading
 import time
 from collections import OrderedDict
-from typing import Any, Callable, Iterator, Optional, Sequence, TypeVar
+from dataclasses import replace
+from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, TypeVar
 
 import numpy as np
 
 from jaxlab import events
-from jaxlab.backends.base import Backend, Executable
-from jaxlab.backends.webgpu import autotuning, routines
+from jaxlab.backends import autotuning
+from jaxlab.backends.base import Backend, Executable, Knob
+from jaxlab.backends.webgpu import routines
+from jaxlab.backends.webgpu.autotuning import candidates
 from jaxlab.backends.webgpu.adapter import describe, is_hardware, select_adapter
 from jaxlab.backends.webgpu.buffers import BufferPool, GpuBuffer, bucket
 from jaxlab.backends.webgpu.codegen import generate
@@ -30,7 +32,7 @@ from jaxlab.backends.webgpu.errors import (DeviceLostError, WebGpuError, WebGpuM
                                            WgslCompileError)
 from jaxlab.backends.webgpu.ops import Lang
 from jaxlab.backends.webgpu.plan import Pass, Plan, single
-from jaxlab.backends.webgpu.tune import Limits, Tuning, tune
+from jaxlab.backends.webgpu.tune import Limits, Tuning, knobs, tune
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import Kernel, Routine
 from jaxlab.ir.printer import render
@@ -104,7 +106,7 @@ class WebGpuBackend(Backend):
         self.max_buffer_bytes = self.max_binding
         self.buffer_limit_reason = "the adapter's largest storage buffer binding"
         self.timestamps = "timestamp-query" in wanted
-        self._tune_cache = autotuning.TuneCache()
+        self._tune_cache = autotuning.TuneCache(self.name)
         self._generation += 1
         self._pipelines: dict[tuple, tuple[Any, Any]] = {}
         self._pipeline_users: dict[tuple, int] = {}   # executables using each pipeline
@@ -229,14 +231,14 @@ class WebGpuBackend(Backend):
         return np.frombuffer(data, np.uint8)[:nbytes].view(dtype.np).copy()
 
     # --- compiling ----------------------------------------------------------
-    def prepare_kernel(self, kernel: Kernel, tuning: Optional[dict[str, Any]] = None) \
+    def prepare_kernel(self, kernel: Kernel, overrides: Optional[Mapping[str, Any]] = None) \
             -> Executable:
-        """`tuning` overrides the tuner's choices (see tune.tune); without it, inside
+        """`overrides` replace the tuner's choices (see tune.tune); without them, inside
         autotune() the choices are measured instead."""
-        if tuning is None and autotuning.active():
+        if overrides is None and autotuning.active():
             return self._autotuned(kernel)
         t0 = time.perf_counter()
-        tuned = tune(kernel, self.lang, self.limits, tuning)
+        tuned = tune(kernel, self.lang, self.limits, overrides)
         program = generate(kernel, tuned, self.lang, self.limits)
         plan = single(program, len(kernel.inputs))
         self._compile_plan(plan)
@@ -244,37 +246,34 @@ class WebGpuBackend(Backend):
                           tuning=tuned.record(), tuned_ir=_tuned_text(kernel, tuned),
                           compile_ms=(time.perf_counter() - t0) * 1e3)
 
+    def knobs(self, kernel: Kernel) -> tuple[Knob, ...]:
+        return knobs(kernel, self.lang, self.limits)
+
     def _autotuned(self, kernel: Kernel) -> Executable:
         info = describe(self._adapter)
         key = f"{info['device']}|{info['backend_type']}|{self.lang.f16}|{kernel.key}"
-        results = self._tune_cache.get(key)
-        if results is None:
-            results = self._measure(kernel)
-            self._tune_cache.put(key, results)
-        winner = next(r for r in results if r["winner"])
-        exe = self.prepare_kernel(kernel, winner["overrides"])
-        exe.tuning["candidates"] = [{k: v for k, v in r.items() if k != "overrides"}
-                                    for r in results]
+        entry = self._tune_cache.get(key)
+        from_cache = entry is not None
+        if entry is None:
+            entry = self._measure(kernel)
+            self._tune_cache.put(key, entry)
+        exe = self.prepare_kernel(kernel, autotuning.winner(entry))
+        exe.tuning = replace(exe.tuning, autotuned=autotuning.autotuned(entry, from_cache))
         return exe
 
-    def _measure(self, kernel: Kernel) -> list[dict[str, Any]]:
+    def _measure(self, kernel: Kernel) -> dict[str, Any]:
         """Every candidate tuning compiled and timed on scratch buffers."""
         inputs = [self.allocate(max(4, n * d.itemsize)) for d, n in kernel.inputs]
         outputs = [self.allocate(max(4, kernel.size * kernel.dtype.itemsize))]
-        results = []
-        for overrides in autotuning.candidates(kernel, self.lang, self.limits):
-            try:
-                exe = self.prepare_kernel(kernel, overrides)
-            except WebGpuError:
-                continue   # a candidate the compiler rejects is just not a candidate
-            t = tune(kernel, self.lang, self.limits, overrides)
-            results.append({**autotuning.configuration(t),
-                            "ms": self._time(exe, inputs, outputs), "overrides": overrides,
-                            "winner": False})
-        for h in inputs + outputs:
-            self.free(h)
-        min(results, key=lambda r: r["ms"])["winner"] = True
-        return results
+        try:
+            return autotuning.measure(
+                kernel.name, candidates(kernel, self.lang, self.limits),
+                lambda overrides: self.prepare_kernel(kernel, overrides),
+                lambda exe: self._time(exe, inputs, outputs),
+                lambda exe: tuple((c.name, c.value) for c in exe.tuning.choices))
+        finally:
+            for h in inputs + outputs:
+                self.free(h)
 
     def _time(self, exe: Executable, inputs: Sequence[GpuBuffer],
               outputs: Sequence[GpuBuffer], runs: int = 3) -> float:

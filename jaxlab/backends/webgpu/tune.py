@@ -17,6 +17,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from jaxlab.backends.base import Choice, Knob, TuningRecord
 from jaxlab.backends.webgpu.contraction import Contraction, find_contraction
 from jaxlab.backends.webgpu.ops import Lang
 from jaxlab.ir.alu import AluOp
@@ -68,8 +69,8 @@ class Tuning:
     contraction: Optional[Contraction] = field(default=None, compare=False)
     reasons: tuple[tuple[str, str], ...] = ()
 
-    def record(self) -> dict[str, Any]:
-        """Every decision with its reason, as plain data."""
+    def record(self) -> TuningRecord:
+        """Every decision with its reason."""
         why = dict(self.reasons)
         values: dict[str, Any] = {"strategy": self.strategy, "workgroup": self.workgroup,
                                   "upcast": self.upcast, "unroll": self.unroll}
@@ -78,7 +79,7 @@ class Tuning:
         if self.tile is not None:
             values["tile"] = f"{self.tile.m}x{self.tile.n}x{self.tile.k}"
             values["register_block"] = f"{self.tile.reg_m}x{self.tile.reg_n}"
-        return {k: {"value": v, "reason": why.get(k, "")} for k, v in values.items()}
+        return TuningRecord(tuple(Choice(k, v, why.get(k, "")) for k, v in values.items()))
 
 
 def tune(kernel: Kernel, lang: Lang, limits: Limits,
@@ -271,6 +272,52 @@ def _override(t: Tuning, key: str, value: Any, kernel: Kernel, lang: Lang,
         return replace(t, tile=tile, workgroup=tile.threads, reasons=tuple(why.items()))
     raise ValueError(f"webgpu tuning: unknown setting {key!r}; known: strategy, workgroup, "
                      "upcast, unroll, group_outputs, tile")
+
+
+# The values a caller may try per knob (knobs() keeps those valid for a kernel), and what
+# each knob does.
+_KNOB_VALUES: dict[str, tuple[Any, ...]] = {
+    "strategy": STRATEGIES,
+    "workgroup": (32, 64, 128, 256, 512),
+    "upcast": (1, 2, 4, 8),
+    "unroll": (1, 2, 4, 8, 16),
+    "group_outputs": (1, 2, 4, 8, 16, 32),
+    "tile": tuple((t.m, t.n, t.k, t.reg_m, t.reg_n) for t in _TILES) + (
+        (128, 128, 16, 8, 8), (64, 64, 8, 4, 4), (32, 64, 16, 2, 4)),
+}
+_KNOB_DOCS = {
+    "strategy": "how threads share the work: one per output, a loop per output, a workgroup "
+                "per reduction, or shared-memory tiles (sum of products)",
+    "workgroup": "threads per workgroup",
+    "upcast": "consecutive outputs each thread computes",
+    "unroll": "reduction steps per loop iteration",
+    "group_outputs": "group_reduce: outputs each workgroup reduces side by side",
+    "tile": "tiled: (M, N, K) of a workgroup's tile and (M, N) of each thread's register block",
+}
+
+
+def knobs(kernel: Kernel, lang: Lang, limits: Limits) -> tuple[Knob, ...]:
+    """Each setting tune() takes as an override, with the values valid for `kernel` on
+    their own (the tuner's other choices kept) and the tuner's current value."""
+    base = _choose(kernel, lang, limits)
+    current = {"strategy": base.strategy, "workgroup": base.workgroup, "upcast": base.upcast,
+               "unroll": base.unroll, "group_outputs": base.group_outputs,
+               "tile": base.tile and (base.tile.m, base.tile.n, base.tile.k, base.tile.reg_m,
+                                      base.tile.reg_n)}
+    found = []
+    for name, values in _KNOB_VALUES.items():
+        valid = tuple(v for v in values if _allows(base, name, v, kernel, lang, limits))
+        if len(valid) > 1:     # a single value is no choice
+            found.append(Knob(name, valid, current[name], _KNOB_DOCS[name]))
+    return tuple(found)
+
+
+def _allows(t: Tuning, name: str, value: Any, kernel: Kernel, lang: Lang, limits: Limits) -> bool:
+    try:
+        _override(t, name, value, kernel, lang, limits)
+    except ValueError:
+        return False
+    return True
 
 
 def grid_for(groups: int, limits: Limits) -> tuple[int, int, int]:

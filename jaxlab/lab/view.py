@@ -1,0 +1,396 @@
+"""The display vocabulary every lab view is made of, and its three renderings.
+
+A report is built once as a tree of these nodes (Line, Table, Code, Pre, Fold,
+Columns, Block); `text()` renders it for a terminal, `html()` as script-free
+HTML with scoped CSS (JupyterLab, nbconvert, GitHub, nbviewer), and `to_json()`
+as the data the JupyterLab renderer in extension/ draws with the same elements
+and classes. Numbers are formatted once, here or before, so the views cannot
+disagree. Every string that can come from user code goes through `markup`,
+which escapes whatever is not already `Html`.
+"""
+from __future__ import annotations
+
+import enum
+import html
+from dataclasses import dataclass
+from typing import Any, Iterable, Optional, Sequence, Union
+
+from pygments import lex
+from pygments.token import STANDARD_TYPES, _TokenType
+
+from jaxlab.lab.lexers import lexer_for, token_css
+
+_BAR_CHARS = 20          # width of a time bar in the text view
+HEAD_LINES = 40          # a longer listing keeps its first HEAD_LINES ...
+TAIL_LINES = 12          # ... and last TAIL_LINES lines
+
+
+# --- HTML: escape by default ---------------------------------------------------------
+
+class Html(str):
+    """Text that is already HTML: `markup` inserts it as is."""
+
+
+def markup(template: str, **values: Any) -> Html:
+    """`template.format(**values)` with every value escaped unless it is Html."""
+    return Html(template.format(**{k: v if isinstance(v, Html) else html.escape(str(v))
+                                   for k, v in values.items()}))
+
+
+def join(parts: Iterable[str]) -> Html:
+    return Html("".join(parts))
+
+
+# --- nodes ------------------------------------------------------------------------------
+
+class Style(enum.Enum):
+    PLAIN = ""
+    TITLE = "jl-title"
+    MUTED = "jl-muted"
+
+
+@dataclass(frozen=True)
+class Line:
+    """A line of text."""
+    text: str
+    style: Style = Style.PLAIN
+
+
+@dataclass(frozen=True)
+class Bar:
+    """A table cell drawn as a bar `fraction` of the column wide."""
+    fraction: float
+
+
+Cell = Union[str, Bar]
+
+
+@dataclass(frozen=True)
+class Table:
+    """Rows of cells; `align` has one letter per column, 'l' or 'r'; `marked`
+    rows are highlighted (an autotune winner); `keys` (one per cell) make the
+    live view sortable; `name` tells the live view what the table is."""
+    headers: tuple[str, ...]
+    rows: tuple[tuple[Cell, ...], ...]
+    align: str = ""
+    title: str = ""
+    marked: frozenset[int] = frozenset()
+    keys: Optional[tuple[tuple[Union[float, str], ...], ...]] = None
+    name: str = ""
+
+    def __init__(self, headers: Sequence[str], rows: Sequence[Sequence[Cell]], align: str = "",
+                 title: str = "", marked: Iterable[int] = (),
+                 keys: Optional[Sequence[Sequence[Union[float, str]]]] = None,
+                 name: str = "") -> None:
+        set_ = object.__setattr__      # frozen: set once, here
+        set_(self, "headers", tuple(headers))
+        set_(self, "rows", tuple(tuple(r) for r in rows))
+        set_(self, "align", align.ljust(len(self.headers), "l"))
+        set_(self, "title", title)
+        set_(self, "marked", frozenset(marked))
+        set_(self, "keys", None if keys is None else tuple(tuple(k) for k in keys))
+        set_(self, "name", name)
+
+    def text(self) -> str:
+        return to_text(self)
+
+    def html(self) -> Html:
+        return to_html(self)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return {"text/plain": self.text(), "text/html": page(self.html())}
+
+
+@dataclass(frozen=True)
+class CodeLine:
+    number: int                               # 1-based, in the whole source
+    tokens: tuple[tuple[str, str], ...]       # (Pygments short class, text)
+    marked: bool = False
+
+
+@dataclass(frozen=True)
+class Gap:
+    """Lines left out of a long listing."""
+    count: int
+
+
+@dataclass(frozen=True)
+class Code:
+    """Highlighted, numbered source (possibly an excerpt, with gaps)."""
+    language: str
+    lines: tuple[Union[CodeLine, Gap], ...]
+
+
+@dataclass(frozen=True)
+class Pre:
+    """Preformatted text (IR, equations, a program)."""
+    text: str
+
+
+@dataclass(frozen=True)
+class Fold:
+    """A titled section that opens and closes (a <details>)."""
+    label: str
+    children: tuple["Node", ...]
+    open: bool = False
+    cls: str = "jl-stage"
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Views side by side (the two runs of a comparison)."""
+    children: tuple["Node", ...]
+
+
+@dataclass(frozen=True)
+class Block:
+    """Nodes one after another."""
+    children: tuple["Node", ...]
+
+
+Node = Union[Line, Table, Code, Pre, Fold, Columns, Block]
+
+
+# --- source listings ----------------------------------------------------------------------
+
+def code(source: str, language: str, marked: Iterable[int] = (),
+         lines: Optional[range] = None, cap: bool = True) -> Code:
+    """`source` highlighted; `marked` lines (1-based) shaded as faulty; `lines`
+    (0-based) picks an excerpt; with `cap`, a long listing keeps its head and tail."""
+    marked = set(marked)
+    tokenized = tokenize(source, language)
+    picked = list(lines if lines is not None else range(len(tokenized)))
+    if cap and len(picked) > HEAD_LINES + TAIL_LINES + 1:
+        picked = picked[:HEAD_LINES] + [None] + picked[-TAIL_LINES:]   # type: ignore[list-item]
+    omitted = len(tokenized) - (HEAD_LINES + TAIL_LINES) if None in picked else 0
+    return Code(language, tuple(Gap(omitted) if i is None else
+                                CodeLine(i + 1, tokenized[i], i + 1 in marked) for i in picked))
+
+
+def tokenize(source: str, language: str) -> list[tuple[tuple[str, str], ...]]:
+    """Per line, (token class, text) runs (the class as Pygments' HTML names it)."""
+    lines: list[list[tuple[str, str]]] = [[]]
+    for ttype, value in lex(source, lexer_for(language)):
+        cls = _short(ttype)
+        for i, part in enumerate(value.split("\n")):
+            if i:
+                lines.append([])
+            line = lines[-1]
+            if part and line and line[-1][0] == cls:    # one span per run of a class
+                line[-1] = (cls, line[-1][1] + part)
+            elif part:
+                line.append((cls, part))
+    if lines and not lines[-1] and source.endswith("\n") or source == "":
+        lines.pop()
+    return [tuple(line) for line in lines]
+
+
+def _short(ttype: _TokenType) -> str:
+    while ttype not in STANDARD_TYPES and ttype.parent is not None:
+        ttype = ttype.parent
+    short = STANDARD_TYPES.get(ttype, "")
+    return "" if short == "w" else short     # whitespace needs no span
+
+
+def capped_text(text: str) -> str:
+    """Plain text with the same head-and-tail cap as listings."""
+    lines = text.splitlines()
+    if len(lines) <= HEAD_LINES + TAIL_LINES + 1:
+        return text
+    gap = len(lines) - HEAD_LINES - TAIL_LINES
+    return "\n".join(lines[:HEAD_LINES] + [gap_text(gap)] + lines[-TAIL_LINES:])
+
+
+def gap_text(count: int) -> str:
+    return f"… {count} lines omitted …"
+
+
+# --- text ---------------------------------------------------------------------------------
+
+def to_text(node: Node, depth: int = 0) -> str:
+    pad = "  " * depth
+    if isinstance(node, Line):
+        return pad + node.text
+    if isinstance(node, Table):
+        return _table_text(node, pad)
+    if isinstance(node, Code):
+        width = len(str(max((ln.number for ln in node.lines if isinstance(ln, CodeLine)),
+                            default=1)))
+        return "\n".join(pad + (gap_text(ln.count) if isinstance(ln, Gap) else
+                                f"{'>' if ln.marked else ' '}{ln.number:>{width}} | "
+                                + "".join(t for _, t in ln.tokens))
+                         for ln in node.lines)
+    if isinstance(node, Pre):
+        return "\n".join(pad + line for line in node.text.splitlines())
+    if isinstance(node, Fold):
+        return "\n".join([f"{pad}{node.label}:"] + [to_text(c, depth + 1) for c in node.children])
+    if isinstance(node, Columns):
+        return "\n\n".join(to_text(c, depth) for c in node.children)
+    return "\n".join(to_text(c, depth) for c in node.children)
+
+
+def _table_text(t: Table, pad: str) -> str:
+    cells = [list(t.headers)] + [[_cell_text(c) for c in row] for row in t.rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(t.headers))]
+    lines = [pad + t.title] if t.title else []
+    for n, row in enumerate(cells):
+        mark = ("*" if n - 1 in t.marked else " ") if t.marked else ""
+        lines.append(pad + mark + "  ".join(c.rjust(w) if a == "r" else c.ljust(w)
+                                            for c, w, a in zip(row, widths, t.align)).rstrip())
+    return "\n".join(lines)
+
+
+def _cell_text(c: Cell) -> str:
+    return "#" * max(1, round(c.fraction * _BAR_CHARS)) if isinstance(c, Bar) else c
+
+
+# --- HTML ---------------------------------------------------------------------------------
+
+def to_html(node: Node) -> Html:
+    if isinstance(node, Line):
+        return markup('<div class="{cls}">{text}</div>', cls=node.style.value, text=node.text)
+    if isinstance(node, Table):
+        return _table_html(node)
+    if isinstance(node, Code):
+        return markup('<pre class="jl-code">{body}</pre>', body=join(map(_line_html, node.lines)))
+    if isinstance(node, Pre):
+        return markup('<pre class="jl-pre">{text}</pre>', text=node.text)
+    if isinstance(node, Fold):
+        return markup('<details class="{cls}"{open}><summary>{label}</summary>{body}</details>',
+                      cls=node.cls, open=Html(" open" if node.open else ""), label=node.label,
+                      body=join(map(to_html, node.children)))
+    if isinstance(node, Columns):
+        return markup('<div class="jl-columns">{cols}</div>',
+                      cols=join(markup('<div class="jl-column">{c}</div>', c=to_html(c))
+                                for c in node.children))
+    return join(map(to_html, node.children))
+
+
+def _line_html(line: Union[CodeLine, Gap]) -> Html:
+    if isinstance(line, Gap):
+        return markup('<span class="jl-line jl-gap">{t}</span>', t=gap_text(line.count))
+    tokens = join(markup('<span class="{cls}">{t}</span>', cls=cls, t=t) if cls else
+                  markup("{t}", t=t) for cls, t in line.tokens)
+    return markup('<span class="jl-line{fault}"><span class="jl-ln">{n}</span>{tokens}</span>',
+                  fault=" jl-fault" if line.marked else "", n=line.number, tokens=tokens)
+
+
+def _table_html(t: Table) -> Html:
+    def row_html(tag: str, row: Sequence[Cell], n: int) -> Html:
+        tds = join(markup('<{tag}{cls}>{c}</{tag}>', tag=tag, c=_cell_html(c),
+                          cls=Html(' class="jl-barcell"' if isinstance(c, Bar) else
+                                   ' class="jl-num"' if a == "r" else ""))
+                   for c, a in zip(row, t.align))
+        return markup('<tr{cls}>{tds}</tr>', tds=tds,
+                      cls=Html(' class="jl-winner"' if n in t.marked else ""))
+    caption = markup('<div class="jl-title">{t}</div>', t=t.title) if t.title else Html("")
+    return markup('{caption}<table><thead>{head}</thead><tbody>{body}</tbody></table>',
+                  caption=caption, head=row_html("th", t.headers, -1),
+                  body=join(row_html("td", r, n) for n, r in enumerate(t.rows)))
+
+
+def _cell_html(c: Cell) -> Html:
+    if isinstance(c, Bar):
+        return markup('<span class="jl-bar" style="width: {pct}%"></span>',
+                      pct=f"{100 * c.fraction:.1f}")
+    return markup("{c}", c=c)
+
+
+# --- JSON (what extension/src/index.ts draws) -------------------------------------------------
+
+def to_json(node: Node) -> dict[str, Any]:
+    if isinstance(node, Line):
+        return {"t": "line", "text": node.text, "style": node.style.value}
+    if isinstance(node, Table):
+        return {"t": "table", "headers": list(node.headers), "align": node.align,
+                "title": node.title, "marked": sorted(node.marked), "name": node.name,
+                "rows": [[{"bar": round(c.fraction, 4)} if isinstance(c, Bar) else c for c in r]
+                         for r in node.rows],
+                "keys": None if node.keys is None else [list(k) for k in node.keys]}
+    if isinstance(node, Code):
+        return {"t": "code", "language": node.language,
+                "lines": [{"gap": ln.count} if isinstance(ln, Gap) else
+                          [ln.number, ln.marked, [list(t) for t in ln.tokens]]
+                          for ln in node.lines]}
+    if isinstance(node, Pre):
+        return {"t": "pre", "text": node.text}
+    if isinstance(node, Fold):
+        return {"t": "fold", "label": node.label, "open": node.open, "cls": node.cls,
+                "children": [to_json(c) for c in node.children]}
+    kind = "columns" if isinstance(node, Columns) else "block"
+    return {"t": kind, "children": [to_json(c) for c in node.children]}
+
+
+# --- the stylesheet: one for the static HTML and the renderer -------------------------------
+
+# Palettes: light and dark; JupyterLab's and VS Code's own theme flags win over
+# the OS preference, so the colours match the page they sit on.
+_LIGHT = {"fg": "#1f2328", "bg": "#ffffff", "muted": "#59636e", "border": "#d1d9e0",
+          "code-bg": "#f6f8fa", "bar": "#3b82f6", "fault": "#ffe4e1", "winner": "#dcfce7",
+          "comment": "#6e7781", "keyword": "#cf222e", "type": "#8250df", "builtin": "#0550ae",
+          "function": "#6639ba", "variable": "#953800", "number": "#0a7c7c",
+          "string": "#0a3069", "operator": "#1f2328", "error": "#d1242f"}
+_DARK = {"fg": "#e6edf3", "bg": "#0d1117", "muted": "#9198a1", "border": "#3d444d",
+         "code-bg": "#161b22", "bar": "#60a5fa", "fault": "#5c1a1a", "winner": "#14532d",
+         "comment": "#8b949e", "keyword": "#ff7b72", "type": "#d2a8ff", "builtin": "#79c0ff",
+         "function": "#d2a8ff", "variable": "#ffa657", "number": "#56d4dd",
+         "string": "#a5d6ff", "operator": "#e6edf3", "error": "#ff7b72"}
+
+# Two classes on the root: the rules then outrank JupyterLab's `.jp-RenderedHTMLCommon td`.
+ROOT_CLASSES = "jaxlab-report jl-scope"
+_ROOT = ".jaxlab-report.jl-scope"
+_LAYOUT_CSS = """
+%R { color: var(--jp-content-font-color1, var(--jl-fg));
+  background: var(--jp-layout-color0, var(--jl-bg)); padding: 6px 8px;
+  font-family: var(--jp-ui-font-family, system-ui, sans-serif); font-size: 13px; line-height: 1.4; }
+%R .jl-title { font-weight: 600; font-size: 14px; }
+%R .jl-muted { color: var(--jp-content-font-color2, var(--jl-muted)); }
+%R table { border-collapse: collapse; margin: 4px 0; color: inherit; font-size: inherit;
+  table-layout: auto; }
+%R th, %R td { padding: 2px 8px; text-align: left; vertical-align: top; background: none;
+  border: none; border-bottom: 1px solid var(--jp-border-color2, var(--jl-border)); }
+%R td.jl-num, %R th.jl-num { text-align: right; font-variant-numeric: tabular-nums; }
+%R .jl-barcell { width: 160px; }
+%R .jl-bar { display: block; height: 10px; min-width: 1px; background: var(--jl-bar); border-radius: 2px; }
+%R tr.jl-winner td { background: var(--jl-winner); }
+%R details { margin: 4px 0; }
+%R details details, %R details.jl-kernel > table { margin-left: 14px; }
+%R summary { cursor: pointer; }
+%R pre { margin: 2px 0; padding: 6px 8px; overflow-x: auto; font-size: 12px;
+  font-family: var(--jp-code-font-family, ui-monospace, monospace);
+  background: var(--jl-code-bg); color: var(--jl-fg); border-radius: 3px; border: none; }
+%R .jl-line { display: block; white-space: pre; }
+%R .jl-ln { display: inline-block; min-width: 3em; padding-right: 1em; text-align: right;
+  color: var(--jl-muted); user-select: none; }
+%R .jl-gap { color: var(--jl-muted); font-style: italic; }
+%R .jl-fault { background: var(--jl-fault); }
+%R .jl-columns { display: grid; grid-template-columns: repeat(auto-fit, minmax(0, 1fr)); gap: 12px; }
+%R .jl-column { min-width: 0; overflow-x: auto; }
+"""
+
+
+def _palette(selector: str, colours: dict[str, str]) -> str:
+    return selector + " { " + " ".join(f"--jl-{k}: {v};" for k, v in colours.items()) + " }"
+
+
+def stylesheet() -> str:
+    """The report CSS (extension/style/report.css is this text: a test checks it)."""
+    light_flags = ", ".join(f"{flag} {_ROOT}" for flag in
+                            ('body[data-jp-theme-light="true"]', "body.vscode-light"))
+    dark_flags = ", ".join(f"{flag} {_ROOT}" for flag in
+                           ('body[data-jp-theme-light="false"]', "body.vscode-dark"))
+    return "\n".join([
+        _palette(_ROOT, _LIGHT),
+        "@media (prefers-color-scheme: dark) { " + _palette(_ROOT, _DARK) + " }",
+        _palette(light_flags, _LIGHT), _palette(dark_flags, _DARK),
+        _LAYOUT_CSS.strip().replace("%R", _ROOT),
+        token_css(f"{_ROOT} .jl-code")]) + "\n"
+
+
+STYLE = Html("<style>" + stylesheet() + "</style>")
+
+
+def page(body: Html) -> Html:
+    """`body` inside the report's root element, with its scoped stylesheet."""
+    return markup('<div class="{cls}">{style}{body}</div>', cls=ROOT_CLASSES, style=STYLE,
+                  body=body)

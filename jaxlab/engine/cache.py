@@ -8,6 +8,7 @@ holding the executable keeps working.
 from __future__ import annotations
 
 import os
+import threading
 from collections import OrderedDict
 from typing import Any, Callable, Optional
 
@@ -28,25 +29,30 @@ class CompileCache:
 
     def __init__(self, release: Callable[[Any], None], maxsize: Optional[int] = None) -> None:
         self._items: "OrderedDict[Any, Any]" = OrderedDict()
+        self._lock = threading.Lock()   # threads share a device's cache
         self._release = release
         self.maxsize = maxsize or size_from_env()
         self.hits = self.misses = self.evictions = 0
 
     def get(self, key: Any) -> Any:
-        exe = self._items.get(key)
-        if exe is None:
-            self.misses += 1
-            return None
-        self.hits += 1
-        self._items.move_to_end(key)
-        return exe
+        with self._lock:
+            exe = self._items.get(key)
+            if exe is None:
+                self.misses += 1
+                return None
+            self.hits += 1
+            self._items.move_to_end(key)
+            return exe
 
     def __setitem__(self, key: Any, exe: Any) -> None:
-        self._items[key] = exe
-        self._items.move_to_end(key)
-        while len(self._items) > self.maxsize:
-            _, old = self._items.popitem(last=False)
-            self.evictions += 1
+        evicted = []
+        with self._lock:
+            self._items[key] = exe
+            self._items.move_to_end(key)
+            while len(self._items) > self.maxsize:
+                evicted.append(self._items.popitem(last=False)[1])
+                self.evictions += 1
+        for old in evicted:   # outside the lock: a backend may take its own
             self._release(old)
 
     def __getitem__(self, key: Any) -> Any:
@@ -69,8 +75,10 @@ class CompileCache:
 
     def clear(self) -> None:
         """Forget (and release) everything."""
-        while self._items:
-            self._release(self._items.popitem(last=False)[1])
+        with self._lock:
+            evicted, self._items = list(self._items.values()), OrderedDict()
+        for old in evicted:
+            self._release(old)
 
     def stats(self) -> dict[str, int]:
         return {"entries": len(self._items), "maxsize": self.maxsize, "hits": self.hits,

@@ -6,6 +6,7 @@ so a loop that multiplies by the same constant uploads it once.
 """
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from typing import Any
 
@@ -18,18 +19,21 @@ from jaxlab.ir.dtypes import DType
 KEEP = 256   # scalar buffers kept per device
 
 _kept: dict[int, "OrderedDict[tuple, Buffer]"] = {}
+_lock = threading.Lock()
 
 
 def scalar_buffer(device: Device, value: Any, dtype: DType) -> Buffer:
     """A buffer holding `value` (already canonical for dtype) on device."""
-    kept = _kept.setdefault(id(device), OrderedDict())
     key = (dtype, repr(value))   # repr: 0.0 and -0.0 differ, nan finds itself
-    buf = kept.get(key)
-    if buf is not None:
-        kept.move_to_end(key)
-        return buf
+    with _lock:
+        kept = _kept.setdefault(id(device), OrderedDict())
+        buf = kept.get(key)
+        if buf is not None:
+            kept.move_to_end(key)
+            return buf
     buf = Buffer.from_numpy(device, np.array([value], dtype=dtype.np), dtype)
-    kept[key] = buf
-    if len(kept) > KEEP:
-        kept.popitem(last=False)
+    with _lock:
+        kept[key] = buf
+        if len(kept) > KEEP:
+            kept.popitem(last=False)
     return buf

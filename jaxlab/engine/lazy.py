@@ -81,15 +81,25 @@ class Lazy:
         return None
 
     def buffers(self) -> list[Buffer]:
+        return [x for x in self._inputs().values() if isinstance(x, Buffer)]
+
+    def input_keys(self) -> set:
+        """What the kernel of this value reads as inputs: its buffers and its scalar
+        arguments (each Param becomes a one-element input when lowered)."""
+        return set(self._inputs())
+
+    def _inputs(self) -> dict:
         roots = [self.exp] + ([self.pending.body] if self.pending else [])
-        seen: dict[int, Buffer] = {}
+        seen: dict = {}
         for root in roots:
             for n in root.toposort():
                 if n.op is AluOp.GlobalView:
                     seen.setdefault(id(n.arg[0]), n.arg[0])
                 elif n.op is AluOp.GlobalIndex and isinstance(n.arg, Buffer):
                     seen.setdefault(id(n.arg), n.arg)
-        return list(seen.values())
+                elif n.op is AluOp.Param:
+                    seen.setdefault(n, n)
+        return seen
 
     def node_count(self) -> int:
         return len(self.exp.toposort()) + (len(self.pending.body.toposort()) if self.pending else 0)
@@ -185,7 +195,7 @@ def elementwise(op: AluOp, srcs: Sequence[Lazy], dtype: Optional[DType] = None,
             raise ValueError(f"{op.name}: arrays on {s.device} and {device}: use device_put")
     srcs = _one_pending(list(srcs))
     if sum(s.node_count() for s in srcs) > MAX_FUSED_NODES or \
-            len({id(b) for s in srcs for b in s.buffers()}) >= device.backend.max_kernel_inputs:
+            len(set().union(*(s.input_keys() for s in srcs))) >= device.backend.max_kernel_inputs:
         srcs = [realize(s, "kernel size or input-count limit") for s in srcs]
     out_dtype = _result_dtype(op, srcs, dtype)
     exp = AluExp(op, out_dtype, tuple(s.exp for s in srcs), arg)

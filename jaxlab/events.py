@@ -38,6 +38,8 @@ class KernelEvent:
     cache_hit: bool = False
     key: str = ""
     reason: str = ""                # why this value had to exist in memory
+    calls: int = 1                  # dispatches it stands for (a loop body's kernel: one
+                                    # event for all iterations; times are their sums)
     # perf_counter seconds when the event was made, just after its dispatch
     # returned: what places it on a timeline (lab/profile.py)
     timestamp: float = field(default_factory=time.perf_counter)
@@ -45,8 +47,9 @@ class KernelEvent:
     def summary(self) -> str:
         shape = "x".join(map(str, self.output_shapes[0])) if self.output_shapes else "-"
         hit = " (cached)" if self.cache_hit else f" compile {self.compile_ms:.2f} ms"
+        calls = f" x{self.calls}" if self.calls != 1 else ""
         return (f"{self.name:<24} {shape:>14} {self.backend:<7} "
-                f"{self.dispatch_ms * 1000:9.1f} us{hit}")
+                f"{self.dispatch_ms * 1000:9.1f} us{calls}{hit}")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -94,6 +97,25 @@ def subscribe(callback: Callable[[KernelEvent], None]) -> None:
 def unsubscribe(callback: Callable[[KernelEvent], None]) -> None:
     if callback in _subscribers:
         _subscribers.remove(callback)
+
+
+_per_iteration = threading.local()
+
+
+@contextlib.contextmanager
+def per_iteration() -> Iterator[None]:
+    """Inside, a jit program's loops emit every iteration's dispatches as events
+    (a timeline, the lab's --trace) instead of one event per kernel with `calls`."""
+    prev = getattr(_per_iteration, "on", False)
+    _per_iteration.on = True
+    try:
+        yield
+    finally:
+        _per_iteration.on = prev
+
+
+def per_iteration_active() -> bool:
+    return getattr(_per_iteration, "on", False)
 
 
 def listening() -> bool:

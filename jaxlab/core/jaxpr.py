@@ -7,6 +7,7 @@ result prints in JAX's text format:
 """
 from __future__ import annotations
 
+import enum
 import itertools
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
@@ -15,7 +16,6 @@ from jaxlab.array import Array
 from jaxlab.core.abstract import abstract_eval
 from jaxlab.core.avals import ShapedArray
 from jaxlab.ir.alu import AluOp
-from jaxlab.ir.dtypes import DType
 from jaxlab.core.primitives import Primitive, result_weak
 from jaxlab.core.trace import (Trace, Tracer, bind, full_raise, get_aval, new_dynamic,
                                new_main)
@@ -87,17 +87,24 @@ class ClosedJaxpr:
 
 
 # --- pretty printing ----------------------------------------------------------
+# JAX's layout: a jaxpr fits on one line when it can (width 80 from where it
+# starts); otherwise one equation per line. Equations whose parameters hold
+# jaxprs put one parameter per line. One name table runs through nested jaxprs.
 
-def _names() -> Callable[[Var], str]:
-    letters = "abcdefghijklmnopqrstuvwxyz"
-    gen = (("".join(t)) for n in itertools.count(1) for t in itertools.product(letters, repeat=n))
-    table: dict[int, str] = {}
+_WIDTH = 80
 
-    def name(v: Var) -> str:
-        if id(v) not in table:
-            table[id(v)] = next(gen)
-        return table[id(v)]
-    return name
+
+class _Namer:
+    def __init__(self) -> None:
+        letters = "abcdefghijklmnopqrstuvwxyz"
+        self._gen = ("".join(t) for n in itertools.count(1)
+                     for t in itertools.product(letters, repeat=n))
+        self._table: dict[int, str] = {}
+
+    def __call__(self, v: Var) -> str:
+        if id(v) not in self._table:
+            self._table[id(v)] = next(self._gen)
+        return self._table[id(v)]
 
 
 def _atom(a: Atom, name: Callable[[Var], str]) -> str:
@@ -106,36 +113,75 @@ def _atom(a: Atom, name: Callable[[Var], str]) -> str:
     return name(a)
 
 
-def _param(v: Any) -> str:
+def _has_jaxpr(v: Any) -> bool:
+    return isinstance(v, (ClosedJaxpr, Jaxpr)) or \
+        (isinstance(v, tuple) and any(_has_jaxpr(x) for x in v))
+
+
+def _param(v: Any, name: Callable[[Var], str] | None = None, indent: int = 0,
+           col: int = 0) -> str:
     if isinstance(v, (ClosedJaxpr, Jaxpr)):
-        return "{ " + " ".join(str(v).split()) + " }"
+        return _pretty_any(v, name or _Namer(), indent, col)
     if isinstance(v, tuple):
-        return "(" + ",".join(_param(x) for x in v) + ("," if len(v) == 1 else "") + ")"
-    if isinstance(v, DType):   # before callable: a dtype is callable (jnp.float32(x))
-        return str(v)
-    if callable(v):
+        return "(" + ", ".join(_param(x, name) for x in v) + ("," if len(v) == 1 else "") + ")"
+    if callable(v) and not isinstance(v, enum.Enum):
         return getattr(v, "__name__", "fn")
     return str(v)
 
 
-def _pretty(jaxpr: Jaxpr, const_binders: list) -> str:
-    name = _names()
+def _pretty_any(j: Any, name: Callable[[Var], str], indent: int, col: int) -> str:
+    if isinstance(j, ClosedJaxpr):
+        return _pretty(j.jaxpr, j.jaxpr.in_binders[:j.n_consts], name, indent, col)
+    return _pretty(j, [], name, indent, col)
+
+
+def _used_vars(jaxpr: Jaxpr) -> set[int]:
+    used = {id(a) for e in jaxpr.eqns for a in e.inputs if isinstance(a, Var)}
+    return used | {id(a) for a in jaxpr.outs if isinstance(a, Var)}
+
+
+def _eqn_lines(eqn: JaxprEqn, name: Callable[[Var], str], used: set[int],
+               indent: int) -> list[str]:
+    binder = lambda v: f"{name(v) if id(v) in used else '_'}:{v.aval.str_short()}"  # noqa: E731
+    outs = " ".join(binder(v) for v in eqn.out_binders)
+    ins = " ".join(_atom(a, name) for a in eqn.inputs)
+    items = sorted(eqn.params.items())
+    if not any(_has_jaxpr(v) for _, v in items):
+        params = " ".join(f"{k}={_param(v)}" for k, v in items)
+        call = eqn.primitive.name + (f"[{params}]" if params else "")
+        return [f"{' ' * indent}{outs} = {call} {ins}".rstrip()]
+    pad = " " * (indent + 2)
+    lines = [f"{' ' * indent}{outs} = {eqn.primitive.name}["]
+    for k, v in items:
+        if isinstance(v, tuple) and _has_jaxpr(v):
+            lines.append(f"{pad}{k}=(")
+            lines += [f"{pad}  {_param(x, name, indent + 4, indent + 4)}" for x in v]
+            lines.append(f"{pad})")
+        else:
+            lines.append(f"{pad}{k}={_param(v, name, indent + 2, indent + 3 + len(k))}")
+    lines.append(f"{' ' * indent}] {ins}".rstrip())
+    return lines
+
+
+def _pretty(jaxpr: Jaxpr, const_binders: list, name: Callable[[Var], str] | None = None,
+            indent: int = 0, col: int = 0) -> str:
+    """`indent`: the block's indentation (0 at top level); `col`: the column the
+    text starts at, for deciding whether it fits on one line."""
+    name = name or _Namer()
     binder = lambda v: f"{name(v)}:{v.aval.str_short()}"  # noqa: E731
     consts = " ".join(binder(v) for v in const_binders)
     args = " ".join(binder(v) for v in jaxpr.in_binders[len(const_binders):])
-    lines = []
-    for eqn in jaxpr.eqns:
-        outs = " ".join(binder(v) for v in eqn.out_binders)
-        params = ",".join(f"{k}={_param(v)}" for k, v in sorted(eqn.params.items()))
-        call = eqn.primitive.name + (f"[{params}]" if params else "")
-        ins = " ".join(_atom(a, name) for a in eqn.inputs)
-        lines.append(f"    {outs} = {call} {ins}".rstrip())
+    head = f"{{ lambda {consts}; {args}. let"
+    used = _used_vars(jaxpr)
+    body = [_eqn_lines(e, name, used, indent + 4) for e in jaxpr.eqns]
     outs = ", ".join(_atom(a, name) for a in jaxpr.outs)
-    tail = "," if len(jaxpr.outs) == 1 else ""
-    if not lines:
-        return f"{{ lambda {consts}; {args}. let  in ({outs}{tail}) }}"
-    return "{ lambda " + consts + "; " + args + ". let\n" + "\n".join(lines) + \
-        f"\n  in ({outs}{tail}) }}"
+    tail = f"in ({outs}{',' if len(jaxpr.outs) == 1 else ''}) }}"
+    if all(len(b) == 1 for b in body):
+        flat = f"{head} {'; '.join(b[0].strip() for b in body)} {tail}"
+        if col + len(flat) <= _WIDTH:
+            return flat
+    lines = [line for b in body for line in b]
+    return "\n".join([head] + lines + [" " * (indent + 2) + tail])
 
 
 # --- staging ------------------------------------------------------------------

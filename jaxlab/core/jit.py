@@ -10,9 +10,11 @@ dispatches the prepared executables in order and frees after last use.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
+from jaxlab import events
 from jaxlab.array import Array, wrap
 from jaxlab.core.jaxpr import ClosedJaxpr, Lit, Var
 from jaxlab.core.primitives import lowerings
@@ -20,7 +22,6 @@ from jaxlab.engine import dispatch, prepared
 from jaxlab.engine import lazy as lz
 from jaxlab.engine.buffer import Buffer
 from jaxlab.engine.devices import Device
-from jaxlab.ir.kernel import Kernel
 
 _SHARED_NODES = 24   # a shared expression bigger than this is stored, not recomputed
 
@@ -46,14 +47,20 @@ class Program:
         self.device, self.n_inputs, self.steps = device, n_inputs, steps
         self.outputs, self.out_shapes, self.n_slots, self.jaxpr = outputs, out_shapes, n_slots, jaxpr
         self.calls = 0   # the first call's events report the compilation it needed
-        kept = {v for k, v in outputs if k == "slot"}
-        self.plan = prepared.Plan(n_inputs, steps, kept)
+        # A program of kernel steps only runs prepared (engine/prepared.py); one with
+        # loops or branches runs step by step (_run), its sub-programs as their steps say.
+        self.plan: prepared.Plan | None = None
         self._idle: list[prepared.PreparedSteps] = []   # prepared runners not in use
-        # each result: (place of its buffer, shape), or (None, a constant lazy value)
-        self._results = [(self.plan.place[v], shape) if k == "slot" else (None, v)
-                         for (k, v), shape in zip(outputs, out_shapes)]
+        if all(type(st) is Step for st in steps):
+            kept = {v for k, v in outputs if k == "slot"}
+            self.plan = prepared.Plan(n_inputs, steps, kept)
+            # each result: (place of its buffer, shape), or (None, a constant lazy value)
+            self._results = [(self.plan.place[v], shape) if k == "slot" else (None, v)
+                             for (k, v), shape in zip(outputs, out_shapes)]
 
     def __call__(self, args: Sequence[Array]) -> list[Array]:
+        if self.plan is None:
+            return self._run_stepwise(args)
         device = self.device
         inputs = []
         for a in args:
@@ -73,20 +80,73 @@ class Program:
         return [wrap(lz.from_buffer(bufs[place], shape)) if place is not None else wrap(shape)
                 for place, shape in self._results]
 
+    def _run_stepwise(self, args: Sequence[Array]) -> list[Array]:
+        slots = self._run([_as_buffer(a, self.device) for a in args], None)
+        results = []
+        for out, shape in zip(self.outputs, self.out_shapes):
+            kind, value = out
+            if kind == "slot":
+                results.append(wrap(lz.from_buffer(slots[value], shape)))
+            else:   # a constant (or constant-shaped) lazy value computed without kernels
+                results.append(wrap(value))
+        return results
+
+    def run_buffers(self, buffers: Sequence[Buffer], tally: Any = None) -> list[Buffer]:
+        """Run as a sub-program (a loop body, a branch): buffers in, buffers out.
+        `tally` collects its dispatches instead of emitting one event each."""
+        slots = self._run(buffers, tally)
+        return [slots[v] if k == "slot" else v.buffer for k, v in self.outputs]
+
+    def _run(self, buffers: Sequence[Buffer], tally: Any) -> list[Any]:
+        slots: list[Any] = [None] * self.n_slots
+        slots[:len(buffers)] = buffers
+        backend = self.device.backend
+        listening = events.listening()
+        first = self.calls == 0
+        self.calls += 1
+        for st in self.steps:
+            ins = [slots[x] if isinstance(x, int) else x for x in st.inputs]
+            if type(st) is not Step:   # a loop or a branch: runs its own sub-programs
+                outs = st.run(ins, tally)
+            else:
+                outs = dispatch.output_buffers(self.device, st.program)
+                t0 = time.perf_counter()
+                device_ms = backend.dispatch(st.exe, [b.handle for b in ins],
+                                             [b.handle for b in outs])
+                if tally is not None:
+                    tally.add(st, ins, outs, (time.perf_counter() - t0) * 1e3, device_ms, first)
+                elif listening:
+                    events.emit(dispatch.make_event(
+                        self.device, st.program, st.exe, ins, outs, st.first_hit or not first,
+                        st.compile_ms if first else 0.0, (time.perf_counter() - t0) * 1e3,
+                        device_ms, st.reason, st.origin))
+            for slot, b in zip(st.outputs, outs):
+                slots[slot] = b
+            for slot in st.frees:
+                slots[slot] = None
+        return slots
+
     def text(self) -> str:
-        """The program as steps a person can read."""
-        lines = [f"program on {self.device.platform}: {self.n_inputs} inputs, "
-                 f"{len(self.steps)} steps"]
+        """The program as steps a person can read; loops and branches as nested blocks."""
+        head = (f"program on {self.device.platform}: {self.n_inputs} inputs, "
+                f"{len(self.steps)} steps")
+        return "\n".join([head] + ["  " + line for line in self.lines()])
+
+    def lines(self) -> list[str]:
+        lines = []
         for i, st in enumerate(self.steps):
-            ins = ", ".join(f"%{x}" if isinstance(x, int) else "const" for x in st.inputs)
-            outs = ", ".join(f"%{x}" for x in st.outputs)
-            name = st.program.name if isinstance(st.program, Kernel) else st.program.name
-            lines.append(f"  {i:3d}: alloc {outs}; run {name}({ins})   # {st.reason}")
+            if type(st) is Step:
+                ins = ", ".join(f"%{x}" if isinstance(x, int) else "const" for x in st.inputs)
+                outs = ", ".join(f"%{x}" for x in st.outputs)
+                lines.append(f"{i:3d}: alloc {outs}; run {st.program.name}({ins})   "
+                             f"# {st.reason}")
+            else:
+                block = st.lines()
+                lines += [f"{i:3d}: {block[0]}"] + ["     " + line for line in block[1:]]
             if st.frees:
-                lines.append(f"       free {', '.join(f'%{x}' for x in st.frees)}")
+                lines.append(f"     free {', '.join(f'%{x}' for x in st.frees)}")
         outs = ", ".join(f"%{v}" if k == "slot" else "const" for k, v in self.outputs)
-        lines.append(f"  return {outs}")
-        return "\n".join(lines)
+        return lines + [f"return {outs}"]
 
     __str__ = text
 
@@ -100,44 +160,68 @@ def _as_buffer(a: Array, device: Device) -> Buffer:
 
 
 def compile_program(closed: ClosedJaxpr, device: Device) -> Program:
+    in_avals = closed.in_avals
+    placeholders = [Buffer.placeholder(device, a.dtype, _size(a.shape)) for a in in_avals]
+    with dispatch.recording() as rec:
+        results = lower_jaxpr(closed, [lz.from_buffer(p, a.shape)
+                                       for p, a in zip(placeholders, in_avals)], device, rec)
+        results = [lz.realize(r, "jit output") if _needs_buffer(r) else r for r in results]
+    return _assemble(device, closed, placeholders, rec.steps, results)
+
+
+def compile_body(device: Device, avals: Sequence[Any],
+                 body: Callable[[list[lz.Lazy], Any], list[lz.Lazy]]) -> Program:
+    """A sub-program (a loop body, a branch): `body(input lazies, recorder)` builds
+    its results, which all end in buffers, since a loop feeds them back in."""
+    placeholders = [Buffer.placeholder(device, a.dtype, _size(a.shape)) for a in avals]
+    with dispatch.recording() as rec:
+        results = body([lz.from_buffer(p, a.shape) for p, a in zip(placeholders, avals)], rec)
+        results = [lz.realize(r, "carried to the next iteration") for r in results]
+    return _assemble(device, None, placeholders, rec.steps, results)
+
+
+def lower_jaxpr(closed: ClosedJaxpr, inputs: Sequence[lz.Lazy], device: Device,
+                rec: Any) -> list[lz.Lazy]:
+    """Evaluate the jaxpr with each primitive's lowering while `rec` records the
+    kernels; control-flow equations compile their bodies into sub-programs."""
+    from jaxlab.core.program_steps import structured
     jaxpr = closed.jaxpr
     uses: dict[int, int] = {}
     for eqn in jaxpr.eqns:
         for a in eqn.inputs:
             if isinstance(a, Var):
                 uses[id(a)] = uses.get(id(a), 0) + 1
-    in_vars = jaxpr.in_binders[closed.n_consts:]
-    placeholders = [Buffer.placeholder(device, v.aval.dtype, _size(v.aval.shape)) for v in in_vars]
     env: dict[int, lz.Lazy] = {}
     for v, c in zip(jaxpr.in_binders[:closed.n_consts], closed.consts):
         env[id(v)] = c._realize()
-    for v, p in zip(in_vars, placeholders):
-        env[id(v)] = lz.from_buffer(p, v.aval.shape)
+    for v, x in zip(jaxpr.in_binders[closed.n_consts:], inputs):
+        env[id(v)] = x
 
     def read(a: Any) -> lz.Lazy:
         if isinstance(a, Lit):
             return lz.full((), a.val, a.aval.dtype, device)
         return env[id(a)]
 
-    with dispatch.recording() as rec:
-        for n, eqn in enumerate(jaxpr.eqns):
-            ins = [read(a) for a in eqn.inputs]
+    for eqn in jaxpr.eqns:
+        ins = [read(a) for a in eqn.inputs]
+        if eqn.primitive in structured:
+            outs = structured[eqn.primitive](device, rec, ins, **eqn.params)
+        else:
             out = lowerings[eqn.primitive](*ins, **eqn.params)
             outs = list(out) if eqn.primitive.multiple_results else [out]
-            text = _eqn_text(eqn)
-            for v, o in zip(eqn.out_binders, outs):
-                o.origin = lz.merge_origins(*ins) + (text,)
-                if uses.get(id(v), 0) > 1 and _worth_sharing(o):
-                    o = lz.realize(o, f"used by {uses[id(v)]} equations")
-                env[id(v)] = o
-        results = [lz.realize(read(a), "jit output") if _needs_buffer(read(a)) else read(a)
-                   for a in jaxpr.outs]
-    return _assemble(device, closed, placeholders, rec.steps, results)
+        text = _eqn_text(eqn)
+        for v, o in zip(eqn.out_binders, outs):
+            o.origin = lz.merge_origins(*ins) + (text,)
+            if uses.get(id(v), 0) > 1 and _worth_sharing(o):
+                o = lz.realize(o, f"used by {uses[id(v)]} equations")
+            env[id(v)] = o
+    return [read(a) for a in jaxpr.outs]
 
 
 def _eqn_text(eqn: Any) -> str:
-    from jaxlab.core.jaxpr import _param
-    params = ",".join(f"{k}={_param(v)}" for k, v in sorted(eqn.params.items()))
+    from jaxlab.core.jaxpr import _has_jaxpr, _param
+    params = " ".join(f"{k}={_param(v)}" for k, v in sorted(eqn.params.items())
+                      if not _has_jaxpr(v))
     return eqn.primitive.name + (f"[{params}]" if params else "")
 
 
@@ -165,11 +249,17 @@ def _assemble(device: Device, closed: ClosedJaxpr, placeholders: list[Buffer],
     """Number every placeholder buffer, and free each after its last use."""
     slot_of: dict[int, int] = {id(b): i for i, b in enumerate(placeholders)}
     steps: list[Step] = []
-    for program, exe, ins, outs, reason, origin, hit, compile_ms in recorded:
+    for record in recorded:
+        if not isinstance(record, tuple):   # a loop or branch step: (step, ins, outs)
+            step, ins, outs = record.step, record.inputs, record.outputs
+        else:
+            program, exe, ins, outs, reason, origin, hit, compile_ms = record
+            step = Step(program, exe, [], [], [], reason, origin, hit, compile_ms)
         for b in outs:
             slot_of[id(b)] = len(slot_of)
-        steps.append(Step(program, exe, [slot_of.get(id(b), b) for b in ins],
-                          [slot_of[id(b)] for b in outs], [], reason, origin, hit, compile_ms))
+        step.inputs = [slot_of.get(id(b), b) for b in ins]
+        step.outputs, step.frees = [slot_of[id(b)] for b in outs], []
+        steps.append(step)
     outputs = []
     for r in results:
         buf = r.buffer

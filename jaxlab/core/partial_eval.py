@@ -14,7 +14,7 @@ from jaxlab.graph import toposort
 from jaxlab.core.avals import ShapedArray
 from jaxlab.core.jaxpr import Jaxpr, JaxprEqn, Lit, Var
 from jaxlab.core.jvp import jvp_flat, zeros_like_aval
-from jaxlab.core.primitives import Primitive, transpose_rules
+from jaxlab.core.primitives import Primitive, partial_eval_rules, transpose_rules
 from jaxlab.core.trace import Trace, Tracer, bind, full_lower, full_raise, get_aval, new_main
 
 
@@ -83,7 +83,14 @@ class PartialEvalTrace(Trace):
         if all(t.pval.is_known for t in tracers):
             out = bind(prim, *(full_lower(t) for t in tracers), **params)
             return list(out) if prim.multiple_results else [out]
-        ins = [self.instantiate_const(t) for t in tracers]
+        rule = partial_eval_rules.get(prim)
+        outs = rule(self, tracers, **params) if rule is not None else None
+        if outs is not None:
+            return outs
+        return self.stage(prim, [self.instantiate_const(t) for t in tracers], params)
+
+    def stage(self, prim: Primitive, ins: list, params: dict) -> list:
+        """Record prim applied to unknown tracers; its outputs are unknown."""
         avals_out = abstract_eval(prim, [t.aval for t in ins], params)
         outs = [PartialEvalTracer(self, PartialVal.unknown(a), None) for a in avals_out]
         recipe = JaxprEqnRecipe(prim, ins, params, avals_out, [ref(t) for t in outs])

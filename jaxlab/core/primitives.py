@@ -35,6 +35,10 @@ jvp_rules: dict[Primitive, Callable[..., Any]] = {}
 transpose_rules: dict[Primitive, Callable[..., Any]] = {}
 # primitive -> fn(axis_size, values, batch_dims, **params) -> (values_out, batch_dims_out)
 batch_rules: dict[Primitive, Callable[..., Any]] = {}
+# primitive -> fn(partial_eval_trace, tracers, **params) -> out tracers, or None for the
+# default (stage the whole equation when any input is unknown): primitives holding
+# jaxprs split them into known work run now and unknown work staged
+partial_eval_rules: dict[Primitive, Callable[..., Any]] = {}
 
 
 # primitives whose result is weakly typed when every operand is (elementwise and

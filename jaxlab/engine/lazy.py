@@ -102,7 +102,9 @@ class Lazy:
         return seen
 
     def node_count(self) -> int:
-        return len(self.exp.toposort()) + (len(self.pending.body.toposort()) if self.pending else 0)
+        """Operations (non-leaf nodes) in the expression and the pending reduction's body."""
+        roots = [self.exp] + ([self.pending.body] if self.pending else [])
+        return sum(1 for r in roots for n in r.toposort() if n.src)
 
     def __repr__(self) -> str:
         return f"Lazy({self.dtype.short}{list(self.shape)} on {self.device})"
@@ -194,9 +196,12 @@ def elementwise(op: AluOp, srcs: Sequence[Lazy], dtype: Optional[DType] = None,
         if s.device is not device:
             raise ValueError(f"{op.name}: arrays on {s.device} and {device}: use device_put")
     srcs = _one_pending(list(srcs))
-    if sum(s.node_count() for s in srcs) > MAX_FUSED_NODES or \
-            len(set().union(*(s.input_keys() for s in srcs))) >= device.backend.max_kernel_inputs:
+    if _more_nodes_than(srcs, MAX_FUSED_NODES) or \
+            _more_inputs_than(srcs, device.backend.max_kernel_inputs - 1):
         srcs = [realize(s, "kernel size or input-count limit") for s in srcs]
+    elif max(s.exp.depth for s in srcs) >= device.backend.max_fused_depth:
+        srcs = [realize(s, f"{device.platform} fuses at most {device.backend.max_fused_depth} "
+                           f"nested ops") if s.exp.depth > 1 else s for s in srcs]
     out_dtype = _result_dtype(op, srcs, dtype)
     exp = AluExp(op, out_dtype, tuple(s.exp for s in srcs), arg)
     if all(s.exp.is_const for s in srcs):   # constants fold now, never become kernels
@@ -220,7 +225,21 @@ def _fold_params(exp: AluExp) -> AluExp:
 
 def is_constant(lz: Lazy) -> bool:
     """No buffers behind it (constants and scalar arguments): it can go to any device."""
-    return lz.pending is None and lz._buf is None and not lz.buffers()
+    return lz.pending is None and lz._buf is None and lz.exp.loads == 0
+
+
+def _more_nodes_than(srcs: Sequence[Lazy], limit: int) -> bool:
+    """Exact (a walk of every expression) only when the per-path bound says it may be."""
+    bound = sum(s.exp.tree_size + (s.pending.body.tree_size if s.pending else 0) for s in srcs)
+    return bound > limit and sum(s.node_count() for s in srcs) > limit
+
+
+def _more_inputs_than(srcs: Sequence[Lazy], limit: int) -> bool:
+    """Kernel inputs: buffers, and scalar arguments (each a one-element input)."""
+    bound = sum(s.exp.loads + s.exp.params +
+                (s.pending.body.loads + s.pending.body.params if s.pending else 0)
+                for s in srcs)
+    return bound > limit and len(set().union(*(s.input_keys() for s in srcs))) > limit
 
 
 def on_device(lz: Lazy, device: Device) -> Lazy:

@@ -59,10 +59,15 @@ def _arg_key(arg: Any) -> Any:
     return arg
 
 
+_LOADS = frozenset({AluOp.GlobalView, AluOp.GlobalIndex})
+_BOUND_CAP = 1 << 30
+
+
 class AluExp:
     """One node: (op, dtype, src, arg). Build with the helpers below, never directly."""
 
-    __slots__ = ("op", "dtype", "src", "arg", "_range", "_simple", "__weakref__")
+    __slots__ = ("op", "dtype", "src", "arg", "depth", "tree_size", "loads", "params", "_range",
+                 "_simple", "__weakref__")
     _interned: "weakref.WeakValueDictionary[tuple, AluExp]" = weakref.WeakValueDictionary()
 
     op: AluOp
@@ -76,6 +81,15 @@ class AluExp:
         if node is None:
             node = object.__new__(cls)
             node.op, node.dtype, node.src, node.arg = op, dtype, src, arg
+            # ops on the longest path to a leaf: what limits fusing a long chain
+            node.depth = 1 + max((s.depth for s in src), default=0)
+            # bounds found without a walk: operations (non-leaf nodes) counted once per
+            # path, >= the DAG's count, equal for a chain; loads of memory (0: the value
+            # needs no buffer)
+            node.tree_size = min(int(bool(src)) + sum(s.tree_size for s in src), _BOUND_CAP)
+            node.loads = min(int(op in _LOADS) + sum(s.loads for s in src), _BOUND_CAP)
+            # scalar arguments: each a one-element input once lowered
+            node.params = min(int(op is AluOp.Param) + sum(s.params for s in src), _BOUND_CAP)
             node._range = None
             node._simple = None
             cls._interned[key] = node

@@ -80,7 +80,9 @@ class _KernelCell:
             raise UsageError(str(exc)) from None
         run.notes = placement.notes()
         self.runs.insert(0, run)
-        with devices.default_device(device), placement, jaxlab.capture() as log:
+        # a trace is a timeline: every loop iteration's dispatches, not one per kernel
+        timeline = events.per_iteration() if self.trace else contextlib.nullcontext()
+        with devices.default_device(device), placement, jaxlab.capture() as log, timeline:
             run.log = log     # the live log: what ran before an exception is kept
             return run_cell_body(self.shell, cell)
 

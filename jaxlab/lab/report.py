@@ -112,7 +112,7 @@ class KernelGroup:
     def __init__(self, events: list[KernelEvent]) -> None:
         self.events = events
         self.first = events[0]     # what they share: IR, source, tuning
-        self.calls = len(events)
+        self.calls = sum(e.calls for e in events)   # a loop's kernel: one event, many calls
         self.host_ms = sum(e.dispatch_ms for e in events)
         self.compile_ms = sum(e.compile_ms for e in events)
         device = [e.device_ms for e in events]

@@ -68,6 +68,7 @@ class KernelWat:
         self.locals: dict[str, str] = {"row": "i32", "col": "i32", "ridx": "i32"}
         self.labels = 0
         self.packed: dict[AluExp, int] = {}    # panel operands being read from $scratch
+        self.warming = False                   # Scope is computing sources ahead of use
         self.pack_stride = 0                    # bytes of packed values per ridx step
         self.scratch_bytes = 0
         self.split = (ROW, form.rows, plan.tile_rows)

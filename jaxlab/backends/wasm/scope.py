@@ -17,6 +17,7 @@ from jaxlab.backends.wasm.analysis import COL, RIDX, ROW, affine, contiguous, in
 from jaxlab.backends.wasm.optable import (F16_EXACT, INLINED, MEM, SCALAR_TYPE, const,
                                           divide_by_constant, extract, kind, replace, splat,
                                           templates)
+from jaxlab.graph import toposort
 from jaxlab.ir.alu import AluExp, AluOp
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.printer import render
@@ -70,8 +71,29 @@ class Scope:
         scope = self.owner(node)
         key = (node, self.gen.restrict(node, pos))
         if key not in scope.memo:
+            if node.src and not self.gen.warming:
+                scope._warm_sources(node, pos)
             scope.memo[key] = scope._make(node, pos, key[1])
         return scope.memo[key]
+
+    def _warm_sources(self, node: AluExp, pos: Pos) -> None:
+        """Compute the values `node` is built from first, sources before users, so
+        computing `node` finds them memoised: the Python stack stays a few frames
+        deep however deep the expression (a chain of 10,000 ops)."""
+        self.gen.warming = True
+        try:
+            for n in toposort(self._value_sources(node), self._value_sources):
+                if self._value_sources(n):
+                    self.get(n, pos)
+        finally:
+            self.gen.warming = False
+
+    def _value_sources(self, node: AluExp) -> tuple:
+        """The sources whose values computing `node` asks for (a load's index and a
+        packed panel are addressed, not computed)."""
+        if node.op is AluOp.GlobalIndex or node in self.gen.packed:
+            return ()
+        return node.src
 
     def value(self, node: AluExp, pos: Pos, vector: bool) -> str:
         return self.vec(node, pos) if vector else self.sca(node, pos)

@@ -70,6 +70,9 @@ def _gib(n: int) -> str:
 
 class WebGpuBackend(Backend):
     name = "webgpu"
+    # a deeper chain of ops makes the shader compiler's time grow much faster than
+    # the shader (lavapipe: 40 nested sin+add compile in seconds, 80 in minutes)
+    max_fused_depth = 64
 
     def __init__(self, adapter: Any = None, *, f16: Optional[bool] = None) -> None:
         """`adapter`: a wgpu adapter (default: adapter.select_adapter()); `f16=False`

@@ -116,6 +116,22 @@ def test_grad_matches_jax(name, fn, args):
           *args)
 
 
+def test_grad_through_scan_keeps_a_closed_over_weight_unstacked():
+    w = np.random.default_rng(0).standard_normal((3, 3)).astype(np.float32) * 0.5
+
+    def loss(m, w, x):
+        np_, lax_, _ = m
+        c, ys = lax_.scan(lambda c, a: (np_.tanh(w @ c) + a, (c * c).sum()), x,
+                          np_.ones((6, 3)) * 0.1)
+        return c.sum() + ys.sum()
+    check(lambda m, w, x: m[2].grad(lambda *a: loss(m, *a), argnums=(0, 1))(w, x), w, X)
+    from jaxlab.core.partial_eval import linearize_flat
+    _, _, residuals, _ = linearize_flat(lambda v: [loss((jnp, lax, jaxlab), v, jnp.asarray(X))],
+                                        [jnp.asarray(w)])
+    assert (3, 3) in [r.shape for r in residuals]          # the weight, once
+    assert (6, 3, 3) not in [r.shape for r in residuals]   # not once per step
+
+
 def test_grad_of_jit_and_jit_of_grad(backend):
     check(lambda m, x: m[2].grad(m[2].jit(lambda x: nested(m, x)))(x), X)
     check(lambda m, x, xs: m[2].jit(m[2].grad(lambda x, xs: scan_fn(m, x, xs)))(x, xs), X, XS)

@@ -138,23 +138,36 @@ def _scan_partial_eval(trace, tracers, *, jaxpr, length, reverse, num_consts, nu
     flags = split_scan(uk, num_consts, num_carry)
     kc, kcarry, kx = (_pick(v, [not f for f in fl]) for v, fl in zip((cs, carry, xs), flags))
     n_kcarry = len(kcarry)
+    # a residual that is a loop invariant (a weight the body reads) is passed to the
+    # linear scan as a constant: stacking it would store it once per step
+    invariant = k_consts + kc
+    n_kout = len(known.out_avals) - n_res
+    where = {id(v): i for i, v in enumerate(known.jaxpr.in_binders[:len(invariant)])}
+    res_vars = known.jaxpr.outs[n_kout:]
+    inv = [j for j, v in enumerate(res_vars) if id(v) in where]
+    stacked = [j for j in range(n_res) if j not in inv]
+    known = permute(known, out_order=list(range(n_kout)) + [n_kout + j for j in stacked])
     k_outs = bind(scan_p, *k_consts, *kc, *kcarry, *kx, jaxpr=known, length=length,
-                  reverse=reverse, num_consts=len(k_consts) + len(kc), num_carry=n_kcarry,
+                  reverse=reverse, num_consts=len(invariant), num_carry=n_kcarry,
                   unroll=unroll)
     k_outs = list(k_outs)
-    residuals = k_outs[len(k_outs) - n_res:] if n_res else []
-    k_outs = k_outs[:len(k_outs) - n_res]
-    # unknown body inputs: residuals (stacked) + unknown consts, carry, xs -> scan layout
+    stacked_vals = k_outs[n_kout:]
+    k_outs = k_outs[:n_kout]
+    inv_vals = [invariant[where[id(res_vars[j])]] for j in inv]
+    # unknown body inputs: residuals + unknown consts, carry, xs -> scan layout:
+    # consts (unknown, invariant residuals), carry, xs (stacked residuals, unknown)
     n_uc, n_ucarry, n_ux = sum(flags[0]), sum(flags[1]), sum(flags[2])
-    order = (list(range(n_res, n_res + n_uc + n_ucarry)) + list(range(n_res)) +
-             list(range(n_res + n_uc + n_ucarry, n_res + n_uc + n_ucarry + n_ux)))
+    base = n_res + n_uc + n_ucarry
+    order = (list(range(n_res, n_res + n_uc)) + inv + list(range(n_res + n_uc, base)) +
+             stacked + list(range(base, base + n_ux)))
     unknown = permute(unknown, order)
     tc, tcarry, tx = (_pick(v, fl) for v, fl in
                       zip(split_scan(list(tracers), num_consts, num_carry), flags))
-    res_tracers = [trace.instantiate_const(trace.lift(r)) for r in residuals]
-    ins = [trace.instantiate_const(t) for t in tc + tcarry] + res_tracers + \
+    known_in = lambda vals: [trace.instantiate_const(trace.lift(r)) for r in vals]  # noqa: E731
+    ins = [trace.instantiate_const(t) for t in tc] + known_in(inv_vals) + \
+        [trace.instantiate_const(t) for t in tcarry] + known_in(stacked_vals) + \
         [trace.instantiate_const(t) for t in tx]
-    params = dict(jaxpr=unknown, length=length, reverse=reverse, num_consts=n_uc,
+    params = dict(jaxpr=unknown, length=length, reverse=reverse, num_consts=n_uc + len(inv),
                   num_carry=n_ucarry, unroll=unroll)
     u_outs = trace.stage(scan_p, ins, params)
     return _merge(out_uk, k_outs, u_outs, trace)

@@ -311,6 +311,24 @@ def _hashable_static(v: Any, where: str) -> Any:
     return v
 
 
+def _fast_signature(args: tuple) -> Any:
+    """The cache key of a call with only Arrays and Python float/int scalars (traced as
+    weak values, so their values never enter the key), at least one Array; else None."""
+    sig = []
+    arrays = 0
+    for a in args:
+        kind = type(a)
+        if kind is Array:   # the dtype's name: it hashes in C, an Enum member does not
+            lazy = a._lazy
+            sig.append((lazy.shape, lazy.dtype.value, lazy.device, a._weak))
+            arrays += 1
+        elif kind is float or kind is int:
+            sig.append(kind)
+        else:
+            return None
+    return ("fast", tuple(sig)) if arrays else None
+
+
 def _infer_statics(fun: Callable, argnums: tuple[int, ...],
                    argnames: tuple[str, ...]) -> tuple[tuple[int, ...], tuple[str, ...]]:
     """Each static argument by position and by name, as JAX infers them from fun's
@@ -361,11 +379,12 @@ class JittedFunction:
         return tuple(args), {**dyn_kwargs, **dict(static_kw)}
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if not kwargs and not self.static_argnums and all(type(a) is Array for a in args):
-            hit = self.cache.get((len(args), tuple((a.shape, a.jdtype, a.device) for a in args)))
-            if hit is not None:   # the common warm call: flat arrays, nothing static
+        if not kwargs and not self.static_argnums:
+            hit = self.cache.get(_fast_signature(args))
+            if hit is not None:   # the common warm call: flat arrays and scalars, nothing static
                 program, out_tree = hit
-                return tree_unflatten(out_tree, program(args))
+                return tree_unflatten(out_tree, program(
+                    [a if type(a) is Array else _as_array(a) for a in args]))
         return self._call_slow(args, kwargs)
 
     def _call_slow(self, args: tuple, kwargs: dict) -> Any:
@@ -381,17 +400,19 @@ class JittedFunction:
         from jaxlab.engine.devices import current_device
         dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
         leaves, in_tree = tree_flatten((tuple(dyn_args), dyn_kwargs))
+        # Python scalars go wherever the arrays are
+        devices = {x.device for x in leaves if isinstance(x, ArrayBase)}
         leaves = [_as_array(x) for x in leaves]
-        devices = {x.device for x in leaves}
         device = devices.pop() if len(devices) == 1 else current_device()
-        key = (in_tree, tuple((x.shape, x.jdtype) for x in leaves), statics, device)
+        key = (in_tree, tuple((x.shape, x.jdtype, x.weak_type) for x in leaves), statics,
+               device)
         entry = self.cache.get(key)
         if entry is None:
             entry = self._compile(in_tree, leaves, statics, device, compile_program)
             self.cache[key] = entry
-            if not kwargs and not self.static_argnums and \
-                    all(type(a) is Array and a.device is device for a in args):
-                fast_key = (len(args), tuple((a.shape, a.jdtype, a.device) for a in args))
+            fast_key = _fast_signature(args)
+            if not kwargs and not self.static_argnums and fast_key is not None and \
+                    all(a.device is device for a in args if type(a) is Array):
                 self.cache[fast_key] = entry
         program, out_tree = entry
         return program, out_tree, leaves

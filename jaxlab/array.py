@@ -51,10 +51,16 @@ class Array(ArrayBase):
     """An n-d array on a device. Operations build fused kernels; reading the
     values (`np.asarray(x)`, `x.item()`, printing) runs them."""
 
-    __slots__ = ("_lazy", "__weakref__")
+    __slots__ = ("_lazy", "_weak", "__weakref__")
 
-    def __init__(self, lazy: Lazy) -> None:
+    def __init__(self, lazy: Lazy, weak: bool = False) -> None:
         self._lazy = lazy
+        self._weak = weak
+
+    @property
+    def weak_type(self) -> bool:
+        """JAX's weak type: a Python scalar's value promotes like the scalar."""
+        return self._weak
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -130,5 +136,5 @@ class Array(ArrayBase):
         return int(self.item())
 
 
-def wrap(lazy: Lazy) -> Array:
-    return Array(lazy)
+def wrap(lazy: Lazy, weak: bool = False) -> Array:
+    return Array(lazy, weak)

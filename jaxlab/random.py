@@ -271,7 +271,9 @@ _INT_RANGE = {DType.int32: (-2 ** 31, 2 ** 31 - 1), DType.uint32: (0, 2 ** 32 - 
 def _clip_convert(x: Array, dtype: DType) -> Array:
     """x in dtype, clipped to its range rather than wrapped."""
     (lo, hi), (x_lo, x_hi) = _INT_RANGE[dtype], _INT_RANGE[x.jdtype]
-    return lax.convert_element_type(jnp.clip(x, max(lo, x_lo), min(hi, x_hi)), dtype)
+    # bounds typed as x (a Python int past int32 would overflow, as in JAX)
+    bounds = (asarray_(max(lo, x_lo), x.jdtype), asarray_(min(hi, x_hi), x.jdtype))
+    return lax.convert_element_type(jnp.clip(x, *bounds), dtype)
 
 
 def _int_param(x: Any) -> Array:

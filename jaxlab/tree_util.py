@@ -70,6 +70,8 @@ def _flatten(x: Any, is_leaf: Callable[[Any], bool] | None, leaves: list) -> PyT
 
 
 def tree_unflatten(treedef: PyTreeDef, leaves: Iterable) -> Any:
+    if treedef.node_type is None:   # a single leaf (a jit call's one output)
+        return next(iter(leaves))
     return _build(treedef, iter(leaves))
 
 

@@ -62,12 +62,13 @@ def test_capture_records_kernel_events(backend: str) -> None:
         again = _row_sum(x)
     first, second = log.kernels()
     assert first.name == "r_3_37" and first.backend == backend and first.kind == "kernel"
-    assert first.input_shapes == [(111,)] and first.output_shapes == [(3,)]
-    assert first.input_dtypes == ["float32"] and first.output_dtypes == ["float32"]
-    assert first.ir.startswith("kernel r_3_37(in0: f32[111]) -> f32[3]")
+    # the Python scalars 2.0 and 1.0 are kernel arguments (one-element inputs)
+    assert first.input_shapes == [(111,), (1,), (1,)] and first.output_shapes == [(3,)]
+    assert first.input_dtypes == ["float32"] * 3 and first.output_dtypes == ["float32"]
+    assert first.ir.startswith("kernel r_3_37(in0: f32[111], in1: f32[1], in2: f32[1]) -> f32[3]")
     assert "acc = add over ridx < 37" in first.ir
     assert first.flops == 3 * 37 * 3       # mul, add, accumulate per element
-    assert first.bytes == (111 + 3) * 4
+    assert first.bytes == (111 + 2 + 3) * 4
     assert not first.cache_hit and second.cache_hit and first.key == second.key
     assert "r_3_37" in first.summary() and "(cached)" in second.summary()
     assert_close(out, x.sum(axis=1) * 2 + 37)

@@ -324,8 +324,8 @@ def test_backend_moves_the_cells_arrays_there_and_back(ip, lab2):
 
 
 TEN_KERNELS = """x = jnp.asarray(np.random.default_rng(0).standard_normal((64, 96)).astype(np.float32))
-for i in range(5):
-    y = jnp.exp(x * (i + 1) - x.max(axis=1, keepdims=True))
+for i in range(5):   # a shape per step: the scalar (i + 1) alone is a kernel argument
+    y = jnp.exp(x[:, i:] * (i + 1) - x[:, i:].max(axis=1, keepdims=True))
     y = (y / y.sum(axis=1, keepdims=True)).block_until_ready()
 """
 
@@ -408,7 +408,7 @@ def test_debug_prints_each_event_as_it_happens(ip):
         _, out = run(ip, "%jaxlab debug 1\nd = (jnp.ones(7) + 1).block_until_ready()")
         assert "E_7" in out.stdout and "kernel E_7" not in out.stdout
         _, out = run(ip, "%jaxlab debug 2\nd = (jnp.ones(7) + 2).block_until_ready()")
-        assert "kernel E_7() -> f32[7]" in out.stdout       # the IR too
+        assert "kernel E_7(in0: f32[1]) -> f32[7]" in out.stdout   # the IR too (2 is an input)
     finally:
         _, out = run(ip, "%jaxlab debug 0\nd = (jnp.ones(7) + 3).block_until_ready()")
     assert out.stdout == "" and not jaxlab.events.listening()

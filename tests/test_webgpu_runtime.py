@@ -117,10 +117,12 @@ def test_timestamps_give_device_time(backend, device):
 
 def test_dispatch_does_not_wait(backend, device):
     x = jnp.asarray(np.arange(100, dtype=np.float32))
-    exe = backend.prepare_kernel(_kernel_of(x * 2.0)[0])
+    x.block_until_ready()
+    kernel, inputs = _kernel_of(x * 2.0)   # x and the scalar 2.0
+    exe = backend.prepare_kernel(kernel)
     outs = [backend.allocate(400) for _ in range(40)]   # more than one submit batch
     for out in outs:
-        assert backend.dispatch(exe, [x._realize().buffer.handle], [out]) is None
+        assert backend.dispatch(exe, [b.handle for b in inputs], [out]) is None
     for out in outs[::13]:
         np.testing.assert_array_equal(backend.read(out, DType.float32, 100),
                                       np.arange(100) * 2.0)

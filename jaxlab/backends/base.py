@@ -9,8 +9,10 @@ values; `prepare_kernel(kernel, overrides)` takes them.
 from __future__ import annotations
 
 import abc
+import contextlib
+import functools
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Callable, ContextManager, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -128,6 +130,21 @@ class Backend(abc.ABC):
 
     def synchronize(self) -> None:
         """Wait for submitted work (a no-op for synchronous backends)."""
+
+    def release(self, exe: Executable) -> None:
+        """The compile cache evicted `exe`: free what only it used (a compiled module, a
+        pipeline). Dispatching `exe` afterwards must still work (a jit program may hold
+        it), if more slowly."""
+
+    def launcher(self, exe: Executable) -> Callable[[Sequence[Any], Sequence[Any]], Any]:
+        """A callable (inputs, outputs) -> device ms or None that runs `exe`: jit programs
+        prepare one per step, so a backend can do its per-dispatch checks here once."""
+        return functools.partial(self.dispatch, exe)
+
+    def batch(self) -> ContextManager[None]:
+        """Dispatches inside `with backend.batch():` may be recorded together and
+        submitted once at the end (a jit call); reads inside still see every result."""
+        return contextlib.nullcontext()
 
     def info(self) -> dict[str, Any]:
         return {"backend": self.name}

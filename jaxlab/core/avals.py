@@ -1,7 +1,7 @@
 """Abstract values: what tracing knows about an array (shape and dtype)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from jaxlab.ir.dtypes import DType
 
@@ -10,6 +10,9 @@ from jaxlab.ir.dtypes import DType
 class ShapedArray:
     shape: tuple[int, ...]
     dtype: DType
+    # JAX's weak type (a Python scalar's): promotes like the scalar, not like its dtype.
+    # Not part of equality, as in JAX's type matching of branches and carries.
+    weak_type: bool = field(default=False, compare=False)
 
     @property
     def ndim(self) -> int:

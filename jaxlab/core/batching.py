@@ -45,7 +45,7 @@ class BatchTracer(Tracer):
             return aval
         shape = list(aval.shape)
         del shape[self.batch_dim]
-        return ShapedArray(tuple(shape), aval.dtype)
+        return ShapedArray(tuple(shape), aval.dtype, aval.weak_type)
 
     def full_lower(self) -> Any:
         return self.val if self.batch_dim is None else self

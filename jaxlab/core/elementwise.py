@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from jaxlab.core.primitives import lowerings, primitive
+from jaxlab.core.primitives import lowerings, primitive, weak_preserving
 from jaxlab.engine import lazy as lz
 from jaxlab.engine.lazy import Lazy
 from jaxlab.ir.alu import AluOp
@@ -134,7 +134,7 @@ def _select_n(pred: Lazy, on_false: Lazy, on_true: Lazy) -> Lazy:
     return _op(AluOp.Where, pred, on_true, on_false)
 
 
-def _convert(x: Lazy, *, new_dtype: DType) -> Lazy:
+def _convert(x: Lazy, *, new_dtype: DType, weak_type: bool = False) -> Lazy:
     return lz.cast(x, new_dtype)
 
 
@@ -335,12 +335,12 @@ def _jvp_select(primals, tangents):
     return [select_n_p.bind(p, f, t)], [select_n_p.bind(p, tf, tt)]
 
 
-def _jvp_convert(primals, tangents, *, new_dtype):
+def _jvp_convert(primals, tangents, *, new_dtype, weak_type=False):
     (x,), (t,) = primals, tangents
-    out = convert_element_type_p.bind(x, new_dtype=new_dtype)
+    out = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
     if not (new_dtype.is_float and x.jdtype.is_float):
         return [out], [_zero(out)]
-    return [out], [convert_element_type_p.bind(t, new_dtype=new_dtype)]
+    return [out], [convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=weak_type)]
 
 
 def _jvp_integer_pow(primals, tangents, *, y):
@@ -400,8 +400,9 @@ def _t_select(cts, p, f, t):
             select_n_p.bind(p, zero, ct) if is_undef(t) else None]
 
 
-def _t_convert(cts, x, *, new_dtype):
-    return [convert_element_type_p.bind(cts[0], new_dtype=x.aval.dtype)]
+def _t_convert(cts, x, *, new_dtype, weak_type=False):
+    return [convert_element_type_p.bind(cts[0], new_dtype=x.aval.dtype,
+                                        weak_type=x.aval.weak_type)]
 
 
 transpose_rules.update({
@@ -419,6 +420,8 @@ ELEMENTWISE_PRIMS = list(unary_prims.values()) + list(binary_prims.values()) + [
     threefry2x32_p]
 for _p in ELEMENTWISE_PRIMS:
     batch_rules[_p] = batch_at_front(_p)
+weak_preserving.update(p for p in ELEMENTWISE_PRIMS if p not in (
+    convert_element_type_p, bitcast_convert_type_p, threefry2x32_p))
 
 stop_gradient_p = primitive("stop_gradient")
 lowerings[stop_gradient_p] = lambda x: x

@@ -15,7 +15,8 @@ from typing import Any, Callable, Optional, Sequence
 from jaxlab.array import Array
 from jaxlab.core.abstract import abstract_eval
 from jaxlab.core.avals import ShapedArray
-from jaxlab.core.primitives import Primitive
+from jaxlab.ir.alu import AluOp
+from jaxlab.core.primitives import Primitive, result_weak
 from jaxlab.core.trace import (Trace, Tracer, bind, full_raise, get_aval, new_dynamic,
                                new_main)
 
@@ -282,6 +283,9 @@ class JaxprTrace(Trace):
     def process_primitive(self, prim: Primitive, tracers: list, params: dict) -> list:
         builder: JaxprBuilder = self.main.global_data
         avals_out = abstract_eval(prim, [t.aval for t in tracers], params)
+        weak = result_weak(prim, [t.aval.weak_type for t in tracers], params)
+        if weak:
+            avals_out = [ShapedArray(a.shape, a.dtype, True) for a in avals_out]
         ins = [builder.getvar(t) for t in tracers]
         outs = [builder.new_tracer(self, a) for a in avals_out]
         builder.eqns.append(JaxprEqn(prim, ins, dict(params), [builder.add_var(t) for t in outs]))
@@ -290,8 +294,8 @@ class JaxprTrace(Trace):
 
 def _scalar_literal(val: Any) -> Any:
     """The Python value of a 0-d constant array that is just a constant (no kernel)."""
-    if isinstance(val, Array) and val.ndim == 0 and val._lazy.exp.is_const \
-            and val._lazy.pending is None:
+    if isinstance(val, Array) and val.ndim == 0 and val._lazy.pending is None \
+            and val._lazy.exp.op in (AluOp.Const, AluOp.Param):
         return val._lazy.exp.arg
     return None
 

@@ -18,7 +18,7 @@ from jaxlab import events
 from jaxlab.array import Array, wrap
 from jaxlab.core.jaxpr import ClosedJaxpr, Lit, Var
 from jaxlab.core.primitives import lowerings
-from jaxlab.engine import dispatch
+from jaxlab.engine import dispatch, prepared
 from jaxlab.engine import lazy as lz
 from jaxlab.engine.buffer import Buffer
 from jaxlab.engine.devices import Device
@@ -47,8 +47,40 @@ class Program:
         self.device, self.n_inputs, self.steps = device, n_inputs, steps
         self.outputs, self.out_shapes, self.n_slots, self.jaxpr = outputs, out_shapes, n_slots, jaxpr
         self.calls = 0   # the first call's events report the compilation it needed
+        # A program of kernel steps only runs prepared (engine/prepared.py); one with
+        # loops or branches runs step by step (_run), its sub-programs as their steps say.
+        self.plan: prepared.Plan | None = None
+        self._idle: list[prepared.PreparedSteps] = []   # prepared runners not in use
+        if all(type(st) is Step for st in steps):
+            kept = {v for k, v in outputs if k == "slot"}
+            self.plan = prepared.Plan(n_inputs, steps, kept)
+            # each result: (place of its buffer, shape), or (None, a constant lazy value)
+            self._results = [(self.plan.place[v], shape) if k == "slot" else (None, v)
+                             for (k, v), shape in zip(outputs, out_shapes)]
 
     def __call__(self, args: Sequence[Array]) -> list[Array]:
+        if self.plan is None:
+            return self._run_stepwise(args)
+        device = self.device
+        inputs = []
+        for a in args:
+            buf = a._lazy._buf   # the common case first: a realized array on this device
+            inputs.append(buf if buf is not None and buf.device is device
+                          else _as_buffer(a, device))
+        first = self.calls == 0
+        self.calls += 1
+        # a runner owns its arena: a second caller at the same time gets its own
+        runner = self._idle.pop() if self._idle else \
+            prepared.PreparedSteps(device, self.plan, self.steps)
+        try:
+            bufs = runner.run(inputs, first)
+        finally:
+            self._idle.append(runner)
+        # a constant (or constant-shaped) lazy value is computed without kernels
+        return [wrap(lz.from_buffer(bufs[place], shape)) if place is not None else wrap(shape)
+                for place, shape in self._results]
+
+    def _run_stepwise(self, args: Sequence[Array]) -> list[Array]:
         slots = self._run([_as_buffer(a, self.device) for a in args], None)
         results = []
         for out, shape in zip(self.outputs, self.out_shapes):
@@ -121,7 +153,9 @@ class Program:
 
 def _as_buffer(a: Array, device: Device) -> Buffer:
     if a.device is not device:
-        raise ValueError(f"jit compiled for {device} got an array on {a.device}")
+        if not lz.is_constant(a._lazy):
+            raise ValueError(f"jit compiled for {device} got an array on {a.device}")
+        a = wrap(lz.on_device(a._lazy, device))   # a Python scalar goes where the program runs
     return a._realize().buffer
 
 

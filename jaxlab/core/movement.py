@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-from jaxlab.core.primitives import lowerings, primitive
+from jaxlab.core.primitives import lowerings, primitive, weak_preserving
 from jaxlab.engine import lazy as lz
 from jaxlab.engine.lazy import Lazy
 from jaxlab.ir.alu import AluOp
@@ -16,6 +16,8 @@ pad_p = primitive("pad")
 slice_p = primitive("slice")
 rev_p = primitive("rev")
 concatenate_p = primitive("concatenate")
+# a value only moved keeps its weak type (JAX: broadcasting `2.0` stays weak)
+weak_preserving.update({reshape_p, transpose_p, broadcast_in_dim_p})
 
 
 def _reshape(x: Lazy, *, new_sizes: tuple[int, ...]) -> Lazy:

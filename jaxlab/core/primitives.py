@@ -8,7 +8,7 @@ on phantom arrays (core/abstract.py), so there is no second copy of them.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 
 class Primitive:
@@ -39,6 +39,17 @@ batch_rules: dict[Primitive, Callable[..., Any]] = {}
 # default (stage the whole equation when any input is unknown): primitives holding
 # jaxprs split them into known work run now and unknown work staged
 partial_eval_rules: dict[Primitive, Callable[..., Any]] = {}
+
+
+# primitives whose result is weakly typed when every operand is (elementwise and
+# shape-only ops, as JAX's weak_type rules say); any other result is strong
+weak_preserving: set[Primitive] = set()
+
+
+def result_weak(prim: Primitive, in_weak: Sequence[bool], params: dict) -> bool:
+    if "weak_type" in params:   # convert_element_type says it itself
+        return bool(params["weak_type"])
+    return prim in weak_preserving and bool(in_weak) and all(in_weak)
 
 
 def primitive(name: str, multiple_results: bool = False) -> Primitive:

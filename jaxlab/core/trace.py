@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterator, Optional, Sequence
 
 from jaxlab.array import Array, ArrayBase, wrap
 from jaxlab.core.avals import ShapedArray
-from jaxlab.core.primitives import Primitive, lowerings
+from jaxlab.core.primitives import Primitive, lowerings, result_weak
 from jaxlab.errors import ConcretizationTypeError
 
 
@@ -55,6 +55,10 @@ class Tracer(ArrayBase):
     @property
     def jdtype(self):
         return self.aval.dtype
+
+    @property
+    def weak_type(self) -> bool:
+        return self.aval.weak_type
 
     def full_lower(self) -> Any:
         return self
@@ -136,7 +140,8 @@ class EvalTrace(Trace):
 
     def process_primitive(self, prim: Primitive, tracers: list, params: dict) -> list:
         out = lowerings[prim](*(t._lazy for t in tracers), **params)
-        return [wrap(o) for o in out] if prim.multiple_results else [wrap(out)]
+        weak = result_weak(prim, [t._weak for t in tracers], params)
+        return [wrap(o, weak) for o in out] if prim.multiple_results else [wrap(out, weak)]
 
 
 # The transformations active in this thread (each thread, and each asyncio task, has
@@ -212,5 +217,5 @@ def get_aval(x: Any) -> ShapedArray:
     if isinstance(x, Tracer):
         return x.aval
     if isinstance(x, Array):
-        return ShapedArray(x.shape, x.jdtype)
+        return ShapedArray(x.shape, x.jdtype, x._weak)
     raise TypeError(f"expected a jaxlab array, got {type(x).__name__}")

@@ -22,6 +22,14 @@ class Buffer:
         self.handle = device.backend.allocate(max(4, size * dtype.itemsize))
 
     @classmethod
+    def planned(cls, device: Device, dtype: DType, size: int, nbytes: int) -> "Buffer":
+        """A buffer whose size a compiled program checked already (its `nbytes` too)."""
+        buf = cls.__new__(cls)
+        buf.device, buf.dtype, buf.size = device, dtype, size
+        buf.handle = device.backend.allocate(nbytes)
+        return buf
+
+    @classmethod
     def placeholder(cls, device: Device, dtype: DType, size: int) -> "Buffer":
         """A buffer that will exist when a compiled program runs (no memory yet)."""
         buf = cls.__new__(cls)

@@ -7,7 +7,8 @@ import os
 import threading
 from typing import Any, Callable, Iterator, Optional, Union
 
-from jaxlab.backends.base import Backend, Executable
+from jaxlab.backends.base import Backend
+from jaxlab.engine.cache import CompileCache
 
 
 class Device:
@@ -17,7 +18,8 @@ class Device:
         self.platform = platform
         self.id = id
         self.backend = backend
-        self.cache: dict[Any, Executable] = {}   # compiled kernels by structure
+        # compiled kernels by structure, bounded (JAXLAB_CACHE_SIZE); eviction releases
+        self.cache = CompileCache(backend.release)
 
     def __repr__(self) -> str:
         return f"{self.platform.capitalize()}Device(id={self.id})"

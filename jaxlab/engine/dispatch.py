@@ -7,6 +7,8 @@ import math
 import time
 from typing import Iterator, Optional, Sequence
 
+import numpy as np
+
 from jaxlab import events
 from jaxlab.backends.base import Executable
 from jaxlab.engine import lazy as lazy_mod
@@ -15,6 +17,7 @@ from jaxlab.engine.buffer import Buffer
 from jaxlab.engine.devices import Device
 from jaxlab.engine.lazy import Lazy, from_buffer
 from jaxlab.engine.lower import lower
+from jaxlab.ir.alu import AluOp
 from jaxlab.ir.kernel import Kernel, Routine
 
 
@@ -101,8 +104,12 @@ def make_event(device, program, exe, inputs, outs, hit, compile_ms, dispatch_ms,
 def realize_lazy(lz: Lazy, reason: str) -> Lazy:
     if lz.size == 0 or getattr(lz.device.backend, "shape_only", False):
         return from_buffer(Buffer(lz.device, lz.dtype, lz.size), lz.shape)
+    if lz.shape == () and lz.pending is None and lz.exp.op is AluOp.Param:
+        # a scalar argument (a jit call's Python scalar): uploaded, no kernel
+        data = np.array(lz.exp.arg, lz.dtype.np)
+        return from_buffer(Buffer.from_numpy(lz.device, data, lz.dtype), lz.shape)
     limits.check_kernel(lz.device, lz.shape, lz.dtype,
-                           lz.pending.red_shape if lz.pending is not None else ())
+                        lz.pending.red_shape if lz.pending is not None else ())
     kernel, inputs = lower(lz)
     return from_buffer(run(lz.device, kernel, inputs, reason, lz.origin)[0], lz.shape)
 

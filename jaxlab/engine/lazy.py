@@ -81,15 +81,25 @@ class Lazy:
         return None
 
     def buffers(self) -> list[Buffer]:
+        return [x for x in self._inputs().values() if isinstance(x, Buffer)]
+
+    def input_keys(self) -> set:
+        """What the kernel of this value reads as inputs: its buffers and its scalar
+        arguments (each Param becomes a one-element input when lowered)."""
+        return set(self._inputs())
+
+    def _inputs(self) -> dict:
         roots = [self.exp] + ([self.pending.body] if self.pending else [])
-        seen: dict[int, Buffer] = {}
+        seen: dict = {}
         for root in roots:
             for n in root.toposort():
                 if n.op is AluOp.GlobalView:
                     seen.setdefault(id(n.arg[0]), n.arg[0])
                 elif n.op is AluOp.GlobalIndex and isinstance(n.arg, Buffer):
                     seen.setdefault(id(n.arg), n.arg)
-        return list(seen.values())
+                elif n.op is AluOp.Param:
+                    seen.setdefault(n, n)
+        return seen
 
     def node_count(self) -> int:
         """Operations (non-leaf nodes) in the expression and the pending reduction's body."""
@@ -112,6 +122,12 @@ def from_numpy(data: np.ndarray, dtype: DType, device: Device) -> Lazy:
 
 def full(shape: Sequence[int], value: Any, dtype: DType, device: Device) -> Lazy:
     return Lazy(tuple(shape), dtype, device, AluExp.const(value, dtype))
+
+
+def scalar(value: Any, dtype: DType, device: Device) -> Lazy:
+    """A 0-d value that changes between calls (a Python scalar operand): a kernel
+    argument, never folded into kernel text."""
+    return Lazy((), dtype, device, AluExp.param(value, dtype))
 
 
 def pad_mask(shape: Sequence[int], pads: Sequence[tuple[int, int]], device: Device) -> Lazy:
@@ -171,9 +187,9 @@ def elementwise(op: AluOp, srcs: Sequence[Lazy], dtype: Optional[DType] = None,
     """Apply one ALU op to same-shape lazy arrays, fusing it into their expressions."""
     shape = srcs[0].shape
     # a constant (no buffers) goes wherever the data is, e.g. `cpu_array * 2`
-    device = next((s.device for s in srcs if not _is_constant(s)), srcs[0].device)
-    srcs = [Lazy(s.shape, s.dtype, device, s.exp) if s.device is not device and
-            _is_constant(s) else s for s in srcs]
+    device = next((s.device for s in srcs if not is_constant(s)), srcs[0].device)
+    srcs = [on_device(s, device) if s.device is not device and is_constant(s) else s
+            for s in srcs]
     for s in srcs:
         if s.shape != shape:
             raise ValueError(f"{op.name}: shapes {[x.shape for x in srcs]} differ (broadcast first)")
@@ -181,7 +197,7 @@ def elementwise(op: AluOp, srcs: Sequence[Lazy], dtype: Optional[DType] = None,
             raise ValueError(f"{op.name}: arrays on {s.device} and {device}: use device_put")
     srcs = _one_pending(list(srcs))
     if _more_nodes_than(srcs, MAX_FUSED_NODES) or \
-            _more_buffers_than(srcs, device.backend.max_kernel_inputs - 1):
+            _more_inputs_than(srcs, device.backend.max_kernel_inputs - 1):
         srcs = [realize(s, "kernel size or input-count limit") for s in srcs]
     elif max(s.exp.depth for s in srcs) >= device.backend.max_fused_depth:
         srcs = [realize(s, f"{device.platform} fuses at most {device.backend.max_fused_depth} "
@@ -190,11 +206,25 @@ def elementwise(op: AluOp, srcs: Sequence[Lazy], dtype: Optional[DType] = None,
     exp = AluExp(op, out_dtype, tuple(s.exp for s in srcs), arg)
     if all(s.exp.is_const for s in srcs):   # constants fold now, never become kernels
         exp = exp.simplify()
+    elif all(s.exp.op in _KNOWN for s in srcs):   # scalar arguments too, into an argument
+        exp = _fold_params(exp)
     pending = next((s.pending for s in srcs if s.pending is not None), None)
     return Lazy(shape, out_dtype, device, exp, pending, merge_origins(*srcs))
 
 
-def _is_constant(lz: Lazy) -> bool:
+_KNOWN = (AluOp.Const, AluOp.Param)
+
+
+def _fold_params(exp: AluExp) -> AluExp:
+    """An op on values all known now (`2.0 * 3.0` from Python) computes here; with a
+    scalar argument among them the result stays an argument, never kernel text."""
+    consts = {s: AluExp.const(s.arg, s.dtype) for s in exp.src if s.op is AluOp.Param}
+    folded = exp.substitute(consts).simplify()
+    return AluExp.param(folded.arg, folded.dtype) if folded.is_const else exp
+
+
+def is_constant(lz: Lazy) -> bool:
+    """No buffers behind it (constants and scalar arguments): it can go to any device."""
     return lz.pending is None and lz._buf is None and lz.exp.loads == 0
 
 
@@ -204,9 +234,17 @@ def _more_nodes_than(srcs: Sequence[Lazy], limit: int) -> bool:
     return bound > limit and sum(s.node_count() for s in srcs) > limit
 
 
-def _more_buffers_than(srcs: Sequence[Lazy], limit: int) -> bool:
-    bound = sum(s.exp.loads + (s.pending.body.loads if s.pending else 0) for s in srcs)
-    return bound > limit and len({id(b) for s in srcs for b in s.buffers()}) > limit
+def _more_inputs_than(srcs: Sequence[Lazy], limit: int) -> bool:
+    """Kernel inputs: buffers, and scalar arguments (each a one-element input)."""
+    bound = sum(s.exp.loads + s.exp.params +
+                (s.pending.body.loads + s.pending.body.params if s.pending else 0)
+                for s in srcs)
+    return bound > limit and len(set().union(*(s.input_keys() for s in srcs))) > limit
+
+
+def on_device(lz: Lazy, device: Device) -> Lazy:
+    """A constant lazy value on another device (the expression holds no buffers)."""
+    return Lazy(lz.shape, lz.dtype, device, lz.exp, origin=lz.origin)
 
 
 def _one_pending(srcs: list[Lazy]) -> list[Lazy]:

@@ -10,7 +10,9 @@ import math
 from typing import Sequence
 
 from jaxlab.engine.buffer import Buffer
+from jaxlab.engine.devices import Device
 from jaxlab.engine.lazy import Lazy
+from jaxlab.engine.scalars import scalar_buffer
 from jaxlab.ir.alu import AluExp, AluOp
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import GIDX, RIDX, Kernel, Reduction
@@ -30,11 +32,15 @@ class _Slots:
         return self._index[id(buf)]
 
 
-def _lower_exp(exp: AluExp, parts: Sequence[tuple[AluExp, int]], slots: _Slots) -> AluExp:
+def _lower_exp(exp: AluExp, parts: Sequence[tuple[AluExp, int]], slots: _Slots,
+               device: Device) -> AluExp:
     mapping: dict[AluExp, AluExp] = {}
     zero_index = AluExp.const(0, DType.int32)
     for node in exp.toposort():
-        if node.op is AluOp.GlobalView:
+        if node.op is AluOp.Param:   # a scalar argument: a one-element input
+            buf = scalar_buffer(device, node.arg, node.dtype)
+            mapping[node] = AluExp.load(slots.slot(buf), zero_index, node.dtype)
+        elif node.op is AluOp.GlobalView:
             buf, st = node.arg
             index, valid = (e.simplify() for e in st.to_index(parts))
             if buf.size == 0 or (valid.is_const and not valid.arg):
@@ -58,14 +64,14 @@ def lower(lz: Lazy) -> tuple[Kernel, list[Buffer]]:
     gidx = AluExp.special(GIDX, lz.size)
     out_parts = [(gidx, len(lz.shape))]
     if lz.pending is None:
-        exp = _lower_exp(lz.exp, out_parts, slots)
+        exp = _lower_exp(lz.exp, out_parts, slots, lz.device)
         kernel_args = dict(exp=exp)
     else:
         p = lz.pending
         red_size = math.prod(p.red_shape)
         ridx = AluExp.special(RIDX, red_size)
-        body = _lower_exp(p.body, out_parts + [(ridx, len(p.red_shape))], slots)
-        epilogue = _lower_exp(lz.exp, out_parts, slots)
+        body = _lower_exp(p.body, out_parts + [(ridx, len(p.red_shape))], slots, lz.device)
+        epilogue = _lower_exp(lz.exp, out_parts, slots, lz.device)
         kernel_args = dict(exp=body, reduction=Reduction(p.op, red_size, epilogue),
                            reduce_shape=p.red_shape)
     inputs = tuple((b.dtype, b.size) for b in slots.buffers)

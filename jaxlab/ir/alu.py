@@ -32,8 +32,9 @@ class AluOp(enum.Enum):
     Erf = "erf"; Erfc = "erfc"; Tanh = "tanh"
     Cast = "cast"; Bitcast = "bitcast"
     Threefry2x32 = "threefry2x32"
-    # leaves
-    Const = "const"; Special = "special"; Variable = "var"
+    # leaves (Param: a value that changes between calls, e.g. a Python scalar operand;
+    # lowering turns it into a load from a one-element input, so it is never kernel text)
+    Const = "const"; Special = "special"; Variable = "var"; Param = "param"
     GlobalIndex = "load"; GlobalView = "view"; Valid = "valid"
 
 
@@ -45,7 +46,7 @@ UNARY_FLOAT = frozenset({AluOp.Sin, AluOp.Cos, AluOp.Asin, AluOp.Atan, AluOp.Exp
                          AluOp.Sqrt, AluOp.Reciprocal, AluOp.Floor, AluOp.Ceil, AluOp.Erf,
                          AluOp.Erfc, AluOp.Tanh})
 LEAVES = frozenset({AluOp.Const, AluOp.Special, AluOp.Variable, AluOp.GlobalView,
-                    AluOp.Valid})
+                    AluOp.Valid, AluOp.Param})
 VIEW_LEAVES = frozenset({AluOp.GlobalView, AluOp.Valid})
 COMMUTATIVE = frozenset({AluOp.Add, AluOp.Mul, AluOp.Min, AluOp.Max, AluOp.And, AluOp.Or,
                          AluOp.Xor, AluOp.Cmpne})
@@ -65,8 +66,8 @@ _BOUND_CAP = 1 << 30
 class AluExp:
     """One node: (op, dtype, src, arg). Build with the helpers below, never directly."""
 
-    __slots__ = ("op", "dtype", "src", "arg", "depth", "tree_size", "loads", "_range", "_simple",
-                 "__weakref__")
+    __slots__ = ("op", "dtype", "src", "arg", "depth", "tree_size", "loads", "params", "_range",
+                 "_simple", "__weakref__")
     _interned: "weakref.WeakValueDictionary[tuple, AluExp]" = weakref.WeakValueDictionary()
 
     op: AluOp
@@ -87,6 +88,8 @@ class AluExp:
             # needs no buffer)
             node.tree_size = min(int(bool(src)) + sum(s.tree_size for s in src), _BOUND_CAP)
             node.loads = min(int(op in _LOADS) + sum(s.loads for s in src), _BOUND_CAP)
+            # scalar arguments: each a one-element input once lowered
+            node.params = min(int(op is AluOp.Param) + sum(s.params for s in src), _BOUND_CAP)
             node._range = None
             node._simple = None
             cls._interned[key] = node
@@ -99,6 +102,11 @@ class AluExp:
     @staticmethod
     def const(value: Any, dtype: DType) -> "AluExp":
         return AluExp(AluOp.Const, dtype, (), _canonical_const(value, dtype))
+
+    @staticmethod
+    def param(value: Any, dtype: DType) -> "AluExp":
+        """A runtime scalar argument: equal values share a node, but no rule folds it."""
+        return AluExp(AluOp.Param, dtype, (), _canonical_const(value, dtype))
 
     @staticmethod
     def special(name: str, size: int) -> "AluExp":

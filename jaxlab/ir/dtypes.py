@@ -18,7 +18,7 @@ class DType(enum.Enum):
 
     @property
     def np(self) -> np.dtype:
-        return np.dtype(self.value)
+        return _NUMPY[self.value]   # by value: an Enum member hashes in Python code
 
     @property
     def dtype(self) -> np.dtype:
@@ -27,7 +27,7 @@ class DType(enum.Enum):
 
     @property
     def itemsize(self) -> int:
-        return self.np.itemsize
+        return _NUMPY[self.value].itemsize
 
     @property
     def is_float(self) -> bool:
@@ -53,6 +53,7 @@ class DType(enum.Enum):
         return self.value
 
 
+_NUMPY = {d.value: np.dtype(d.value) for d in DType}   # built once: dispatch reads these
 _SHORT = {DType.bool: "bool", DType.int32: "i32", DType.uint32: "u32",
           DType.float16: "f16", DType.float32: "f32"}
 
@@ -157,6 +158,27 @@ def result_type(*operands) -> DType:
     for kind in weak:
         dt = promote_weak(dt, kind)
     return dt
+
+
+def _category(kind_or_dtype) -> int:
+    if isinstance(kind_or_dtype, DType):
+        d = kind_or_dtype
+        return 0 if d.is_bool else 1 if d.is_int else 2
+    return {bool: 0, int: 1, float: 2}[kind_or_dtype]
+
+
+def result_is_weak(*operands) -> bool:
+    """Whether JAX's promotion of these operands gives a weakly typed result: the Python
+    int/float scalars' kind ranks above every array's category (`bool_array + 1` and
+    `int_array * 2.5` are weak; `float16_array * 2.5` is float16, strong). Python bools
+    are never weak."""
+    kinds = [type(o) for o in operands if isinstance(o, (int, float)) and type(o) is not bool]
+    if not kinds:
+        return False
+    strong = [o if isinstance(o, DType) else o.dtype for o in operands
+              if not isinstance(o, (bool, int, float))]
+    top = max(map(_category, kinds))
+    return all(_category(d) < top for d in strong)
 
 
 def python_scalar_dtype(kind: type) -> DType:

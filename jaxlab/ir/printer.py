@@ -13,6 +13,8 @@ def _leaf_text(e: AluExp) -> str:
         if isinstance(e.arg, bool):
             return "true" if e.arg else "false"
         return repr(e.arg) if e.dtype.is_float else str(e.arg)
+    if e.op is AluOp.Param:
+        return f"param({e.arg!r})"
     if e.op is AluOp.Special:
         return e.arg[0]
     if e.op is AluOp.Variable:

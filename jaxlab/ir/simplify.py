@@ -36,6 +36,8 @@ def _range_of(e: AluExp) -> tuple:
         return (v, v)
     if e.dtype.is_float:
         return _FLOAT_RANGE
+    if op is AluOp.Param:   # known only when the kernel runs
+        return _full(e.dtype)
     if op is AluOp.Special:
         return (0, e.arg[1] - 1)
     r = [s._range_cached() for s in src]

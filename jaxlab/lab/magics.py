@@ -336,8 +336,10 @@ def _widget_browser() -> Callable[[EventLog], Any]:
 def status_tables() -> list[Table]:
     """Devices (the default marked), each one's backend info, unavailable backends."""
     current = devices.current_device()
-    tables = [Table(["device", "backend", "default", "cached kernels"],
-                    [[repr(d), d.backend.name, "yes" if d is current else "", str(len(d.cache))]
+    tables = [Table(["device", "backend", "default", "cached kernels (JAXLAB_CACHE_SIZE)",
+                     "evicted"],
+                    [[repr(d), d.backend.name, "yes" if d is current else "",
+                      f"{len(d.cache)} of {d.cache.maxsize}", str(d.cache.evictions)]
                      for d in devices.devices()], title="jaxlab devices")]
     tables.append(Table(["device", "live", "pooled", "peak"],
                         [[repr(d)] + [fmt_si(d.backend.memory_stats()[k], "B")

@@ -126,7 +126,8 @@ def select_n(which: Any, *cases: Any) -> Any:
 
 
 def convert_element_type(x: Any, new_dtype: Any) -> Any:
-    return ew.convert_element_type_p.bind(asarray_(x), new_dtype=to_dtype(new_dtype))
+    return ew.convert_element_type_p.bind(asarray_(x), new_dtype=to_dtype(new_dtype),
+                                          weak_type=False)
 
 
 def bitcast_convert_type(x: Any, new_dtype: Any) -> Any:

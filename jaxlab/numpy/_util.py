@@ -12,18 +12,24 @@ from jaxlab.core.elementwise import convert_element_type_p
 from jaxlab.engine import lazy as lz
 from jaxlab.engine.devices import current_device
 from jaxlab.errors import AxisError
-from jaxlab.ir.dtypes import DType, host_dtype, python_scalar_dtype, result_type, to_dtype
+from jaxlab.ir.dtypes import (DType, host_dtype, python_scalar_dtype, result_is_weak,
+                                 result_type, to_dtype)
 
 Scalar = (bool, int, float)
 
 
 def asarray_(x: Any, dtype: Optional[DType] = None) -> Array:
-    """An Array from an Array, a Python scalar, a nested list or a NumPy array."""
+    """An Array from an Array, a Python scalar, a nested list or a NumPy array.
+    A Python scalar without a dtype is weakly typed (as in JAX)."""
     if isinstance(x, ArrayBase):
         return astype_(x, dtype) if dtype is not None else x
     if isinstance(x, Scalar) and not isinstance(x, np.generic):
-        dt = dtype or python_scalar_dtype(type(x))
-        return wrap(lz.full((), x, dt, current_device()))
+        if dtype is None:
+            _check_int32(x)
+            return scalar_(x, python_scalar_dtype(type(x)), weak=type(x) is not bool)
+        if type(x) is int and dtype.is_int:
+            _check_int(x, dtype, "Python integer {} out of bounds for {}")
+        return scalar_(x, dtype, weak=False)
     if hasattr(x, "__jax_array__"):
         x = x.__jax_array__()
     if isinstance(x, (list, tuple)) and any(isinstance(v, ArrayBase) and not isinstance(v, Array)
@@ -41,6 +47,9 @@ def asarray_(x: Any, dtype: Optional[DType] = None) -> Array:
             return _stack_nested(x, dtype)
         raise TypeError(f"cannot convert {type(x).__name__} of objects to a jaxlab array")
     dt = dtype or host_dtype(data.dtype)
+    if isinstance(x, (list, tuple)) and data.dtype.kind in "iu" and data.size and dt.is_int:
+        for v in (int(data.min()), int(data.max())):   # Python ints, as JAX checks them
+            _check_int(v, dt, "Python integer {} out of bounds for {}")
     return wrap(lz.from_numpy(data.astype(dt.np), dt, current_device()))
 
 
@@ -53,6 +62,27 @@ def arraylike_(name: str, x: Any, position: int = 0) -> Array:
         raise TypeError(f"{name} requires ndarray or scalar arguments, got {type(x)} at "
                         f"position {position}.")
     return asarray_(x)
+
+
+_INT_BOUNDS = {DType.int32: (-(1 << 31), (1 << 31) - 1), DType.uint32: (0, (1 << 32) - 1)}
+
+
+def _check_int(value: int, dtype: DType, message: str) -> None:
+    lo, hi = _INT_BOUNDS.get(dtype, (-(1 << 63), (1 << 64) - 1))
+    if not lo <= value <= hi:
+        raise OverflowError(message.format(value, dtype))
+
+
+def _check_int32(x: Any) -> None:
+    """A Python int operand is an int32 first (JAX without x64), whatever it meets."""
+    if type(x) is int:
+        _check_int(x, DType.int32, "Python int {} too large to convert to {}")
+
+
+def scalar_(x: Any, dtype: DType, weak: bool) -> Array:
+    """A Python scalar as a 0-d array whose value is a kernel argument (one kernel
+    serves every value)."""
+    return wrap(lz.scalar(x, dtype, current_device()), weak)
 
 
 def _flat(x: Any):
@@ -70,11 +100,11 @@ def _stack_nested(x: Any, dtype: Optional[DType]) -> Array:
     return asarray_(x, dtype)
 
 
-def astype_(x: Array, dtype: Any) -> Array:
+def astype_(x: Array, dtype: Any, weak: bool = False) -> Array:
     dt = to_dtype(dtype, "astype")
     if dt is x.jdtype:
         return x
-    return convert_element_type_p.bind(x, new_dtype=dt)
+    return convert_element_type_p.bind(x, new_dtype=dt, weak_type=weak)
 
 
 def canonical_shape(shape: Any) -> tuple[int, ...]:
@@ -112,8 +142,11 @@ def _is_integer(d: Any) -> bool:
 
 
 def dtype_of(x: Any) -> Any:
-    """A DType for arrays; the Python type for weak scalars (for promotion)."""
+    """A DType for arrays; a Python scalar for weakly typed values (for promotion)."""
     if isinstance(x, ArrayBase):
+        if x.weak_type:   # promotes like a Python scalar of its kind
+            d = x.jdtype
+            return 0.0 if d.is_float else 0 if d.is_int else x.jdtype
         return x.jdtype
     if isinstance(x, np.ndarray) or isinstance(x, np.generic):
         return host_dtype(x.dtype)
@@ -155,10 +188,22 @@ def broadcast_to_(x: Array, shape: Sequence[int]) -> Array:
 
 
 def promote_args(*args: Any, dtype: Optional[DType] = None, op: str = "") -> list[Array]:
-    """Arrays of one dtype (JAX's promotion, or `dtype`) and one broadcast shape;
-    `op` names a binary ufunc for broadcast_shapes' error."""
-    dt = dtype or promote_dtypes(*args)
-    return broadcast_all(*(asarray_(a, dt) for a in args), op=op)
+    """Arrays of one dtype (JAX's promotion, or `dtype`) and one broadcast shape; the
+    result is weakly typed where JAX's would be (`bool_array + 1`). `op` names a binary
+    ufunc for broadcast_shapes' error."""
+    kinds = [dtype_of(a) for a in args]
+    dt = dtype or result_type(*kinds)
+    weak = dtype is None and result_is_weak(*kinds)
+    return broadcast_all(*(_promoted(a, dt, weak) for a in args), op=op)
+
+
+def _promoted(x: Any, dtype: DType, weak: bool) -> Array:
+    if isinstance(x, ArrayBase):
+        return astype_(x, dtype, weak)
+    if isinstance(x, Scalar) and not isinstance(x, np.generic):
+        _check_int32(x)
+        return scalar_(x, dtype, weak)
+    return asarray_(x, dtype)
 
 
 def broadcast_all(*arrays: Array, op: str = "") -> list[Array]:

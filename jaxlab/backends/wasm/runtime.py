@@ -71,20 +71,25 @@ def _caller(store: wasmtime.Store, func: wasmtime.Func, nargs: int) -> Callable[
         params = (ffi.wasmtime_val_t * nargs)()
         for p in params:
             p.kind = ffi.WASMTIME_I32
+        slots = [p.of for p in params]   # views of the values; ctypes wraps to i32 itself
         context, fref, call = store._context(), ctypes.byref(func._func), ffi.wasmtime_func_call
         trap_type = ctypes.POINTER(ffi.wasm_trap_t)
     except (ImportError, AttributeError):
         return lambda *args: func(store, *(_i32(a) for a in args))
 
+    trap = trap_type()   # wasmtime writes it only when the call traps
+    trap_ref = ctypes.byref(trap)
+
     def run(*args: int, _owners=(store, func)) -> None:   # the context needs its store alive
-        for p, a in zip(params, args):
-            p.of.i32 = _i32(a)
-        trap = trap_type()
-        error = call(context, fref, params, nargs, None, 0, ctypes.byref(trap))
+        for slot, a in zip(slots, args):
+            slot.i32 = a
+        error = call(context, fref, params, nargs, None, 0, trap_ref)
         if error:
             raise wasmtime.WasmtimeError._from_ptr(error)
         if trap:
-            raise wasmtime.Trap._from_ptr(trap)
+            raised = wasmtime.Trap._from_ptr(ctypes.cast(trap, trap_type))   # owns it now
+            ctypes.memset(ctypes.addressof(trap), 0, ctypes.sizeof(trap))   # null again
+            raise raised
     return run
 
 
@@ -290,6 +295,27 @@ class WasmBackend(Backend):
         return Executable(program=routine, language="text",
                           source=f"{routine.text()}\nNumPy ({routine.name}) on zero-copy "
                                  "views of the wasm linear memory")
+
+    # An evicted executable needs no release: its module lives while an executable
+    # (a jit program's step too) holds it, and goes with the last one.
+
+    def launcher(self, exe: Executable) -> Callable[[Sequence[Any], Sequence[Any]], None]:
+        """The common small kernel straight to an instance's call: one thread, no
+        scratch, no fuel (the rest goes through dispatch)."""
+        prog = exe.program
+        if isinstance(prog, Routine) or len(prog.chunks) != 1 or prog.scratch_bytes \
+                or self.fuel is not None:
+            return super().launcher(exe)
+        module, (lo, hi), name = prog.module, prog.chunks[0], prog.name
+
+        def launch(inputs: Sequence[Any], outputs: Sequence[Any]) -> None:
+            instance = module.take()
+            try:
+                instance.call(outputs[0], *inputs, lo, hi)
+            except (wasmtime.Trap, wasmtime.WasmtimeError) as exc:
+                raise WasmTrapError(name, _cause(exc)) from None   # not given back
+            module.give(instance)
+        return launch
 
     def dispatch(self, exe: Executable, inputs: Sequence[Any], outputs: Sequence[Any]) \
             -> Optional[float]:

@@ -1,0 +1,166 @@
+"""A jit program's kernel steps prepared once, run with no per-op planning.
+
+Preparing numbers every value a program handles into a table of places: the
+call's inputs, its outputs (fresh buffers each call: they are returned), and an
+arena of intermediate buffers planned once, where a value freed by one step
+lends its buffer to a later one. Each step gets its backend launcher
+(`Backend.launcher`) and, where it touches only the arena and constants, its
+argument lists, once. A call then fills in the inputs and outputs, runs the
+launchers in order inside `backend.batch()` (one submission on webgpu), and
+builds events only when someone listens.
+"""
+from __future__ import annotations
+
+import math
+import time
+from typing import Any, NamedTuple, Optional, Sequence
+
+from jaxlab import events
+from jaxlab.backends.base import Backend
+from jaxlab.engine.buffer import Buffer
+from jaxlab.engine.devices import Device
+from jaxlab.ir.dtypes import DType
+from jaxlab.ir.kernel import Kernel
+
+_REUSE_SLACK = 2   # a freed buffer serves a value at most this many times smaller
+
+
+class SlotSpec(NamedTuple):
+    """What a value is (events read `dtype` and `size` as of a Buffer)."""
+    dtype: DType
+    size: int
+    nbytes: int   # allocated (at least 4: zero-sized allocations are invalid on some backends)
+
+
+def _spec(dtype: DType, size: int) -> SlotSpec:
+    return SlotSpec(dtype, size, max(4, size * dtype.itemsize))
+
+
+def output_specs(program: Any) -> list[SlotSpec]:
+    if isinstance(program, Kernel):
+        return [_spec(program.dtype, program.size)]
+    return [_spec(d, math.prod(s)) for s, d in program.outputs]
+
+
+class _PreparedStep(NamedTuple):
+    launch: Any                  # (input handles, output handles) -> device ms or None
+    ins: list[int]               # places in the call's table
+    outs: list[int]
+    fixed: Optional[tuple]       # (inputs, outputs) handle lists when both are known now
+    step: Any
+
+
+class Plan:
+    """Where each slot of a program lives: places 0..n_inputs-1 are the inputs, then
+    one place per returned slot, then the arena."""
+
+    def __init__(self, n_inputs: int, steps: Sequence[Any], kept: set[int]) -> None:
+        self.place: dict[int, int] = {i: i for i in range(n_inputs)}
+        self.specs: dict[int, SlotSpec] = {}
+        self.returned: list[SlotSpec] = []   # values made each call, in place order
+        self.arena: list[int] = []                       # bytes per arena buffer
+        for st in steps:
+            for slot, spec in zip(st.outputs, output_specs(st.program)):
+                self.specs[slot] = spec
+        n_places = n_inputs + len({s for s in kept if s >= n_inputs})
+        free: list[int] = []   # arena buffers whose value is dead
+        arena_of: dict[int, int] = {}
+        for st in steps:
+            for slot in st.outputs:
+                spec = self.specs[slot]
+                if slot in kept:   # returned values follow the inputs
+                    self.place[slot] = n_inputs + len(self.returned)
+                    self.returned.append(spec)
+                    continue
+                j = self._reuse(free, spec.nbytes)
+                if j is None:
+                    j = len(self.arena)
+                    self.arena.append(spec.nbytes)
+                arena_of[slot] = j
+                self.place[slot] = n_places + j
+            for slot in st.frees:
+                if slot in arena_of:
+                    free.append(arena_of[slot])
+        self.arena_base = n_places
+
+    def _reuse(self, free: list[int], nbytes: int) -> Optional[int]:
+        fits = [j for j in free if nbytes <= self.arena[j] <= nbytes * _REUSE_SLACK]
+        if not fits:
+            return None
+        j = min(fits, key=lambda k: self.arena[k])
+        free.remove(j)
+        return j
+
+
+class PreparedSteps:
+    """The steps, their launchers and one arena: run() by one caller at a time
+    (Program keeps a pool of these for concurrent calls)."""
+
+    def __init__(self, device: Device, plan: Plan, steps: Sequence[Any]) -> None:
+        self.device, self.plan = device, plan
+        backend = device.backend
+        self._batches = type(backend).batch is not Backend.batch   # else nothing to enter
+        # arena buffers: plain 4-byte words, viewed as each kernel's dtype by the backend
+        self._arena = [Buffer(device, DType.int32, -(-n // 4)) for n in plan.arena]
+        # the table of handles: inputs and returned values (filled per call), the arena,
+        # then the constant inputs of steps
+        self._template: list[Any] = [None] * plan.arena_base + [b.handle for b in self._arena]
+        const_place: dict[int, int] = {}
+        for st in steps:
+            for x in st.inputs:
+                if not isinstance(x, int) and id(x) not in const_place:
+                    const_place[id(x)] = len(self._template)
+                    self._template.append(x.handle)
+        fixed_from = plan.arena_base
+        self.steps: list[_PreparedStep] = []
+        for st in steps:
+            ins = [plan.place[x] if isinstance(x, int) else const_place[id(x)] for x in st.inputs]
+            outs = [plan.place[s] for s in st.outputs]
+            fixed = None
+            if min(ins + outs, default=fixed_from) >= fixed_from:
+                fixed = ([self._template[x] for x in ins], [self._template[o] for o in outs])
+            self.steps.append(_PreparedStep(backend.launcher(st.exe), ins, outs, fixed, st))
+
+    def run(self, inputs: Sequence[Buffer], first_call: bool) -> list[Buffer]:
+        """Run every step on these input buffers; returns the buffer of every place
+        before the arena (the inputs, then the new buffers of the returned values)."""
+        device = self.device
+        bufs = inputs + [Buffer.planned(device, s.dtype, s.size, s.nbytes)
+                         for s in self.plan.returned]
+        table = self._template.copy()
+        table[:len(bufs)] = [b.handle for b in bufs]
+        if events.listening():
+            self._run_observed(table, bufs, first_call)
+        elif self._batches:
+            with self.device.backend.batch():
+                self._launch_all(table)
+        else:
+            self._launch_all(table)
+        return bufs
+
+    def _launch_all(self, table: list) -> None:
+        for launch, ins, outs, fixed, _ in self.steps:
+            if fixed is not None:
+                launch(*fixed)
+            else:
+                launch([table[x] for x in ins], [table[o] for o in outs])
+
+    def _run_observed(self, table: list, bufs: list[Buffer], first_call: bool) -> None:
+        """The same run, timing each step and emitting its KernelEvent."""
+        from jaxlab.engine.dispatch import make_event
+
+        def describe(slot: Any) -> Any:   # a Buffer, or the spec of an arena value
+            if not isinstance(slot, int):
+                return slot   # a constant input
+            place = self.plan.place[slot]
+            return bufs[place] if place < len(bufs) else self.plan.specs[slot]
+        with self.device.backend.batch():
+            for launch, ins, outs, _, st in self.steps:
+                t0 = time.perf_counter()
+                device_ms = launch([table[x] for x in ins], [table[o] for o in outs])
+                dispatch_ms = (time.perf_counter() - t0) * 1e3
+                events.emit(make_event(
+                    self.device, st.program, st.exe, [describe(x) for x in st.inputs],
+                    [describe(s) for s in st.outputs],
+                    st.first_hit or not first_call, st.compile_ms if first_call else 0.0,
+                    dispatch_ms, device_ms, st.reason, st.origin))

@@ -116,3 +116,28 @@ def test_jit_dispatches_keep_memory_flat(backend: str) -> None:
     run(10_000)
     after = _rss()
     assert abs(after - before) <= 0.05 * before, f"RSS {before >> 20} -> {after >> 20} MiB"
+
+
+def test_threads_asking_for_a_new_device_start_one_backend() -> None:
+    from jaxlab.backends.cpu import CpuBackend
+    from jaxlab.engine import devices
+
+    started = []
+
+    def slow_factory() -> CpuBackend:
+        started.append(threading.get_ident())
+        threading.Event().wait(0.05)          # a driver that takes a while to start
+        return CpuBackend()
+    devices.register_backend("threadtest", slow_factory, priority=-100)
+    try:
+        got = []
+        threads = [threading.Thread(target=lambda: got.append(devices.get_device("threadtest")))
+                   for _ in range(THREADS)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        assert len(started) == 1 and len(got) == THREADS and all(d is got[0] for d in got)
+    finally:
+        for table in (devices._FACTORIES, devices._PRIORITY, devices._DEVICES):
+            table.pop("threadtest", None)

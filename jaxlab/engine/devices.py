@@ -4,6 +4,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
+import threading
 from typing import Any, Callable, Iterator, Optional, Union
 
 from jaxlab.backends.base import Backend, Executable
@@ -28,6 +29,7 @@ _FACTORIES: dict[str, Callable[[], Backend]] = {}
 _PRIORITY: dict[str, int] = {}
 _DEVICES: dict[str, Device] = {}
 _UNAVAILABLE: dict[str, str] = {}
+_STARTING = threading.RLock()   # two threads asking for a new device start one backend
 
 
 def register_backend(name: str, factory: Callable[[], Backend], priority: int = 0) -> None:
@@ -54,8 +56,14 @@ def allowed_platforms() -> Optional[list[str]]:
 
 
 def get_device(name: str) -> Device:
-    if name in _DEVICES:
-        return _DEVICES[name]
+    device = _DEVICES.get(name)
+    if device is not None:
+        return device
+    with _STARTING:
+        return _DEVICES.get(name) or _start(name)
+
+
+def _start(name: str) -> Device:
     if name not in _FACTORIES:
         raise ValueError(f"unknown device {name!r}; known: {', '.join(sorted(_FACTORIES))}")
     allowed = allowed_platforms()

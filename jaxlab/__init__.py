@@ -17,9 +17,9 @@ from jaxlab.api import (custom_jvp, custom_vjp, grad, hessian, jacfwd, jacobian,
                         value_and_grad, vjp, vmap)
 from jaxlab import lax, tree, tree_util  # noqa: F401
 from jaxlab import nn, optim, random, scipy, test_util  # noqa: F401
-from jaxlab.backends.autotuning import autotune
+from jaxlab.backends.autotuning import autotune, autotune_cache
 
-__all__ = ["Array", "config", "Device", "KernelEvent", "autotune", "block_until_ready", "capture", "custom_jvp", "custom_vjp", "default_device", "device_put",
+__all__ = ["Array", "config", "Device", "KernelEvent", "autotune", "autotune_cache", "block_until_ready", "capture", "custom_jvp", "custom_vjp", "default_device", "device_put",
            "devices", "grad", "hessian", "jacfwd", "jacobian", "jacrev", "jit", "jvp", "lax", "linearize",
            "make_jaxpr", "nn", "numpy", "optim", "random", "scipy", "set_default_device", "test_util", "tree", "tree_util",
            "value_and_grad", "vjp", "vmap"]

@@ -49,7 +49,7 @@ def jvp(fun: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple
     p_flat, in_tree = _flat_args(primals)
     t_flat, t_tree = _flat_args(tangents)
     if t_tree != in_tree:
-        raise ValueError(f"jvp: primals {in_tree} and tangents {t_tree} differ in structure")
+        raise TypeError(f"jvp: primals {in_tree} and tangents {t_tree} differ in structure")
     for p, t in zip(p_flat, t_flat):
         if p.shape != t.shape:
             raise ValueError(f"jvp: primal shape {p.shape} and tangent shape {t.shape} differ")
@@ -82,6 +82,12 @@ def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     def f_vjp(cotangent: Any) -> tuple:
         from jaxlab.numpy.creation import zeros_like
         ct_flat = [_as_array(c) for c in treedef_flatten_up_to(main_tree, cotangent)]
+        for ct, o in zip(ct_flat, outs):
+            if ct.shape != o.shape or ct.jdtype != o.jdtype:
+                raise ValueError(
+                    f"unexpected JAX type (e.g. shape/dtype) for argument to vjp function: "
+                    f"got {ct.jdtype}{list(ct.shape)}, but expected {o.jdtype}{list(o.shape)} "
+                    f"because the corresponding output of the function had that type")
         ct_flat += [zeros_like(o) for o in outs[n_main:]]
         return tree_unflatten(in_tree, f_vjp_flat(*ct_flat))
     out = tree_unflatten(main_tree, outs[:n_main])
@@ -103,7 +109,9 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0,
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         for n in nums:
             if n >= len(args):
-                raise ValueError(f"argnums {argnums} out of range for {len(args)} arguments")
+                raise TypeError(f"differentiating with respect to argnums={argnums} requires at "
+                                f"least {n + 1} positional arguments to be passed by the "
+                                f"caller, but got only {len(args)}")
 
         def partial_fun(*diff_args: Any) -> Any:
             full = list(args)

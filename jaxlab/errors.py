@@ -1,6 +1,12 @@
 """The exceptions jaxlab raises beyond Python's own, named as JAX names them."""
 from __future__ import annotations
 
+import numpy as np
+
+# An axis out of range: NumPy's AxisError, both a ValueError and an IndexError
+# (JAX raises one or the other depending on the function).
+AxisError = np.exceptions.AxisError
+
 
 class ConcretizationTypeError(TypeError):
     """A traced value was used where a concrete Python value is needed."""
@@ -12,4 +18,4 @@ class ResourceExhaustedError(MemoryError):
     Raised before any code is generated or memory allocated, and the device stays usable."""
 
 
-__all__ = ["ConcretizationTypeError", "ResourceExhaustedError"]
+__all__ = ["AxisError", "ConcretizationTypeError", "ResourceExhaustedError"]

@@ -18,7 +18,7 @@ from jaxlab.array import Array
 from jaxlab.core.elementwise import threefry2x32_p
 from jaxlab.ir.dtypes import DType, to_dtype
 from jaxlab.key_array import KeyArray
-from jaxlab.numpy._util import asarray_, broadcast_shapes, canonical_axis
+from jaxlab.numpy._util import asarray_, broadcast_shapes, canonical_axis, static_shape
 
 Shape = int | Sequence[int]
 
@@ -27,10 +27,6 @@ __all__ = ["PRNGKey", "key", "key_data", "wrap_key_data", "clone", "split", "fol
 
 
 # --- keys and counters -------------------------------------------------------------
-
-def _shape(shape: Shape) -> tuple[int, ...]:
-    return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(map(int, shape))
-
 
 def _check_key(name: str, key: Any) -> Array:
     """The raw uint32[2] words of a single key, typed (random.key) or raw (PRNGKey)."""
@@ -122,7 +118,7 @@ def clone(key: Any) -> Any:
 def split(key: Any, num: Shape = 2) -> Any:
     """`num` new keys (a shape when a tuple): key i is the two threefry words at counter i."""
     raw = _check_key("split", key)
-    return _like_input(key, jnp.stack(_hash_iota(raw, _shape(num)), axis=-1))
+    return _like_input(key, jnp.stack(_hash_iota(raw, static_shape(num)), axis=-1))
 
 
 def fold_in(key: Any, data: Any) -> Any:
@@ -144,7 +140,7 @@ def bits(key: Any, shape: Shape = (), dtype: Any = DType.uint32) -> Array:
     """Uniform random uint32 bits."""
     if to_dtype(dtype) is not DType.uint32:
         raise TypeError(f"random.bits: only uint32 is supported, got {dtype}")
-    return _bits(_check_key("bits", key), _shape(shape))
+    return _bits(_check_key("bits", key), static_shape(shape))
 
 
 # --- floats ------------------------------------------------------------------------
@@ -155,7 +151,7 @@ _FLOAT32_MANTISSA = 23
 
 def _float_params(name: str, shape: Shape, dtype: Any, *params: Any) -> tuple:
     """(shape, the params as arrays of dtype) after checking dtype and broadcasting."""
-    shape, dt = _shape(shape), to_dtype(dtype)
+    shape, dt = static_shape(shape), to_dtype(dtype)
     if dt is not DType.float32:
         raise TypeError(f"random.{name}: only float32 is supported, got {dt}")
     arrays = [asarray_(p, dt) for p in params]
@@ -239,7 +235,7 @@ def bernoulli(key: Any, p: Any = 0.5, shape: Shape | None = None) -> Array:
     p = asarray_(p)
     if not p.jdtype.is_float:
         raise TypeError(f"random.bernoulli: p must be floating point, got {p.jdtype}")
-    shape = p.shape if shape is None else _shape(shape)
+    shape = p.shape if shape is None else static_shape(shape)
     _check_shape("bernoulli", shape, p.shape)
     return uniform(key, shape, p.jdtype) < p
 
@@ -258,7 +254,7 @@ def categorical(key: Any, logits: Any, axis: int = -1, shape: Shape | None = Non
     logits = asarray_(logits)
     axis = canonical_axis(axis, logits.ndim)
     batch = logits.shape[:axis] + logits.shape[axis + 1:]
-    shape = batch if shape is None else _shape(shape)
+    shape = batch if shape is None else static_shape(shape)
     _check_shape("categorical", shape, batch)
     n_prefix = len(shape) - len(batch)
     sample_shape = shape[n_prefix:n_prefix + axis] + logits.shape[axis:axis + 1] + \
@@ -287,7 +283,7 @@ def randint(key: Any, shape: Shape, minval: Any, maxval: Any,
             dtype: Any = DType.int32) -> Array:
     """Integers in [minval, maxval), as JAX: 64 random bits per value, reduced mod the span."""
     key = _check_key("randint", key)
-    shape, dt = _shape(shape), to_dtype(dtype)
+    shape, dt = static_shape(shape), to_dtype(dtype)
     if dt not in _INT_RANGE:
         raise TypeError(f"random.randint: dtype must be int32 or uint32, got {dt}")
     minval, maxval = _int_param(minval), _int_param(maxval)

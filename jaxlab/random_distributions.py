@@ -12,8 +12,8 @@ from jaxlab import lax
 from jaxlab import numpy as jnp
 from jaxlab.array import Array
 from jaxlab.ir.dtypes import DType, to_dtype
-from jaxlab.numpy._util import asarray_, broadcast_shapes
-from jaxlab.random import Shape, _check_shape, _shape, bernoulli, normal, uniform
+from jaxlab.numpy._util import asarray_, broadcast_shapes, static_shape
+from jaxlab.random import Shape, _check_shape, bernoulli, normal, uniform
 
 __all__ = ["exponential", "laplace", "logistic", "cauchy", "rademacher", "truncated_normal",
            "multivariate_normal"]
@@ -76,7 +76,7 @@ def truncated_normal(key: Any, lower: Any, upper: Any, shape: Shape | None = Non
     the bounds' CDFs, clamped to the open interval against rounding."""
     dt = _float_dtype("truncated_normal", dtype)
     lower, upper = asarray_(lower, dt), asarray_(upper, dt)
-    shape = broadcast_shapes(lower.shape, upper.shape) if shape is None else _shape(shape)
+    shape = broadcast_shapes(lower.shape, upper.shape) if shape is None else static_shape(shape)
     _check_shape("truncated_normal", shape, lower.shape, upper.shape)
     sqrt2 = np.float32(np.sqrt(2))
     a, b = lax.erf(lower / sqrt2), lax.erf(upper / sqrt2)
@@ -105,7 +105,7 @@ def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Shape | None = Non
         raise ValueError(f"multivariate_normal requires cov.shape == (..., n, n) for n={n}, "
                          f"but got cov.shape == {cov.shape}.")
     batch = broadcast_shapes(mean.shape[:-1], cov.shape[:-2])
-    shape = batch if shape is None else _shape(shape)
+    shape = batch if shape is None else static_shape(shape)
     _check_shape("multivariate_normal", shape, mean.shape[:-1], cov.shape[:-2])
     factor = jnp.linalg.cholesky(cov)
     samples = normal(key, shape + (n,), dt)

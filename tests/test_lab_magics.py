@@ -18,8 +18,11 @@ from IPython.utils.capture import capture_output
 import jaxlab
 import jaxlab.numpy as jnp
 from jaxlab.backends.cpu import CpuBackend
+from jaxlab.backends.autotuning import TuneCache
+from jaxlab.lab import magics
 from jaxlab.engine import devices
 from jaxlab.lab.report import MIME
+from tests.test_autotune_cache import GOOD
 
 MATMUL = "y = (jnp.ones((4,4)) @ jnp.ones((4,4))).sum(); y.block_until_ready()"
 OPTIONS = ("--backend", "--show", "--repeat", "--autotune", "--compare", "--trace", "--widget")
@@ -357,3 +360,54 @@ def test_debug_prints_each_event_as_it_happens(ip):
 def test_unknown_command_is_a_usage_error(ip):
     result, out = run(ip, "%jaxlab reboot")
     assert isinstance(result.error_in_exec, UsageError) and "invalid choice" in out.stdout + out.stderr
+
+
+# --- --trace checked first, never hiding the cell; %jaxlab autotune ---------------
+
+def test_unwritable_trace_is_refused_before_the_cell_runs(ip, tmp_path):
+    ip.user_ns["ran"] = False
+    target = tmp_path / "no such folder" / "t.json"
+    result, out = run(ip, f"%%kernel --trace '{target}'\nran = True")
+    assert isinstance(result.error_in_exec, UsageError)
+    assert "--trace" in out.stdout + out.stderr and ip.user_ns["ran"] is False
+    assert not target.parent.exists()
+
+
+def test_a_checked_trace_leaves_no_file_when_the_cell_fails_early(ip, tmp_path):
+    target = tmp_path / "t.json"
+    result, _ = run(ip, f"%%kernel --trace {target} --repeat -1\n1")
+    assert isinstance(result.error_in_exec, UsageError) and not target.exists()
+
+
+@pytest.mark.parametrize("cell, check", [
+    ("1 / 0", lambda r: isinstance(r.error_in_exec, ZeroDivisionError)),
+    ("41 + 1", lambda r: r.success and r.result == 42),
+])
+def test_a_failed_trace_write_never_hides_the_cell(ip, tmp_path, monkeypatch, cell, check):
+    def fail(events, path):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(magics, "write_trace", fail)
+    result, out = run(ip, f"%%kernel --trace {tmp_path / 't.json'}\n{cell}")
+    assert check(result), result
+    assert "could not write" in out.stderr
+
+
+def test_jaxlab_autotune_shows_and_clears(ip, tmp_path, monkeypatch):
+    caches = {}
+
+    def cache_of(backend):
+        return caches.setdefault(backend, TuneCache(backend, tmp_path / f"{backend}.json"))
+    monkeypatch.setattr(jaxlab, "autotune_cache", cache_of)
+    cache_of("cpu").put("llvmpipe|Vulkan|False|r_4_4", GOOD)
+    result, out = run(ip, "%jaxlab autotune")
+    assert result.success
+    (table,) = displayed(out)
+    text = table["text/plain"]
+    assert "1 autotuned kernels" in text and "r_4_4" in text and "workgroup=64" in text
+    result, out = run(ip, "%jaxlab autotune clear")
+    assert result.success and "cleared 1 autotuned kernels" in out.stdout
+    assert cache_of("cpu").entries() == {}
+    result, _ = run(ip, "%jaxlab autotune everything")
+    assert isinstance(result.error_in_exec, UsageError)
+    result, _ = run(ip, "%jaxlab status now")
+    assert isinstance(result.error_in_exec, UsageError)

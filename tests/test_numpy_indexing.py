@@ -251,9 +251,6 @@ def test_iteration_and_methods(backend):
 
 # id -> (index into a (4, 5) array, exception, words the message must contain)
 ERRORS = {
-    "int_out_of_range": (4, IndexError, ["index 4", "axis 0", "size 4"]),
-    "int_negative_out_of_range": ((0, -6), IndexError, ["index -6", "axis 1", "size 5"]),
-    "int_with_arrays": ((A([0]), 7), IndexError, ["index 7", "axis 1"]),
     "too_many": ((0, 0, 0), IndexError, ["2-dimensional", "3 were indexed"]),
     "too_many_with_mask": ((np.ones((4, 5), bool), 0), IndexError, ["3 were indexed"]),
     "two_ellipses": ((E, 0, E), IndexError, ["ellipsis"]),

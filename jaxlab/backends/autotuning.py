@@ -7,16 +7,20 @@ and the measurements are remembered on disk per (device, kernel key).
 
 The cache is one JSON file per backend under $XDG_CACHE_HOME/jaxlab (default
 ~/.cache/jaxlab): `<backend>-autotune.json`. A kernel tuned once is not timed
-again; its record says so (from_cache) and when it was measured. Delete the
-file (or `TuneCache(name).clear()`) to measure again.
+again; its record says so (from_cache) and when it was measured. Entries are
+validated when read (a malformed one is measured again); the file is replaced
+atomically, never written through a symlink. `jaxlab.autotune_cache("webgpu")`
+shows it (`.winners()`) and forgets it (`.clear()`), as `%jaxlab autotune [clear]`.
 """
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import datetime
 import json
 import os
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -107,43 +111,118 @@ def _hashable(value: Any) -> Any:
     return tuple(value) if isinstance(value, list) else value
 
 
+def valid_entry(entry: Any) -> bool:
+    """An entry as `measure` writes it: dated, candidates with their settings, times and
+    override dicts, exactly one the winner. Anything else (a hand edit, an older
+    jaxlab's format, a poisoned file) is dropped and measured again."""
+    if not (isinstance(entry, dict) and isinstance(entry.get("measured_at"), str)
+            and _number(entry.get("tuning_ms")) and isinstance(entry.get("results"), list)
+            and entry["results"]):
+        return False
+    results = entry["results"]
+    return all(isinstance(r, dict) and isinstance(r.get("overrides"), dict)
+               and isinstance(r.get("winner"), bool)
+               and _number(r.get("compile_ms")) and _number(r.get("run_ms"))
+               and isinstance(r.get("settings"), list)
+               and all(isinstance(s, list) and len(s) == 2 and isinstance(s[0], str)
+                       for s in r["settings"])
+               for r in results) and sum(r["winner"] for r in results) == 1
+
+
+def _number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def cached_or_measured(cache: "TuneCache", key: str, measure: Callable[[], dict[str, Any]],
+                       build: Callable[[Overrides], Executable]) -> Executable:
+    """The kernel built with its remembered winner; measured now (and remembered) when
+    nothing valid is remembered or the remembered winner no longer builds."""
+    entry = cache.get(key)
+    if entry is not None:
+        try:
+            return _built(entry, True, build)
+        except (ValueError, TypeError, KeyError, RuntimeError):
+            pass   # a winner this kernel cannot take (an edited file): measure again
+    entry = measure()
+    cache.put(key, entry)
+    return _built(entry, False, build)
+
+
+def _built(entry: Mapping[str, Any], from_cache: bool,
+           build: Callable[[Overrides], Executable]) -> Executable:
+    exe = build(winner(entry))
+    exe.tuning = dataclasses.replace(exe.tuning, autotuned=autotuned(entry, from_cache))
+    return exe
+
+
 class TuneCache:
-    """Measurements per kernel key, one JSON file per backend."""
+    """Measurements per kernel key, one JSON file per backend. Entries are validated
+    when read; the file is replaced atomically and never written through a symlink."""
 
     def __init__(self, backend: str, path: Optional[Path] = None) -> None:
         root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        self.backend = backend
         self.path = path or root / "jaxlab" / f"{backend}-autotune.json"
 
-    def _load(self) -> dict[str, Any]:
+    def entries(self) -> dict[str, Any]:
+        """The valid entries on disk (a missing, unreadable or malformed file has none;
+        a symlink in the cache's place is not followed)."""
         try:
-            data = json.loads(self.path.read_text())
+            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            with os.fdopen(fd, encoding="utf-8") as f:
+                data = json.load(f)
         except (OSError, ValueError):
             return {}
-        # entries from before measurements were dated are measured again
-        return {k: v for k, v in data.items() if isinstance(v, dict) and "results" in v}
+        if not isinstance(data, dict):
+            return {}
+        return {k: v for k, v in data.items() if isinstance(k, str) and valid_entry(v)}
 
-    def entries(self) -> dict[str, Any]:
-        return self._load()
+    def __repr__(self) -> str:
+        return f"TuneCache({str(self.path)!r}, {len(self.entries())} entries)"
+
+    def winners(self) -> list[tuple[str, dict[str, Any]]]:
+        """(key, the winner's settings and run_ms) per entry, for display."""
+        out = []
+        for key, entry in sorted(self.entries().items()):
+            best = next(r for r in entry["results"] if r["winner"])
+            out.append((key, {**dict(best["settings"]), "run_ms": best["run_ms"]}))
+        return out
 
     def get(self, key: str) -> Optional[dict[str, Any]]:
-        return self._load().get(key)
+        return self.entries().get(key)
 
     def put(self, key: str, entry: dict[str, Any]) -> None:
-        data = self._load()
+        data = self.entries()   # what was malformed is dropped from the rewritten file
         data[key] = entry
         self._write(data)
 
     def clear(self) -> int:
         """Forget every measurement; returns how many there were."""
-        n = len(self._load())
-        self._write({})
+        n = len(self.entries())
+        with contextlib.suppress(OSError):
+            os.unlink(self.path)
         return n
 
     def _write(self, data: dict[str, Any]) -> None:
+        """A new file beside the old one (mkstemp: O_EXCL, so a planted name or symlink
+        is never opened), then os.replace, which swaps a symlink itself, never its
+        target: concurrent readers see the old file or the new one, never half."""
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
-            tmp.replace(self.path)   # atomic: concurrent processes never read half a file
+            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp",
+                                       dir=self.path.parent)
         except OSError:
-            pass   # a read-only home: tuning still works, it is just not remembered
+            return   # a read-only home: tuning still works, it is just not remembered
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(data, f, indent=1, sort_keys=True)
+            os.replace(tmp, self.path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
+def autotune_cache(backend: str) -> TuneCache:
+    """The autotune cache of a backend ("wasm", "webgpu"): `.winners()` and
+    `.entries()` show it, `.clear()` empties it (the next autotune() measures again)."""
+    return TuneCache(backend)

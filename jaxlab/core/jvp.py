@@ -31,6 +31,10 @@ class JVPTracer(Tracer):
     def aval(self) -> ShapedArray:
         return get_aval(self.primal)
 
+    def concrete_value(self) -> Any:
+        primal = self.primal
+        return primal.concrete_value() if isinstance(primal, Tracer) else primal
+
 
 class JVPTrace(Trace):
     def pure(self, val: Any) -> JVPTracer:

@@ -21,11 +21,11 @@ def _dot_general(x: Lazy, y: Lazy, *, dimension_numbers: Any,
     (xc, yc), (xb, yb) = dimension_numbers
     for dx, dy in zip(xc, yc):
         if x.shape[dx] != y.shape[dy]:
-            raise ValueError(f"dot_general: contracting dimensions differ: {x.shape} axis {dx} "
+            raise TypeError(f"dot_general: contracting dimensions differ: {x.shape} axis {dx} "
                              f"vs {y.shape} axis {dy}")
     for dx, dy in zip(xb, yb):
         if x.shape[dx] != y.shape[dy]:
-            raise ValueError(f"dot_general: batch dimensions differ: {x.shape} vs {y.shape}")
+            raise TypeError(f"dot_general: batch dimensions differ: {x.shape} vs {y.shape}")
     dtype = preferred_element_type or x.dtype
     x, y = lz.cast(x, dtype), lz.cast(y, dtype)
     xf = [d for d in range(len(x.shape)) if d not in xc and d not in xb]

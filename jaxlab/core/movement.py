@@ -20,14 +20,14 @@ concatenate_p = primitive("concatenate")
 
 def _reshape(x: Lazy, *, new_sizes: tuple[int, ...]) -> Lazy:
     if math.prod(new_sizes) != x.size or any(n < 0 for n in new_sizes):
-        raise ValueError(f"cannot reshape array of shape {x.shape} (size {x.size}) "
+        raise TypeError(f"cannot reshape array of shape {x.shape} (size {x.size}) "
                          f"into shape {tuple(new_sizes)}")
     return x if tuple(new_sizes) == x.shape else lz.movement(x, "reshape", tuple(new_sizes))
 
 
 def _transpose(x: Lazy, *, permutation: Sequence[int]) -> Lazy:
     if sorted(permutation) != list(range(len(x.shape))):
-        raise ValueError(f"transpose permutation {tuple(permutation)} is not a permutation "
+        raise TypeError(f"transpose permutation {tuple(permutation)} is not a permutation "
                          f"of the axes of shape {x.shape}")
     if list(permutation) == list(range(len(x.shape))):
         return x
@@ -40,7 +40,7 @@ def _broadcast_in_dim(x: Lazy, *, shape: Sequence[int],
     shape = tuple(shape)
     if len(broadcast_dimensions) != len(x.shape) or any(
             x.shape[i] not in (1, shape[d]) for i, d in enumerate(broadcast_dimensions)):
-        raise ValueError(f"cannot broadcast shape {x.shape} to {shape} "
+        raise TypeError(f"cannot broadcast shape {x.shape} to {shape} "
                          f"with broadcast_dimensions {tuple(broadcast_dimensions)}")
     ones = [1] * len(shape)
     for i, d in enumerate(broadcast_dimensions):
@@ -51,6 +51,9 @@ def _broadcast_in_dim(x: Lazy, *, shape: Sequence[int],
 
 def _pad(x: Lazy, padval: Lazy, *, padding_config: Sequence[tuple[int, int, int]]) -> Lazy:
     """lax.pad: (low, high, interior) per dim; negative low/high crop."""
+    if len(padding_config) != len(x.shape):
+        raise ValueError(f"pad: the padding config has {len(padding_config)} entries for an "
+                         f"operand of shape {x.shape}: one (low, high, interior) per axis")
     if any(i < 0 for _, _, i in padding_config):
         raise ValueError("pad: interior padding must be non-negative")
     y = x
@@ -90,7 +93,7 @@ def _slice(x: Lazy, *, start_indices: Sequence[int], limit_indices: Sequence[int
     bounds = tuple(zip(start_indices, limit_indices))
     for (lo, hi), n in zip(bounds, x.shape):
         if not 0 <= lo <= hi <= n:
-            raise IndexError(f"slice [{lo}:{hi}] out of range for dimension of size {n}")
+            raise TypeError(f"slice [{lo}:{hi}] out of range for dimension of size {n}")
     y = x if all(lo == 0 and hi == n for (lo, hi), n in zip(bounds, x.shape)) \
         else lz.movement(x, "shrink", bounds)
     if strides is not None and any(s != 1 for s in strides):
@@ -106,6 +109,9 @@ def _rev(x: Lazy, *, dimensions: Sequence[int]) -> Lazy:
 
 def _concatenate(*xs: Lazy, dimension: int) -> Lazy:
     """Each operand padded into place; a Where chain picks the one that is valid."""
+    if not 0 <= dimension < len(xs[0].shape):
+        raise TypeError(f"concatenate dimension out of bounds: dimension {dimension} for "
+                        f"shapes {', '.join(str(x.shape) for x in xs)}")
     total = sum(x.shape[dimension] for x in xs)
     out = None
     start = 0

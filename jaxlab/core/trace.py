@@ -10,9 +10,10 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import linecache
+import operator
 import sys
 from types import FrameType
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 from jaxlab.array import Array, ArrayBase, wrap
 from jaxlab.core.avals import ShapedArray
@@ -58,7 +59,16 @@ class Tracer(ArrayBase):
     def full_lower(self) -> Any:
         return self
 
-    def _concrete(self, what: str) -> Any:
+    def concrete_value(self) -> Optional[Array]:
+        """The value when it is known while tracing (a JVP tracer's primal under grad),
+        else None: Python may then branch on it, as in JAX."""
+        return None
+
+    def _concrete(self, what: str, convert: Optional[Callable[[Array], Any]]) -> Any:
+        """convert(the known value); without one (NumPy conversion) always an error."""
+        value = self.concrete_value() if convert is not None else None
+        if value is not None:
+            return convert(value)
         raise ConcretizationTypeError(
             f"{what} of a traced value {self.aval.str_short()} "
             f"(inside {type(self._trace).__name__[:-5].lower() or 'a'} tracing) at "
@@ -71,25 +81,25 @@ class Tracer(ArrayBase):
         return ""
 
     def __bool__(self) -> bool:
-        return self._concrete("bool()")
+        return self._concrete("bool()", bool)
 
     def __float__(self) -> float:
-        return self._concrete("float()")
+        return self._concrete("float()", float)
 
     def __int__(self) -> int:
-        return self._concrete("int()")
+        return self._concrete("int()", int)
 
     def __index__(self) -> int:
-        return self._concrete("using as an index")
-
-    def __array__(self, dtype: Any = None, copy: Any = None):
-        return self._concrete("np.asarray()")
+        return self._concrete("using as an index", operator.index)
 
     def item(self) -> Any:
-        return self._concrete("item()")
+        return self._concrete("item()", lambda v: v.item())
+
+    def __array__(self, dtype: Any = None, copy: Any = None):
+        return self._concrete("np.asarray()", None)   # as JAX: even a known value
 
     def tolist(self) -> Any:
-        return self._concrete("tolist()")
+        return self._concrete("tolist()", None)
 
     def __repr__(self) -> str:
         return f"Traced<{self.aval.str_short()}>with<{type(self._trace).__name__}>"

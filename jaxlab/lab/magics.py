@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import os
+import sys
 import time
 from typing import Any, Callable, ContextManager, Optional
 
@@ -30,7 +31,9 @@ from jaxlab.lab.report import (STAGES, Comparison, ErrorReport, FileLink, Report
                                fmt_ms, fmt_si, indent)
 from jaxlab.tree_util import tree_leaves
 
-_COMMANDS = ("status", "backend", "kernels", "debug", "clear")
+_COMMANDS = ("status", "backend", "kernels", "debug", "clear", "autotune")
+_VALUE_NEEDED = ("backend", "debug")
+_VALUE_ALLOWED = _VALUE_NEEDED + ("autotune",)
 
 
 class _Run:
@@ -50,7 +53,7 @@ class _KernelCell:
         if args.repeat < 0:
             raise UsageError("--repeat takes a number of runs >= 0")
         self.shell, self.repeat = shell, args.repeat
-        self.trace = _filename(args.trace) if args.trace else None
+        self.trace = _writable(_filename(args.trace)) if args.trace else None
         self.stages = _parse_stages(args.show)
         self.device = _device(args.backend) if args.backend else devices.current_device()
         self.other = _device(args.compare) if args.compare else None
@@ -115,10 +118,19 @@ class _KernelCell:
             else:
                 display(reports[0])
             if self.trace:
-                path = write_trace([e for r in reversed(self.runs) for e in r.log], self.trace)
-                display(FileLink(path, "Perfetto trace", "(open it at https://ui.perfetto.dev)"))
+                self._write_trace()
         if error is not None and getattr(error, "source", None):
             display(ErrorReport(error))
+
+    def _write_trace(self) -> None:
+        """The trace file, or a warning: never an exception that would replace the
+        cell's own result or exception."""
+        try:
+            path = write_trace([e for r in reversed(self.runs) for e in r.log], self.trace)
+        except OSError as exc:
+            print(f"%%kernel --trace: could not write {self.trace}: {exc}", file=sys.stderr)
+            return
+        display(FileLink(path, "Perfetto trace", "(open it at https://ui.perfetto.dev)"))
 
 
 @magics_class
@@ -176,15 +188,17 @@ class JaxlabMagics(Magics):
                    "backends; backend B: make B the default device; kernels: the current "
                    "device's kernel cache; debug LEVEL: print each kernel event as it "
                    "happens (0 off, 1 summaries, 2 also IR and source); clear: empty the "
-                   "current device's kernel cache")
-    @argument("value", nargs="?", help="the device for `backend`, the level for `debug`")
+                   "current device's kernel cache; autotune [clear]: the webgpu autotune "
+                   "cache's winners (jaxlab.autotune_cache()), or forget them")
+    @argument("value", nargs="?", help="the device for `backend`, the level for `debug`, "
+                                       "`clear` for `autotune`")
     @line_magic
     def jaxlab(self, line: str) -> None:
         """Look at and set the jaxlab engine."""
         args = parse_argstring(self.jaxlab, line)
-        if args.command in ("backend", "debug") and args.value is None:
+        if args.command in _VALUE_NEEDED and args.value is None:
             raise UsageError(f"%jaxlab {args.command} needs a value")
-        if args.command not in ("backend", "debug") and args.value is not None:
+        if args.command not in _VALUE_ALLOWED and args.value is not None:
             raise UsageError(f"%jaxlab {args.command} takes no value")
         if args.command == "status":
             display(*status_tables())
@@ -196,6 +210,8 @@ class JaxlabMagics(Magics):
             display(kernels_table(devices.current_device()))
         elif args.command == "debug":
             self.set_debug(_debug_level(args.value))
+        elif args.command == "autotune":
+            _autotune_command(args.value)
         else:
             dev = devices.current_device()
             n = len(dev.cache)
@@ -313,6 +329,31 @@ def status_tables() -> list[Table]:
     return tables
 
 
+def _autotune_command(value: Optional[str]) -> None:
+    caches = [jaxlab.autotune_cache(d.platform) for d in devices.devices()]
+    if value is None:
+        display(autotune_table(caches))
+    elif value == "clear":
+        for cache in caches:
+            print(f"cleared {cache.clear()} autotuned kernels from {cache.path}")
+    else:
+        raise UsageError(f"%jaxlab autotune takes nothing or `clear`, got {value!r}")
+
+
+def autotune_table(caches: list[Any]) -> Table:
+    """One row per remembered kernel: the device, its winning settings and time."""
+    rows = []
+    for cache in caches:
+        for key, winner in cache.winners():
+            *where, kernel = key.split("|")   # what the backend measured on, the kernel key
+            settings = ", ".join(f"{k}={v}" for k, v in winner.items() if k != "run_ms")
+            rows.append([kernel, cache.backend, " / ".join(where), settings,
+                         fmt_ms(winner["run_ms"])])
+    return Table(["kernel", "backend", "measured on", "winner", "time"], rows, align="llllr",
+                 title=f"{len(rows)} autotuned kernels (under {caches[0].path.parent})"
+                 if caches else "no autotune caches")
+
+
 def kernels_table(device: devices.Device) -> Table:
     rows = [[p.name, type(p).__name__.lower(), p.key, device.platform, exe.language,
              fmt_ms(exe.compile_ms or None)] for p, exe in device.cache.items()]
@@ -325,6 +366,20 @@ def _device(name: str) -> devices.Device:
         return devices.get_device(name)
     except (ValueError, RuntimeError) as exc:
         raise UsageError(str(exc)) from None
+
+
+def _writable(path: str) -> str:
+    """`path` if a file can be written there (checked before the cell runs), else a
+    UsageError: an unwritable --trace must not cost the user the cell's run."""
+    existed = os.path.exists(path)
+    try:
+        with open(path, "a"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"--trace {path}: cannot write there ({exc.strerror})") from None
+    if not existed:
+        os.unlink(path)
+    return path
 
 
 def _filename(arg: str) -> str:

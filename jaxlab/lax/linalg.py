@@ -27,9 +27,9 @@ def cholesky(x: Any, *, symmetrize_input: bool = True) -> Array:
     """Lower L with L L^T = x; NaNs where x is not positive definite. Symmetrizing
     uses both triangles, (x + x^T) / 2, as JAX does."""
     x = asarray_(x)
-    _check_square("cholesky", x)
-    if symmetrize_input:
+    if symmetrize_input:   # first, as JAX: a non-square x fails in the add (TypeError)
         x = multiply(add(x, _swap_last(x)), 0.5)
+    _check_square("cholesky", x)
     return cholesky_p.bind(x)
 
 

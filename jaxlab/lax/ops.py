@@ -4,6 +4,8 @@ from __future__ import annotations
 import builtins  # this module defines lax.max/min/abs/round, shadowing the builtins
 from typing import Any, Sequence
 
+import numpy as np
+
 from jaxlab.array import ArrayBase
 from jaxlab.core import elementwise as ew
 from jaxlab.core import linalg as la
@@ -98,6 +100,8 @@ def square(x: Any) -> Any:
 
 
 def integer_pow(x: Any, y: int) -> Any:
+    if not isinstance(y, (int, np.integer)):
+        raise TypeError(f"integer_pow: the exponent must be a Python int, got {y!r}")
     return ew.integer_pow_p.bind(asarray_(x), y=int(y))
 
 

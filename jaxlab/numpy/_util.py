@@ -11,6 +11,7 @@ from jaxlab.core import movement
 from jaxlab.core.elementwise import convert_element_type_p
 from jaxlab.engine import lazy as lz
 from jaxlab.engine.devices import current_device
+from jaxlab.errors import AxisError
 from jaxlab.ir.dtypes import DType, host_dtype, python_scalar_dtype, result_type, to_dtype
 
 Scalar = (bool, int, float)
@@ -27,6 +28,8 @@ def asarray_(x: Any, dtype: Optional[DType] = None) -> Array:
         x = x.__jax_array__()
     try:
         data = np.asarray(x)
+    except ValueError as exc:   # ragged nesting: a value error, as in JAX
+        raise ValueError(f"cannot convert {type(x).__name__} to a jaxlab array: {exc}") from exc
     except Exception as exc:
         raise TypeError(f"cannot convert {type(x).__name__} to a jaxlab array: {exc}") from exc
     if data.dtype == object:
@@ -79,6 +82,14 @@ def canonical_shape(shape: Any) -> tuple[int, ...]:
     return tuple(operator.index(d) for d in dims)
 
 
+def static_shape(shape: Any) -> tuple[int, ...]:
+    """canonical_shape for a new array: every dimension nonnegative (TypeError, as JAX)."""
+    dims = canonical_shape(shape)
+    if any(d < 0 for d in dims):
+        raise TypeError(f"Shapes must have nonnegative dimensions, got {dims}")
+    return dims
+
+
 def _is_integer(d: Any) -> bool:
     if isinstance(d, ArrayBase):
         return d.ndim == 0 and d.jdtype.is_int
@@ -100,15 +111,19 @@ def promote_dtypes(*args: Any) -> DType:
     return result_type(*(dtype_of(a) for a in args))
 
 
-def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
+def broadcast_shapes(*shapes: Sequence[int], op: str = "") -> tuple[int, ...]:
+    """The broadcast shape. With `op` (a binary ufunc), shapes of one rank that differ
+    raise TypeError as JAX's lax does for them; otherwise ValueError."""
     nd = max((len(s) for s in shapes), default=0)
     out = []
     for i in range(nd):
         dims = {s[i - nd + len(s)] for s in shapes if i - nd + len(s) >= 0}
         dims.discard(1)
         if len(dims) > 1:
-            raise ValueError(f"shapes {' and '.join(str(tuple(s)) for s in shapes)} "
-                             f"cannot be broadcast together")
+            listed = ' and '.join(str(tuple(s)) for s in shapes)
+            if op and len({len(s) for s in shapes}) == 1:
+                raise TypeError(f"{op} got incompatible shapes for broadcasting: {listed}")
+            raise ValueError(f"shapes {listed} cannot be broadcast together")
         out.append(dims.pop() if dims else 1)
     return tuple(out)
 
@@ -124,14 +139,15 @@ def broadcast_to_(x: Array, shape: Sequence[int]) -> Array:
         x, shape=shape, broadcast_dimensions=tuple(range(nd - x.ndim, nd)))
 
 
-def promote_args(*args: Any, dtype: Optional[DType] = None) -> list[Array]:
-    """Arrays of one dtype (JAX's promotion, or `dtype`) and one broadcast shape."""
+def promote_args(*args: Any, dtype: Optional[DType] = None, op: str = "") -> list[Array]:
+    """Arrays of one dtype (JAX's promotion, or `dtype`) and one broadcast shape;
+    `op` names a binary ufunc for broadcast_shapes' error."""
     dt = dtype or promote_dtypes(*args)
-    return broadcast_all(*(asarray_(a, dt) for a in args))
+    return broadcast_all(*(asarray_(a, dt) for a in args), op=op)
 
 
-def broadcast_all(*arrays: Array) -> list[Array]:
-    shape = broadcast_shapes(*(a.shape for a in arrays))
+def broadcast_all(*arrays: Array, op: str = "") -> list[Array]:
+    shape = broadcast_shapes(*(a.shape for a in arrays), op=op)
     return [broadcast_to_(a, shape) for a in arrays]
 
 
@@ -139,7 +155,7 @@ def canonical_axis(axis: int, ndim: int, what: str = "axis") -> int:
     if not isinstance(axis, (int, np.integer)):
         raise TypeError(f"{what} must be an integer, got {type(axis).__name__}")
     if not -ndim <= axis < ndim:
-        raise ValueError(f"{what} {axis} is out of bounds for array of dimension {ndim}")
+        raise AxisError(f"{what} {axis} is out of bounds for array of dimension {ndim}")
     return int(axis) % ndim
 
 

@@ -11,16 +11,9 @@ from jaxlab.engine import lazy as lz
 from jaxlab.engine.devices import current_device
 from jaxlab.engine.limits import check_array
 from jaxlab.ir.dtypes import DType, python_scalar_dtype, to_dtype
-from jaxlab.numpy._util import asarray_, canonical_shape, dtype_of
+from jaxlab.numpy._util import asarray_, dtype_of, static_shape
 
 Shape = Any
-
-
-def _shape(shape: Shape) -> tuple[int, ...]:
-    dims = canonical_shape(shape)
-    if any(d < 0 for d in dims):
-        raise ValueError(f"negative dimension in shape {dims}")
-    return dims
 
 
 def _dt(dtype: Any, where: str, default: DType = DType.float32) -> DType:
@@ -43,11 +36,11 @@ def full(shape: Shape, fill_value: Any, dtype: Any = None) -> Array:
     if isinstance(fill_value, ArrayBase) or np.ndim(fill_value):
         from jaxlab.numpy._util import broadcast_to_
         return broadcast_to_(asarray_(fill_value, None if dtype is None else to_dtype(dtype, "full")),
-                             _shape(shape))
+                             static_shape(shape))
     dt = to_dtype(dtype, "full") if dtype is not None else (
         python_scalar_dtype(type(fill_value)) if isinstance(fill_value, (bool, int, float))
         else dtype_of(fill_value))
-    return wrap(lz.full(_shape(shape), fill_value, dt, current_device()))
+    return wrap(lz.full(static_shape(shape), fill_value, dt, current_device()))
 
 
 def zeros(shape: Shape, dtype: Any = None) -> Array:
@@ -64,7 +57,7 @@ def empty(shape: Shape, dtype: Any = None) -> Array:
 
 def _like(a: Any, dtype: Any, shape: Optional[Shape]) -> tuple[tuple[int, ...], DType]:
     a = asarray_(a)
-    return (a.shape if shape is None else _shape(shape)), _dt(dtype, "full_like", a.jdtype)
+    return (a.shape if shape is None else static_shape(shape)), _dt(dtype, "full_like", a.jdtype)
 
 
 def zeros_like(a: Any, dtype: Any = None, shape: Optional[Shape] = None) -> Array:

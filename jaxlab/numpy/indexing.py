@@ -11,8 +11,8 @@ dims into one and gathers them with one flat index. An update changes that
 view (scatter for advanced indices, elementwise otherwise) and puts it back
 with pad + select.
 
-Out of bounds: a static int raises IndexError (as NumPy; JAX clamps); array
-indices clamp when read and are dropped when updated (JAX's defaults).
+Out of bounds (JAX's defaults): static ints and array indices clamp when read
+and are dropped when updated.
 Boolean masks have a data-dependent shape: a concrete mask is read on the
 host and becomes integer arrays (what JAX does outside jit); a traced mask
 raises NonConcreteBooleanIndexError.
@@ -102,6 +102,7 @@ class _Index:
     ranges: list[range]    # the positions read along each of those dims
     drop: list[int]        # dims of static ints (basic indexing only)
     arrays: list[tuple[int, Any]]   # (dim, integer indices) for advanced indexing
+    out_of_bounds: bool = False     # a static int past its axis: read clamped
 
     def new_dim(self) -> int:
         self.shape.append(1)
@@ -136,14 +137,16 @@ def _slice_entry(out: _Index, s: slice, shape: tuple, axis: int, advanced: bool)
 
 def _int_entry(out: _Index, i: int, shape: tuple, axis: int, advanced: bool) -> None:
     n = shape[axis]
-    if not -n <= i < n:
-        raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
+    if n == 0:
+        raise IndexError(f"index {i} is out of bounds for axis {axis} with size 0")
     d = out.x_dim(n)
     if advanced:   # a 0-d index array, which places the advanced dims as NumPy does
-        out.arrays.append((d, np.asarray(i % n)))
-    else:
-        out.ranges[d] = range(i % n, i % n + 1)
-        out.drop.append(d)
+        out.arrays.append((d, np.asarray(i)))
+        return
+    out.out_of_bounds |= not -n <= i < n
+    j = min(max(i + n if i < 0 else i, 0), n - 1)
+    out.ranges[d] = range(j, j + 1)
+    out.drop.append(d)
 
 
 def _array_entry(out: _Index, a: Any, shape: tuple, axis: int, advanced: bool) -> None:
@@ -246,8 +249,12 @@ def _get(x: ArrayBase, idx: Any, mode: str = "clip", fill_value: Any = None) -> 
     ix = _parse(x.shape, idx)
     y = select_ranges(reshape(x, ix.shape), ix.ranges)
     if ix.arrays:
-        return _Merged.of(y, ix).gather(mode, fill_value)
-    return reshape(y, [n for d, n in enumerate(y.shape) if d not in ix.drop])
+        out = _Merged.of(y, ix).gather(mode, fill_value)
+    else:
+        out = reshape(y, [n for d, n in enumerate(y.shape) if d not in ix.drop])
+    if ix.out_of_bounds and mode == "fill":
+        return jnp.full_like(out, _FILL[out.jdtype] if fill_value is None else fill_value)
+    return out
 
 
 _COMBINE = {"set": lambda old, new: new, "add": jnp.add, "multiply": jnp.multiply,
@@ -256,9 +263,11 @@ _COMBINE = {"set": lambda old, new: new, "add": jnp.add, "multiply": jnp.multipl
 
 def _update(x: ArrayBase, idx: Any, op: str, values: Any, mode: str) -> Array:
     ix = _parse(x.shape, idx)
+    v = astype_(asarray_(values), x.jdtype)   # JAX casts updates to x's dtype
+    if ix.out_of_bounds and mode == "drop":
+        return x   # the whole update falls outside x
     base = reshape(x, ix.shape)
     y = select_ranges(base, ix.ranges)
-    v = astype_(asarray_(values), x.jdtype)   # JAX casts updates to x's dtype
     if ix.arrays:
         new = _Merged.of(y, ix).scatter(op, v, mode)
     else:

@@ -33,7 +33,7 @@ def _check_sizes(name: str, x: Array, y: Array, x_axes: Sequence[int],
                  y_axes: Sequence[int]) -> None:
     for i, j in zip(x_axes, y_axes):
         if x.shape[i] != y.shape[j]:
-            raise ValueError(f"{name}: shapes {x.shape} and {y.shape} are not aligned: "
+            raise TypeError(f"{name}: shapes {x.shape} and {y.shape} are not aligned: "
                              f"axis {i} (size {x.shape[i]}) != axis {j} (size {y.shape[j]})")
 
 
@@ -55,7 +55,7 @@ def matmul(a: Any, b: Any) -> Array:
     if y1:
         y = expand_dims(y, 1)
     if x.shape[-1] != y.shape[-2]:
-        raise ValueError(f"matmul: contracting dimensions differ: {shapes} "
+        raise TypeError(f"matmul: contracting dimensions differ: {shapes} "
                          f"({x.shape[-1]} != {y.shape[-2]})")
     batch = broadcast_shapes(x.shape[:-2], y.shape[:-2])
     x = broadcast_to_(x, batch + x.shape[-2:])

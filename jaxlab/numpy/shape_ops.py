@@ -32,11 +32,11 @@ _MAX_RUNS = 8
 def _resolve_shape(size: int, newshape: Any) -> tuple[int, ...]:
     dims = canonical_shape(newshape)
     if dims.count(-1) > 1:
-        raise ValueError(f"can only specify one unknown dimension in {dims}")
+        raise TypeError(f"can only specify one unknown axis size with a `-1` value, got {dims}")
     if -1 in dims:
         known = math.prod(d for d in dims if d != -1)
         if known == 0 or size % known:
-            raise ValueError(f"cannot reshape array of size {size} into shape {dims}")
+            raise TypeError(f"cannot reshape array of size {size} into shape {dims}")
         dims = tuple(size // known if d == -1 else d for d in dims)
     return dims
 
@@ -192,8 +192,9 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0) -> Array:
     for x in xs[1:]:
         if x.ndim != xs[0].ndim or any(n != m for i, (n, m) in enumerate(zip(x.shape, xs[0].shape))
                                        if i != axis):
-            raise ValueError(f"concatenate: shapes {[y.shape for y in xs]} differ "
-                             f"outside axis {axis}")
+            raise TypeError(f"Cannot concatenate arrays with shapes that differ in dimensions "
+                            f"other than the one being concatenated: {[y.shape for y in xs]} "
+                            f"(axis {axis})")
     return xs[0] if len(xs) == 1 else movement.concatenate_p.bind(*xs, dimension=axis)
 
 
@@ -292,7 +293,7 @@ def _counts(reps: Any, what: str) -> np.ndarray:
         raise TypeError(f"{what} must be integers, got {counts.dtype}")
     counts = counts.astype(np.int64)
     if (counts < 0).any():
-        raise ValueError(f"{what} must be non-negative, got {reps}")
+        raise TypeError(f"{what} must be non-negative, got {reps}")
     return counts
 
 

@@ -25,16 +25,19 @@ _LN2 = math.log(2.0)
 
 # --- argument handling ----------------------------------------------------------
 
+_UFUNC = "an elementwise op"   # names the op in same-rank broadcasting errors
+
+
 def _float_args(*xs: Any) -> list[Array]:
     """Promoted to an inexact dtype: integers and booleans become float32."""
     dt = promote_dtypes(*xs)
-    return promote_args(*xs, dtype=dt if dt.is_float else DType.float32)
+    return promote_args(*xs, dtype=dt if dt.is_float else DType.float32, op=_UFUNC)
 
 
 def _numeric_args(*xs: Any) -> list[Array]:
     """Promoted to a numeric dtype: booleans become int32."""
     dt = promote_dtypes(*xs)
-    return promote_args(*xs, dtype=DType.int32 if dt.is_bool else dt)
+    return promote_args(*xs, dtype=DType.int32 if dt.is_bool else dt, op=_UFUNC)
 
 
 # kind -> (accepts the dtype?, what to say when not)
@@ -65,7 +68,7 @@ def _binary(prim: Primitive, name: str, kind: str = "any",
             on_bool: Primitive | None = None) -> Callable[[Any, Any], Array]:
     """A broadcasting binary ufunc; `on_bool` replaces prim for booleans (as JAX's add is or)."""
     def fn(x: Any, y: Any) -> Array:
-        x, y = promote_args(x, y)
+        x, y = promote_args(x, y, op=name)
         _require(name, x, kind)
         return (on_bool if on_bool is not None and x.jdtype.is_bool else prim).bind(x, y)
     fn.__name__ = fn.__qualname__ = name

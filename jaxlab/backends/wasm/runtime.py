@@ -15,7 +15,6 @@ only once all parts have stopped.
 from __future__ import annotations
 
 import ctypes
-import dataclasses
 import hashlib
 import math
 import os
@@ -256,28 +255,25 @@ class WasmBackend(Backend):
     def _autotuned(self, kernel: Kernel) -> Executable:
         """Every single-knob change of the tuner's plan compiled and timed (cached on disk)."""
         key = f"{self.threads}|{kernel.key}"
-        entry = self._tune_cache.get(key)
-        from_cache = entry is not None
-        if entry is None:
-            tries = [{}] + [{k.name: v} for k in self.knobs(kernel) for v in k.values
-                            if v != k.current]
-            inputs = [self.allocate(max(4, n * d.itemsize)) for d, n in kernel.inputs]
-            outputs = [self.allocate(max(4, kernel.size * kernel.dtype.itemsize))]
-            try:
-                entry = autotuning.measure(
-                    kernel.name, tries[:MAX_CANDIDATES],
-                    lambda o: self.prepare_kernel(kernel, o),
-                    lambda exe: self._best_ms(exe, inputs, outputs),
-                    lambda exe: tuple((c.name, c.value) for c in exe.tuning.choices
-                                      if c.name in KNOB_DOCS))
-            finally:
-                for h in inputs + outputs:
-                    self.free(h)
-            self._tune_cache.put(key, entry)
-        exe = self.prepare_kernel(kernel, autotuning.winner(entry))
-        exe.tuning = dataclasses.replace(exe.tuning,
-                                         autotuned=autotuning.autotuned(entry, from_cache))
-        return exe
+        return autotuning.cached_or_measured(self._tune_cache, key,
+                                             lambda: self._measure(kernel),
+                                             lambda o: self.prepare_kernel(kernel, o))
+
+    def _measure(self, kernel: Kernel) -> dict[str, Any]:
+        tries = [{}] + [{k.name: v} for k in self.knobs(kernel) for v in k.values
+                        if v != k.current]
+        inputs = [self.allocate(max(4, n * d.itemsize)) for d, n in kernel.inputs]
+        outputs = [self.allocate(max(4, kernel.size * kernel.dtype.itemsize))]
+        try:
+            return autotuning.measure(
+                kernel.name, tries[:MAX_CANDIDATES],
+                lambda o: self.prepare_kernel(kernel, o),
+                lambda exe: self._best_ms(exe, inputs, outputs),
+                lambda exe: tuple((c.name, c.value) for c in exe.tuning.choices
+                                  if c.name in KNOB_DOCS))
+        finally:
+            for h in inputs + outputs:
+                self.free(h)
 
     def _best_ms(self, exe: Executable, inputs: Sequence[int], outputs: Sequence[int],
                  runs: int = 3) -> float:

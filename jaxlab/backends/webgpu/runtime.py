@@ -13,7 +13,6 @@ import contextlib
 import functools
 import threading
 import time
-from dataclasses import replace
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, TypeVar
 
 import numpy as np
@@ -239,14 +238,10 @@ class WebGpuBackend(Backend):
     def _autotuned(self, kernel: Kernel) -> Executable:
         info = describe(self._adapter)
         key = f"{info['device']}|{info['backend_type']}|{self.lang.f16}|{kernel.key}"
-        entry = self._tune_cache.get(key)
-        from_cache = entry is not None
-        if entry is None:
-            entry = self._measure(kernel)
-            self._tune_cache.put(key, entry)
-        exe = self.prepare_kernel(kernel, autotuning.winner(entry))
-        exe.tuning = replace(exe.tuning, autotuned=autotuning.autotuned(entry, from_cache))
-        return exe
+        return autotuning.cached_or_measured(self._tune_cache, key,
+                                             lambda: self._measure(kernel),
+                                             lambda overrides: self.prepare_kernel(kernel,
+                                                                                   overrides))
 
     def _measure(self, kernel: Kernel) -> dict[str, Any]:
         """Every candidate tuning compiled and timed on scratch buffers."""

@@ -28,6 +28,8 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test]'
+	# the JupyterLab renderer for jaxlab's reports (prebuilt in extension/: no node needed)
+	$(PY) -m pip install -q ./extension
 	# the JupyterLab extension's TypeScript toolchain, for its type-check test
 	if command -v node >/dev/null; then cd extension && ../$(VENV)/bin/jlpm install >/dev/null; fi
 	touch $(STAMP)

@@ -263,12 +263,19 @@ def test_report_and_widget_render_in_jupyterlab(lab: str, tmp_path: Path) -> Non
             # the widget recompiles the selected kernel and times old and new
             page.locator(".jp-OutputArea-output button", has_text="recompile & time").click()
             page.get_by_text("before (cached)").wait_for()
-            page.screenshot(path=str(SCREENSHOTS / "lab-light.png"), full_page=True)
-            page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', "
-                          "{theme: 'JupyterLab Dark'})")
-            page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
-            page.wait_for_timeout(500)    # the theme's CSS variables settle
-            page.screenshot(path=str(SCREENSHOTS / "lab-dark.png"), full_page=True)
+            parts = {"renderer-show": report.nth(1), "renderer-compare": report.nth(2),
+                     "static-html": page.locator(".jp-RenderedHTMLCommon .jaxlab-report").first,
+                     "widget": page.locator(".jp-OutputArea-output:has(.widget-select)").first}
+            for theme in ("light", "dark"):
+                if theme == "dark":
+                    page.evaluate("() => window.jupyterapp.commands.execute("
+                                  "'apputils:change-theme', {theme: 'JupyterLab Dark'})")
+                    page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
+                    page.wait_for_timeout(500)    # the theme's CSS variables settle
+                page.screenshot(path=str(SCREENSHOTS / f"lab-{theme}.png"))
+                for name, part in parts.items():
+                    part.scroll_into_view_if_needed()
+                    part.screenshot(path=str(SCREENSHOTS / f"{name}-{theme}.png"))
             assert outputs.count() >= 2
             page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
             page.wait_for_timeout(1000)
@@ -290,5 +297,6 @@ def test_report_and_widget_render_in_jupyterlab(lab: str, tmp_path: Path) -> Non
                 static_page.close()
         finally:
             browser.close()
-    for name in ("lab-light", "lab-dark", "nbconvert-light", "nbconvert-dark"):
-        assert (SCREENSHOTS / f"{name}.png").stat().st_size > 10_000, name
+    for name in ("lab", "nbconvert", "renderer-show", "renderer-compare", "static-html", "widget"):
+        for theme in ("light", "dark"):
+            assert (SCREENSHOTS / f"{name}-{theme}.png").stat().st_size > 5_000, (name, theme)

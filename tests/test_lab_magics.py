@@ -90,6 +90,7 @@ def test_magics_document_every_option(ip):
     doc = ip.find_cell_magic("kernel").__doc__
     for option in OPTIONS:
         assert option in doc
+        assert re.search(rf"^ +%%kernel {option}\b", doc, re.M), f"no example of {option}"
     assert "Chrome/Perfetto trace" in doc and "best and median" in doc
     line_doc = ip.find_line_magic("jaxlab").__doc__
     for command in ("status", "backend", "kernels", "debug", "clear"):
@@ -200,6 +201,45 @@ def test_trace_writes_a_perfetto_file_and_links_it(ip, tmp_path):
     assert link["text/plain"].startswith(f"Perfetto trace: {path}")
 
 
+def test_autotune_on_wasm_shows_progress_candidates_and_the_disk_cache(ip, monkeypatch,
+                                                                       tmp_path):
+    if "wasm" not in [d.platform for d in jaxlab.devices()]:
+        pytest.skip("no wasm device here")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    cell = ("%%kernel --backend wasm --autotune\n"
+            "t = jnp.ones((7, 13)) @ jnp.ones((13, 11)); t.block_until_ready()")
+    run(ip, "%jaxlab backend wasm")
+    try:
+        run(ip, "%jaxlab clear")
+        _, out = run(ip, cell)
+        shown = [d["text/plain"] for d in displayed(out)]
+        assert any("autotuning r_7_11_13: " in text and "best" in text for text in shown)
+        text = report_of(out)["text/plain"]
+        assert re.search(r"autotune: \d+ candidates compiled and timed in", text)
+        assert "autotuning " in text.splitlines()[1]        # the total, in the headline
+        run(ip, "%jaxlab clear")                            # compiled again: the disk answers
+        _, out = run(ip, cell)
+        text = report_of(out)["text/plain"]
+        assert "from the on-disk cache, measured" in text
+        assert "autotuning " not in text.splitlines()[1]
+    finally:
+        run(ip, "%jaxlab backend cpu")
+
+
+def test_a_failing_cell_shows_the_users_frames_and_lines(ip, monkeypatch):
+    run(ip, "def bad_matmul(a):\n    return a @ jnp.ones((3, 2))\n")
+    cell = "%%kernel\nx2 = jnp.ones((2, 2))\ny2 = bad_matmul(x2)\n"
+    result, out = run(ip, cell)
+    shown = out.stdout + out.stderr
+    assert isinstance(result.error_in_exec, TypeError)    # JAX's type for this
+    assert re.search(r"----> 3 y2 = bad_matmul\(x2\)", shown)     # the cell's own line 3
+    assert "return a @ jnp.ones((3, 2))" in shown
+    assert "jaxlab/numpy" not in shown and "magics.py" not in shown and "hidden" in shown
+    monkeypatch.setenv("JAXLAB_TRACEBACK_FILTERING", "off")
+    _, out = run(ip, cell)
+    assert "jaxlab/numpy/products.py" in out.stdout + out.stderr
+
+
 def test_autotune_needs_jaxlab_autotune(ip, monkeypatch):
     monkeypatch.delattr(jaxlab, "autotune", raising=False)
     result, out = run(ip, f"%%kernel --autotune\n{MATMUL}")
@@ -221,7 +261,7 @@ def test_widget_hands_the_log_to_the_browser(ip, monkeypatch):
     seen = []
     fake = types.ModuleType("jaxlab.lab.widgets")
     fake.__spec__ = importlib.machinery.ModuleSpec("jaxlab.lab.widgets", None)
-    fake.browse = lambda log: seen.append(log) or {"a widget": True}
+    fake.browse = lambda log, fallback: seen.append(log) or {"a widget": True}
     monkeypatch.setitem(sys.modules, "jaxlab.lab.widgets", fake)
     result, out = run(ip, f"%%kernel --widget\n{MATMUL}")
     assert result.success and [e.name for e in seen[0]] == ["r_4_4_4", "r_1_4_4"]
@@ -281,6 +321,25 @@ def test_backend_moves_the_cells_arrays_there_and_back(ip, lab2):
     assert jaxlab.numpy.ones(1).device.platform == "cpu"    # the default is as before
     result, _ = run(ip, "d = a + 1; d.block_until_ready()")  # the next cell works
     assert result.success
+
+
+TEN_KERNELS = """x = jnp.asarray(np.random.default_rng(0).standard_normal((64, 96)).astype(np.float32))
+for i in range(5):
+    y = jnp.exp(x * (i + 1) - x.max(axis=1, keepdims=True))
+    y = (y / y.sum(axis=1, keepdims=True)).block_until_ready()
+"""
+
+
+@pytest.mark.parametrize("platform", [d.platform for d in jaxlab.devices()])
+def test_a_ten_kernel_report_stays_under_200_kb(ip, platform):
+    run(ip, "import numpy as np")
+    _, out = run(ip, f"%%kernel --backend {platform}\n{TEN_KERNELS}")
+    data = report_of(out)
+    assert len(data[MIME]["kernels"]) >= 10
+    size = sum(len(json.dumps(v)) for v in data.values())
+    assert size < 200_000, (size, len(data[MIME]["kernels"]))
+    if platform != "cpu":      # long generated sources: head and tail, the gap counted
+        assert re.search(r"… \d+ lines omitted …", data["text/plain"])
 
 
 def test_jitted_kernels_are_grouped_under_the_function_and_its_site(ip):

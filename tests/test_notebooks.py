@@ -35,6 +35,7 @@ KERNEL = "jaxlab-test"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 REPORT_JSON = "application/vnd.jaxlab.report+json"
 SECONDS_PER_NOTEBOOK = 20
+MAX_SAVED_BYTES = 1_000_000
 
 
 @pytest.fixture(scope="module")
@@ -80,6 +81,8 @@ def check_clean_and_fast(nb: nbformat.NotebookNode, seconds: float) -> None:
                      if o.output_type == "stream" and o.name == "stderr")
     assert "Traceback" not in stderr and "XDG_RUNTIME_DIR" not in stderr, stderr
     assert seconds < SECONDS_PER_NOTEBOOK, f"took {seconds:.1f} s"
+    saved = len(nbformat.writes(nb).encode())    # as saved with its outputs
+    assert saved < MAX_SAVED_BYTES, f"{saved} bytes saved"
 
 
 def reports_in(nb: nbformat.NotebookNode) -> list[dict]:
@@ -129,22 +132,30 @@ def check_widget(nb: nbformat.NotebookNode) -> None:
     views = [o for o in outputs(nb) if WIDGET_VIEW in o.get("data", {})]
     assert views, "no widget"
     for out in views:
-        assert 'class="jaxlab-report jl-scope"' in html_of(out)    # what shows where widgets cannot
         assert out["data"]["text/plain"].startswith("jaxlab report")
+        if "text/html" in out["data"]:     # browse(): the static report travels with it
+            assert 'class="jaxlab-report jl-scope"' in html_of(out)
     state = json.dumps(nb.metadata.get("widgets", {}))
     assert views[0]["data"][WIDGET_VIEW]["model_id"] in state, "widget state was not saved"
     check_static_export(nb, views)
 
 
 def check_static_export(nb: nbformat.NotebookNode, views: list[dict]) -> None:
-    """Saved as JupyterLab saves by default (no widget state), nbconvert's HTML shows
-    each widget's static report in its place."""
+    """nbconvert's HTML shows each widget's static report where the widget state is not
+    saved (JupyterLab's default); where it is, the state hides a widget output's own
+    HTML, and `%%kernel --widget` cells still show theirs (an output of its own)."""
     exporter = pytest.importorskip("nbconvert").HTMLExporter()
-    saved = nbformat.from_dict(json.loads(json.dumps(nb)))
-    saved.metadata.pop("widgets", None)
-    body, _ = exporter.from_notebook_node(saved)
+    without_state = nbformat.from_dict(json.loads(json.dumps(nb)))
+    without_state.metadata.pop("widgets", None)
+    body, _ = exporter.from_notebook_node(without_state)
     for out in views:
-        assert plain(html_of(out)) in plain(body)   # nbconvert re-serializes entities
+        assert plain(out["data"]["text/plain"].splitlines()[0]) in plain(body)
+    widget_cells = [c for c in nb.cells if c.cell_type == "code"
+                    and c.source.startswith("%%kernel") and "--widget" in c.source.splitlines()[0]]
+    body, _ = exporter.from_notebook_node(nb)
+    for cell in widget_cells:
+        (report,) = [o for o in cell.outputs if REPORT_JSON in o.get("data", {})]
+        assert plain(html_of(report)) in plain(body)   # nbconvert re-serializes entities
 
 
 def check_each_device_runs_or_is_noted(nb: nbformat.NotebookNode) -> None:

@@ -29,9 +29,26 @@ export interface TableNode {
   name: string;
   keys: (number | string)[][] | null;
 }
-/** [line number (1-based), marked, [token class, text][]] or a gap of omitted lines. */
-export type CodeLine = [number, boolean, [string, string][]] | { gap: number };
-export interface CodeNode { t: 'code'; language: string; lines: CodeLine[] }
+/**
+ * Consecutive lines from line `from` (1-based): their text, and per line the token
+ * classes as `class:length` runs (lengths in code points); or a gap of omitted lines.
+ */
+export type CodePart = { from: number; text: string; runs: string; marked: number[] } | { gap: number };
+export interface CodeNode { t: 'code'; language: string; parts: CodePart[] }
+
+/** One line's tokens: its text cut as its runs say. */
+export function tokens(line: string, runs: string): [string, string][] {
+  const chars = Array.from(line);
+  const found: [string, string][] = [];
+  let at = 0;
+  for (const run of runs ? runs.split(' ') : []) {
+    const colon = run.lastIndexOf(':');
+    const length = Number(run.slice(colon + 1));
+    found.push([run.slice(0, colon), chars.slice(at, at + length).join('')]);
+    at += length;
+  }
+  return found;
+}
 export interface PreNode { t: 'pre'; text: string }
 export interface FoldNode { t: 'fold'; label: string; open: boolean; cls: string; children: ViewNode[] }
 export interface GroupNode { t: 'block' | 'columns'; children: ViewNode[] }
@@ -168,22 +185,26 @@ class Drawer {
 
   private code(node: CodeNode): HTMLElement {
     const pre = element('pre', 'jl-code');
-    for (const line of node.lines) {
-      if (!Array.isArray(line)) {
-        pre.appendChild(element('span', 'jl-line jl-gap', gapText(line.gap)));
+    const text: string[] = [];
+    for (const part of node.parts) {
+      if ('gap' in part) {
+        pre.appendChild(element('span', 'jl-line jl-gap', gapText(part.gap)));
+        text.push(gapText(part.gap));
         continue;
       }
-      const [number, marked, tokens] = line;
-      const span = element('span', marked ? 'jl-line jl-fault' : 'jl-line');
-      span.appendChild(element('span', 'jl-ln', String(number)));
-      for (const [cls, text] of tokens) {
-        span.appendChild(cls ? element('span', cls, text) : document.createTextNode(text));
-      }
-      pre.appendChild(span);
+      const runs = part.runs.split('\n');
+      part.text.split('\n').forEach((line, i) => {
+        const number = part.from + i;
+        const span = element('span', part.marked.includes(number) ? 'jl-line jl-fault' : 'jl-line');
+        span.appendChild(element('span', 'jl-ln', String(number)));
+        for (const [cls, piece] of tokens(line, runs[i] ?? '')) {
+          span.appendChild(cls ? element('span', cls, piece) : document.createTextNode(piece));
+        }
+        pre.appendChild(span);
+        text.push(line);
+      });
     }
-    const text = () => node.lines.map(line => (Array.isArray(line)
-      ? line[2].map(([, t]) => t).join('') : gapText(line.gap))).join('\n');
-    return this.withCopy(pre, text);
+    return this.withCopy(pre, () => text.join('\n'));
   }
 
   private withCopy(pre: HTMLElement, text: () => string): HTMLElement {

@@ -160,9 +160,13 @@ class TuneCache:
     when read; the file is replaced atomically and never written through a symlink."""
 
     def __init__(self, backend: str, path: Optional[Path] = None) -> None:
+        self.backend, self._path = backend, path
+
+    @property
+    def path(self) -> Path:
+        """The file, where $XDG_CACHE_HOME says now (unless given)."""
         root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-        self.backend = backend
-        self.path = path or root / "jaxlab" / f"{backend}-autotune.json"
+        return self._path or root / "jaxlab" / f"{self.backend}-autotune.json"
 
     def entries(self) -> dict[str, Any]:
         """The valid entries on disk (a missing, unreadable or malformed file has none;

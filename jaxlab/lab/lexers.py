@@ -75,14 +75,14 @@ def token_css(scope: str) -> str:
     as `var(--jl-<role>)`: the palette lives with the report's theme."""
     selectors: dict[str, list[str]] = {}
     for ttype, short in STANDARD_TYPES.items():
-        role = _role(ttype)
-        if short and role:
-            selectors.setdefault(role, []).append(f"{scope} .{short}")
-    return "\n".join(f"{', '.join(sel)} {{ color: var(--jl-{role}); }}"
-                     for role, sel in selectors.items())
+        colour = role(ttype)
+        if short and colour:
+            selectors.setdefault(colour, []).append(f"{scope} .{short}")
+    return "\n".join(f"{', '.join(sel)} {{ color: var(--jl-{colour}); }}"
+                     for colour, sel in selectors.items())
 
 
-def _role(ttype: _TokenType) -> str | None:
+def role(ttype: _TokenType) -> str | None:
     while ttype not in _ROLES and ttype.parent is not None:
         ttype = ttype.parent
     return _ROLES.get(ttype)

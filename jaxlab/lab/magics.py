@@ -25,7 +25,10 @@ from jaxlab.api import JittedFunction
 from jaxlab.array import Array
 from jaxlab.engine import devices
 from jaxlab.events import EventLog, KernelEvent
+from jaxlab.backends import autotuning
 from jaxlab.lab.placement import Placement
+from jaxlab.lab.progress import ProgressLine
+from jaxlab.lab.tracebacks import filter_exception
 from jaxlab.lab.profile import write_trace
 from jaxlab.lab.report import (STAGES, Comparison, ErrorReport, FileLink, Report, Table, flatten,
                                fmt_ms, fmt_si, indent)
@@ -49,10 +52,11 @@ class _KernelCell:
     """One %%kernel invocation: its options (checked before the cell runs), the
     runs it made, and what it displays afterwards (even after an exception)."""
 
-    def __init__(self, shell: Any, args: Any) -> None:
+    def __init__(self, shell: Any, args: Any, header: str) -> None:
         if args.repeat < 0:
             raise UsageError("--repeat takes a number of runs >= 0")
         self.shell, self.repeat = shell, args.repeat
+        self.header = header.rstrip()     # the magic's line, above the body in tracebacks
         self.trace = _writable(_filename(args.trace)) if args.trace else None
         self.stages = _parse_stages(args.show)
         self.device = _device(args.backend) if args.backend else devices.current_device()
@@ -61,12 +65,15 @@ class _KernelCell:
             raise UsageError(f"--compare {args.compare}: the cell already runs there")
         self.browse = _widget_browser() if args.widget else None
         self.tuning = _autotune_context(args.autotune)
+        # while candidates are timed: a progress line (candidate i of n, best so far)
+        self.progress = autotuning.progress_to(ProgressLine().autotune) if args.autotune \
+            else contextlib.nullcontext()
         self.runs: list[_Run] = []      # the main run ends up first
         self.wall_ms: list[float] = []
 
     def execute(self, cell: str) -> Any:
         __tracebackhide__ = True
-        with self.tuning:
+        with self.tuning, self.progress:
             if self.other is not None:
                 with capture_output():      # the compare run's output stays hidden
                     self._run(cell, self.other)
@@ -87,7 +94,7 @@ class _KernelCell:
         timeline = events.per_iteration() if self.trace else contextlib.nullcontext()
         with devices.default_device(device), placement, jaxlab.capture() as log, timeline:
             run.log = log     # the live log: what ran before an exception is kept
-            return run_cell_body(self.shell, cell)
+            return run_cell_body(self.shell, cell, self.header)
 
     def _time(self, cell: str) -> list[float]:
         """Wall milliseconds of the repeated runs (output hidden, no capture)."""
@@ -98,7 +105,7 @@ class _KernelCell:
                 Placement(self.shell.user_ns, cell, self.device):
             for _ in range(self.repeat):
                 t0 = time.perf_counter()
-                run_cell_body(self.shell, cell)
+                run_cell_body(self.shell, cell, self.header)
                 times.append((time.perf_counter() - t0) * 1e3)
         return times
 
@@ -112,7 +119,7 @@ class _KernelCell:
                 # two outputs: static renders (nbconvert, nbviewer, GitHub) show the
                 # report even where the saved widget state hides the widget's fallback
                 display(reports[0])
-                display(self.browse(self.runs[0].log))
+                display(self.browse(self.runs[0].log, fallback=False))
             elif len(reports) == 2:
                 display(Comparison(*reports))
             else:
@@ -168,15 +175,28 @@ class JaxlabMagics(Magics):
         """Run the cell with a jaxlab capture active and show a report of every
         kernel it compiled or dispatched. The cell's output, value and exceptions
         are as without the magic; after an exception the report of what ran
-        before it is still shown. Arrays the cell assigns are computed inside
-        the capture, so lazy results show up too."""
+        before it is still shown (and the traceback leaves jaxlab's own frames
+        out: JAXLAB_TRACEBACK_FILTERING=off keeps them). Arrays the cell assigns
+        are computed inside the capture, so lazy results show up too.
+
+        Examples, one per option::
+
+            %%kernel --backend wasm            # run on wasm; other devices' arrays are copied
+            %%kernel --show ir,source,timings  # only these stages, unfolded
+            %%kernel --repeat 10               # best and median wall time of 10 more runs
+            %%kernel --autotune                # time every candidate tuning, keep the fastest
+            %%kernel --compare cpu             # the same cell on cpu, side by side
+            %%kernel --trace run.json          # a Perfetto trace of the dispatches
+            %%kernel --widget                  # the report, then the interactive kernel browser
+        """
         __tracebackhide__ = True   # IPython shows the cell's frames, not these
-        job = _KernelCell(self.shell, parse_argstring(self.kernel, line))
+        job = _KernelCell(self.shell, parse_argstring(self.kernel, line), f"%%kernel {line}")
         error: Optional[BaseException] = None
         try:
             return job.execute(cell)
         except BaseException as exc:
             error = exc
+            filter_exception(exc)      # the user's frames, as JAX shows its errors
             raise
         finally:
             job.show(error)
@@ -238,17 +258,20 @@ class JaxlabMagics(Magics):
 
 # --- running a cell -------------------------------------------------------------------
 
-def run_cell_body(shell: Any, cell: str) -> Any:
+def run_cell_body(shell: Any, cell: str, header: str = "") -> Any:
     """Run `cell` in the user namespace as IPython would and return the value of a
     final expression for IPython to display (None after a trailing ';');
     exceptions propagate. Arrays the cell (re)assigns, and the value, are
-    computed before returning."""
+    computed before returning. `header` is the magic's line above the body: a
+    traceback then numbers the body's lines as the notebook cell does."""
     __tracebackhide__ = True
     namespace = shell.user_ns
     before = dict(namespace)      # references, so ids cannot be reused meanwhile
     source = shell.transform_cell(cell)
-    filename = shell.compile.cache(source, shell.execution_count)   # tracebacks show lines
+    shown = f"{header}\n{source}" if header else source
+    filename = shell.compile.cache(shown, shell.execution_count)   # tracebacks show lines
     tree = shell.transform_ast(shell.compile.ast_parse(source, filename=filename))
+    ast.increment_lineno(tree, shown.count("\n") - source.count("\n"))
     last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
     exec(shell.compile(tree, filename, "exec"), namespace)
     value = None if last is None else \

@@ -31,6 +31,10 @@ VERSION = 2
 STAGES = ("jaxpr", "ir", "tuned", "tuning", "source", "timings", "program")
 _CONTEXT_LINES = 5       # source lines shown around a compile error
 _DISPATCH_ROWS = 12      # per-dispatch times listed per kernel
+# Generated-source lines a report embeds, shared by its kernels (at least _MIN_LISTING
+# each): a 10-kernel report stays near 120 kB in all three views together.
+_LISTING_BUDGET = 160
+_MIN_LISTING = 10
 
 
 # --- numbers a person reads ------------------------------------------------------------
@@ -199,12 +203,13 @@ def _timings(g: KernelGroup) -> list[Node]:
              ("achieved", f"{fmt_rate(g.gflops)} GFLOP/s, {fmt_rate(g.gbps)} GB/s")]
     nodes: list[Node] = [Table([k for k, _ in cells], [[v for _, v in cells]],
                                align="r" * len(cells))]
-    if g.calls > 1:
+    if len(g.events) > 1:      # (a loop's kernel is one event for all its calls)
         shown = g.events[:_DISPATCH_ROWS]
-        rows = [[str(i + 1), fmt_ms(d.dispatch_ms), fmt_ms(d.device_ms),
-                 "yes" if d.cache_hit else "no"] for i, d in enumerate(shown)]
-        if g.calls > len(shown):
-            rows.append([f"… {g.calls - len(shown)} more", "", "", ""])
+        rows = [[str(i + 1) + (f" (×{d.calls})" if d.calls != 1 else ""), fmt_ms(d.dispatch_ms),
+                 fmt_ms(d.device_ms), "yes" if d.cache_hit else "no"]
+                for i, d in enumerate(shown)]
+        if len(g.events) > len(shown):
+            rows.append([f"… {len(g.events) - len(shown)} more", "", "", ""])
         nodes.append(Table(["dispatch", "host", "device", "cache hit"], rows, align="rrrl",
                            title="each dispatch"))
     return nodes
@@ -258,9 +263,10 @@ class Report:
 
     def totals(self) -> list[Quantity]:
         device = [e.device_ms for e in self.events]
+        # autotuning measured here: at a compile (not a cache hit), not from the disk
         tuning = [e.tuning.autotuned.tuning_ms for g in self.groups for e in [g.first]
                   if e.tuning is not None and e.tuning.autotuned is not None
-                  and not e.tuning.autotuned.from_cache]
+                  and not e.tuning.autotuned.from_cache and not e.cache_hit]
         found = [Quantity("kernels", len(self.groups), Unit.COUNT),
                  Quantity("dispatches", sum(e.calls for e in self.events), Unit.COUNT),
                  Quantity("cached", sum(e.cache_hit for e in self.events), Unit.COUNT),
@@ -370,7 +376,9 @@ class Report:
             found = "tuning", tuning_nodes(e.tuning)
         elif name == "source" and e.source:
             language = e.source_language or "text"
-            found = f"source ({language})", [code(e.source, language, cap=not self.full_sources)]
+            cap = None if self.full_sources else \
+                max(_MIN_LISTING, _LISTING_BUDGET // len(self.groups))
+            found = f"source ({language})", [code(e.source, language, cap=cap)]
         elif name == "timings":
             found = "timings", _timings(g)
         if found is None:
@@ -532,7 +540,7 @@ class ErrorReport:
                                              self.excerpt()),), open=True))
             if self.lines:
                 listing.append(Fold(f"whole source ({self.language})",
-                                    (code(self.source, self.language, self.lines),)))
+                                    (code(self.source, self.language, self.lines, cap=None),)))
         return page(to_html(Block((Line(self.title, Style.TITLE), Pre(self.message),
                                    *listing))))
 

@@ -18,11 +18,11 @@ from typing import Any, Iterable, Optional, Sequence, Union
 from pygments import lex
 from pygments.token import STANDARD_TYPES, _TokenType
 
-from jaxlab.lab.lexers import lexer_for, token_css
+from jaxlab.lab.lexers import lexer_for, role, token_css
 
 _BAR_CHARS = 20          # width of a time bar in the text view
-HEAD_LINES = 40          # a longer listing keeps its first HEAD_LINES ...
-TAIL_LINES = 12          # ... and last TAIL_LINES lines
+MAX_LINES = 40           # a longer listing keeps a third of these from its head and the
+                         # rest from its tail (a WAT module ends with its kernel)
 
 
 # --- HTML: escape by default ---------------------------------------------------------
@@ -154,17 +154,41 @@ Node = Union[Line, Table, Code, Pre, Fold, Columns, Block]
 # --- source listings ----------------------------------------------------------------------
 
 def code(source: str, language: str, marked: Iterable[int] = (),
-         lines: Optional[range] = None, cap: bool = True) -> Code:
+         lines: Optional[range] = None, cap: Optional[int] = MAX_LINES) -> Code:
     """`source` highlighted; `marked` lines (1-based) shaded as faulty; `lines`
-    (0-based) picks an excerpt; with `cap`, a long listing keeps its head and tail."""
+    (0-based) picks an excerpt; a listing longer than `cap` lines keeps its head
+    and tail around a gap (None: whole)."""
     marked = set(marked)
-    tokenized = tokenize(source, language)
-    picked = list(lines if lines is not None else range(len(tokenized)))
-    if cap and len(picked) > HEAD_LINES + TAIL_LINES + 1:
-        picked = picked[:HEAD_LINES] + [None] + picked[-TAIL_LINES:]   # type: ignore[list-item]
-    omitted = len(tokenized) - (HEAD_LINES + TAIL_LINES) if None in picked else 0
+    raw = source.splitlines()
+    picked: list[Optional[int]] = list(lines if lines is not None else range(len(raw)))
+    head, tail = _head_tail(cap)
+    if cap is not None and len(picked) > cap + 1:
+        picked = picked[:head] + [None] + picked[-tail:]
+    # only the lines shown are highlighted (lexing is most of a report's cost), each run
+    # of consecutive lines at once
+    tokens: dict[int, tuple[tuple[str, str], ...]] = {}
+    for run in _runs([i for i in picked if i is not None]):
+        tokens.update(zip(run, tokenize("\n".join(raw[run[0]:run[-1] + 1]), language)))
+    omitted = len(raw) - head - tail if None in picked else 0
     return Code(language, tuple(Gap(omitted) if i is None else
-                                CodeLine(i + 1, tokenized[i], i + 1 in marked) for i in picked))
+                                CodeLine(i + 1, tokens.get(i, ()), i + 1 in marked)
+                                for i in picked))
+
+
+def _runs(indices: list[int]) -> list[list[int]]:
+    """Consecutive stretches of sorted indices."""
+    runs: list[list[int]] = []
+    for i in indices:
+        if runs and runs[-1][-1] == i - 1:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    return runs
+
+
+def _head_tail(cap: Optional[int]) -> tuple[int, int]:
+    head = (cap or 0) // 3
+    return head, (cap or 0) - head
 
 
 def tokenize(source: str, language: str) -> list[tuple[tuple[str, str], ...]]:
@@ -186,19 +210,21 @@ def tokenize(source: str, language: str) -> list[tuple[tuple[str, str], ...]]:
 
 
 def _short(ttype: _TokenType) -> str:
+    """The token's class where the stylesheet colours it; '' (plain text) elsewhere."""
+    if role(ttype) is None:
+        return ""
     while ttype not in STANDARD_TYPES and ttype.parent is not None:
         ttype = ttype.parent
-    short = STANDARD_TYPES.get(ttype, "")
-    return "" if short == "w" else short     # whitespace needs no span
+    return STANDARD_TYPES.get(ttype, "")
 
 
-def capped_text(text: str) -> str:
+def capped_text(text: str, cap: int = MAX_LINES) -> str:
     """Plain text with the same head-and-tail cap as listings."""
     lines = text.splitlines()
-    if len(lines) <= HEAD_LINES + TAIL_LINES + 1:
+    if len(lines) <= cap + 1:
         return text
-    gap = len(lines) - HEAD_LINES - TAIL_LINES
-    return "\n".join(lines[:HEAD_LINES] + [gap_text(gap)] + lines[-TAIL_LINES:])
+    head, tail = _head_tail(cap)
+    return "\n".join(lines[:head] + [gap_text(len(lines) - head - tail)] + lines[-tail:])
 
 
 def gap_text(count: int) -> str:
@@ -308,10 +334,7 @@ def to_json(node: Node) -> dict[str, Any]:
                          for r in node.rows],
                 "keys": None if node.keys is None else [list(k) for k in node.keys]}
     if isinstance(node, Code):
-        return {"t": "code", "language": node.language,
-                "lines": [{"gap": ln.count} if isinstance(ln, Gap) else
-                          [ln.number, ln.marked, [list(t) for t in ln.tokens]]
-                          for ln in node.lines]}
+        return {"t": "code", "language": node.language, "parts": _code_parts(node)}
     if isinstance(node, Pre):
         return {"t": "pre", "text": node.text}
     if isinstance(node, Fold):
@@ -319,6 +342,28 @@ def to_json(node: Node) -> dict[str, Any]:
                 "children": [to_json(c) for c in node.children]}
     kind = "columns" if isinstance(node, Columns) else "block"
     return {"t": kind, "children": [to_json(c) for c in node.children]}
+
+
+def _code_parts(node: Code) -> list[dict[str, Any]]:
+    """Runs of consecutive lines as a few strings (a notebook stores JSON indented, one
+    list item a line: a token per item would multiply a listing's size): `text` is the
+    lines, `runs` per line the token classes as `class:length` (length in code points),
+    `marked` the faulty line numbers; a gap is {"gap": count}."""
+    parts: list[dict[str, Any]] = []
+    for line in node.lines:
+        if isinstance(line, Gap):
+            parts.append({"gap": line.count})
+            continue
+        if not parts or "gap" in parts[-1]:
+            parts.append({"from": line.number, "lines": [], "runs": [], "marked": []})
+        part = parts[-1]
+        part["lines"].append("".join(t for _, t in line.tokens))
+        part["runs"].append(" ".join(f"{cls}:{len(t)}" for cls, t in line.tokens))
+        if line.marked:
+            part["marked"].append(line.number)
+    return [p if "gap" in p else {"from": p["from"], "text": "\n".join(p["lines"]),
+                                  "runs": "\n".join(p["runs"]), "marked": p["marked"]}
+            for p in parts]
 
 
 # --- the stylesheet: one for the static HTML and the renderer -------------------------------

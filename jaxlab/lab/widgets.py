@@ -133,8 +133,9 @@ class KernelBrowser(w.VBox):
     """Kernel list, stage tabs and the backend's tuning knobs over one capture's events."""
 
     def __init__(self, events_: Iterable[KernelEvent], program: Any = None,
-                 title: str = "") -> None:
+                 title: str = "", fallback: bool = True) -> None:
         self.report = Report(events_, program=program, title=title)
+        self.fallback = fallback     # carry the static report for where widgets do not run
         # the tabs show one stage each, unfolded, sources in full
         self.stages = Report(self.report.events, stages=[stage for _, stage in TABS],
                              full_sources=True)
@@ -218,14 +219,18 @@ class KernelBrowser(w.VBox):
             ("after", as_event(group.first, exe, new, compile_ms))])
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Optional[dict[str, Any]]:
-        """The widget view plus the static report, for wherever widgets do not run."""
+        """The widget view plus the static report (unless shown as an output of its
+        own, as `%%kernel --widget` does), for wherever widgets do not run."""
         bundle = super()._repr_mimebundle_(**kwargs)
         if bundle is not None:
             bundle["text/plain"] = self.report.text()
-            bundle["text/html"] = self.report.html()
+            if self.fallback:
+                bundle["text/html"] = self.report.html()
         return bundle
 
 
-def browse(log: Iterable[KernelEvent], program: Any = None, title: str = "") -> KernelBrowser:
-    """An interactive browser of the kernels in `log` (a `jaxlab.capture()` log)."""
-    return KernelBrowser(log, program=program, title=title)
+def browse(log: Iterable[KernelEvent], program: Any = None, title: str = "",
+           fallback: bool = True) -> KernelBrowser:
+    """An interactive browser of the kernels in `log` (a `jaxlab.capture()` log);
+    `fallback`: its output carries the static report too."""
+    return KernelBrowser(log, program=program, title=title, fallback=fallback)

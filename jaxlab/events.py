@@ -39,7 +39,8 @@ class KernelEvent:
     key: str = ""
     reason: str = ""                # why this value had to exist in memory
     calls: int = 1                  # dispatches it stands for (a loop body's kernel: one
-                                    # event for all iterations; times are their sums)
+                                    # event for all iterations; times, flops and bytes
+                                    # are their sums)
     # perf_counter seconds when the event was made, just after its dispatch
     # returned: what places it on a timeline (lab/profile.py)
     timestamp: float = field(default_factory=time.perf_counter)

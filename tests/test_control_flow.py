@@ -273,6 +273,8 @@ def test_jit_fori_loop_compiles_its_body_once(backend, steps):
     body = [e for e in log.kernels() if e.calls == steps]
     assert body, [(e.name, e.calls) for e in log.kernels()]
     assert len(log.kernels()) <= 3     # reported once each, with their call count
+    (update,) = [e for e in body if e.output_shapes == [(3,)]]
+    assert update.flops == steps * 2 * 3   # a multiply and an add per element, per step
     text = f.lower(x).text()
     assert f"loop {steps} x" in text
 

@@ -67,7 +67,7 @@ class Tally:
             e = dispatch.make_event(self.device, st.program, st.exe, ins, outs,
                                     st.first_hit or not first, st.compile_ms if first else 0.0,
                                     dispatch_ms, device_ms, st.reason, st.origin)
-            e.calls = calls
+            e.calls, e.flops, e.bytes = calls, e.flops * calls, e.bytes * calls
             events.emit(e)
         self.rows.clear()
 

@@ -268,7 +268,7 @@ class Report:
                   if e.tuning is not None and e.tuning.autotuned is not None
                   and not e.tuning.autotuned.from_cache and not e.cache_hit]
         found = [Quantity("kernels", len(self.groups), Unit.COUNT),
-                 Quantity("dispatches", len(self.events), Unit.COUNT),
+                 Quantity("dispatches", sum(e.calls for e in self.events), Unit.COUNT),
                  Quantity("cached", sum(e.cache_hit for e in self.events), Unit.COUNT),
                  Quantity("host", sum(e.dispatch_ms for e in self.events), Unit.MS),
                  Quantity("device", sum(device) if device and None not in device else None,

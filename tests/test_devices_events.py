@@ -49,6 +49,51 @@ def test_bad_device_raises(bad, exc: type) -> None:
         jaxlab.device_put(np.ones(2), bad)
 
 
+def _elsewhere(backend: str) -> jaxlab.Device:
+    """A device other than `backend`'s (cpu always exists)."""
+    return next(d for d in jaxlab.devices() if d.platform != backend)
+
+
+MIXED_OPS = {
+    "add": lambda a, b: a + b,
+    "dot": lambda a, b: jnp.dot(a, b),
+    "where": lambda a, b: jnp.where(a > 0, a, b),
+    "jit": lambda a, b: jaxlab.jit(lambda x, y: x * y)(a, b),
+}
+
+
+@pytest.mark.parametrize("op", MIXED_OPS)
+def test_mixing_devices_names_both_operands(backend: str, op: str) -> None:
+    here, there = jaxlab.devices(backend)[0], _elsewhere(backend)
+    a = jaxlab.device_put(np.arange(1, 4, dtype=np.float32), here)
+    b = jaxlab.device_put(np.ones(3, np.int32), there)
+    with pytest.raises(ValueError, match="Received incompatible devices") as info:
+        MIXED_OPS[op](a, b)
+    message = str(info.value)
+    assert str(here) in message and str(there) in message and "device_put" in message
+    assert "[3]" in message
+    # raised near the user's call: only the dispatch frames lie between it and this test
+    frames = [tb.tb_frame.f_code.co_filename for tb in _walk(info.value.__traceback__)]
+    assert len([f for f in frames if "/jaxlab/" in f]) <= 4, frames
+    # the fix the message names works, and the engine is still usable
+    moved = MIXED_OPS[op](a, jaxlab.device_put(b, here))
+    expected = {"add": [2, 3, 4], "dot": 6, "where": [1, 2, 3], "jit": [1, 2, 3]}[op]
+    assert_close(moved, np.asarray(expected, np.float32))
+
+
+def _walk(tb):
+    while tb is not None:
+        yield tb
+        tb = tb.tb_next
+
+
+def test_python_scalars_follow_the_data(backend: str) -> None:
+    a = jaxlab.device_put(np.ones(3, np.float32), backend)
+    out = 2.0 * a + jnp.float32(1)
+    assert out.device is a.device
+    assert_close(out, np.full(3, 3, np.float32))
+
+
 # --- capture() and the kernel cache ---------------------------------------------
 
 def _row_sum(x: np.ndarray):

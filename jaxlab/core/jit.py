@@ -18,6 +18,7 @@ from jaxlab import events
 from jaxlab.array import Array, wrap
 from jaxlab.core.jaxpr import ClosedJaxpr, Lit, Var
 from jaxlab.core.primitives import lowerings
+from jaxlab.core.trace import placement
 from jaxlab.engine import dispatch, prepared
 from jaxlab.engine import lazy as lz
 from jaxlab.engine.buffer import Buffer
@@ -154,7 +155,9 @@ class Program:
 def _as_buffer(a: Array, device: Device) -> Buffer:
     if a.device is not device:
         if not lz.is_constant(a._lazy):
-            raise ValueError(f"jit compiled for {device} got an array on {a.device}")
+            raise ValueError(f"Received incompatible devices for jitted computation: it runs on "
+                             f"{device} and got an argument {placement(a)}. Put it there "
+                             f"first: jaxlab.device_put(x, jaxlab.devices({device.platform!r})[0]).")
         a = wrap(lz.on_device(a._lazy, device))   # a Python scalar goes where the program runs
     return a._realize().buffer
 

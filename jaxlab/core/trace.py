@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterator, Optional, Sequence
 from jaxlab.array import Array, ArrayBase, wrap
 from jaxlab.core.avals import ShapedArray
 from jaxlab.core.primitives import Primitive, lowerings, result_weak
+from jaxlab.engine.lazy import is_constant
 from jaxlab.errors import ConcretizationTypeError
 
 
@@ -207,10 +208,36 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
         if not isinstance(a, ArrayBase):
             raise TypeError(f"{prim.name}: expected jaxlab arrays, got {type(a).__name__}")
     trace = find_top_trace(args)
+    if len(args) > 1 and isinstance(trace, EvalTrace):
+        mismatch = _device_mismatch(prim, args)
+        if mismatch is not None:
+            raise mismatch       # here, near the user's call, not deep in the engine
     tracers = [full_raise(trace, a) for a in args]
     outs = trace.process_primitive(prim, tracers, params)
     outs = [full_lower(o) for o in outs]
     return tuple(outs) if prim.multiple_results else outs[0]
+
+
+def _device_mismatch(prim: Primitive, arrays: tuple) -> Optional[ValueError]:
+    """JAX's ValueError for committed arrays on different devices, naming both operands.
+
+    Constants (no buffers yet) follow the data, so only arrays holding data count."""
+    placed = [(i, a) for i, a in enumerate(arrays) if not is_constant(a._lazy)]
+    first_i, first = placed[0] if placed else (0, None)
+    other = next(((i, a) for i, a in placed if a._lazy.device is not first._lazy.device), None)
+    if other is None:
+        return None
+    other_i, second = other
+    return ValueError(
+        f"Received incompatible devices for {prim.name}: argument {first_i} is "
+        f"{placement(first)} and argument {other_i} is {placement(second)}. "
+        f"Put both on one device first, e.g. "
+        f"jaxlab.device_put(x, jaxlab.devices({first._lazy.device.platform!r})[0]).")
+
+
+def placement(array: Array) -> str:
+    """`float32[2, 3] on WasmDevice(id=0)`: what an array is and where its data lives."""
+    return f"{array.jdtype.name}{list(array.shape)} on {array._lazy.device}"
 
 
 def get_aval(x: Any) -> ShapedArray:

@@ -19,7 +19,7 @@ import jaxlab
 import jaxlab.numpy as jnp
 from jaxlab.backends.cpu import CpuBackend
 from jaxlab.backends.autotuning import TuneCache
-from jaxlab.lab import magics
+from jaxlab.lab import magics, progress
 from jaxlab.engine import devices
 from jaxlab.lab.report import MIME
 from tests.test_autotune_cache import GOOD
@@ -206,6 +206,7 @@ def test_autotune_on_wasm_shows_progress_candidates_and_the_disk_cache(ip, monke
     if "wasm" not in [d.platform for d in jaxlab.devices()]:
         pytest.skip("no wasm device here")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(progress, "_in_terminal", lambda: False)   # as in a notebook
     cell = ("%%kernel --backend wasm --autotune\n"
             "t = jnp.ones((7, 13)) @ jnp.ones((13, 11)); t.block_until_ready()")
     run(ip, "%jaxlab backend wasm")
@@ -224,6 +225,48 @@ def test_autotune_on_wasm_shows_progress_candidates_and_the_disk_cache(ip, monke
         assert "autotuning " not in text.splitlines()[1]
     finally:
         run(ip, "%jaxlab backend cpu")
+
+
+def _progress_lines(out) -> list[str]:
+    """The texts the progress line showed, in order (the report and prints left out)."""
+    return [d["text/plain"] for d in displayed(out) if MIME not in d]
+
+
+def test_repeat_shows_progress_then_clears_it_in_a_notebook(ip, monkeypatch):
+    monkeypatch.setattr(progress, "_in_terminal", lambda: False)
+    _, out = run(ip, "%%kernel --repeat 3\nr = (jnp.ones(5) * 2).block_until_ready()")
+    lines = _progress_lines(out)
+    assert [line.split()[-1] for line in lines[:-1]] == ["1/3", "2/3", "3/3"]
+    assert all("--repeat: " in line for line in lines[:-1])
+    assert lines[-1] == ""                                # cleared when the cell ends
+    assert "--repeat:" not in json.dumps(report_of(out))   # never part of the report
+
+
+def test_repeat_shows_tqdm_style_text_in_a_terminal(ip, monkeypatch):
+    monkeypatch.setattr(progress, "_in_terminal", lambda: True)
+    _, out = run(ip, "%%kernel --repeat 2\nr = (jnp.ones(5) * 3).block_until_ready()")
+    assert "\r" in out.stderr and "--repeat: 2/2" in out.stderr and "█" in out.stderr
+    assert out.stderr.endswith("\r")                       # the line is blanked at the end
+    assert _progress_lines(out) == []                       # no display outputs
+
+
+def test_compiling_many_kernels_names_each_past_a_handful(ip, monkeypatch, backend):
+    monkeypatch.setattr(progress, "_in_terminal", lambda: False)
+    count = progress.HANDFUL + 2
+    cell = (f"%%kernel --backend {backend}\n"
+            f"for n in range({count}):\n"             # shapes no other test uses: compiled
+            f"    jnp.cumsum(jnp.ones(n + 101)).block_until_ready()")
+    run(ip, f"%jaxlab backend {backend}")
+    try:
+        run(ip, "%jaxlab clear")
+        _, out = run(ip, cell)
+    finally:
+        run(ip, "%jaxlab backend cpu")
+    lines = _progress_lines(out)
+    assert any(line.startswith(f"compiling kernel: {progress.HANDFUL + 1}, ") for line in lines)
+    assert not any(f"compiling kernel: {progress.HANDFUL}," in line for line in lines)
+    assert lines[-1] == ""
+    assert "compiling kernel" not in json.dumps(report_of(out))
 
 
 def test_a_failing_cell_shows_the_users_frames_and_lines(ip, monkeypatch):

@@ -27,7 +27,7 @@ from jaxlab.engine import devices
 from jaxlab.events import EventLog, KernelEvent
 from jaxlab.backends import autotuning
 from jaxlab.lab.placement import Placement
-from jaxlab.lab.progress import ProgressLine
+from jaxlab.lab.progress import ProgressLine, compiling
 from jaxlab.lab.tracebacks import filter_exception
 from jaxlab.lab.profile import write_trace
 from jaxlab.lab.report import (STAGES, Comparison, ErrorReport, FileLink, Report, Table, flatten,
@@ -65,20 +65,25 @@ class _KernelCell:
             raise UsageError(f"--compare {args.compare}: the cell already runs there")
         self.browse = _widget_browser() if args.widget else None
         self.tuning = _autotune_context(args.autotune)
-        # while candidates are timed: a progress line (candidate i of n, best so far)
-        self.progress = autotuning.progress_to(ProgressLine().autotune) if args.autotune \
-            else contextlib.nullcontext()
+        # long work shows one progress line while it runs: autotuning (candidate i of n,
+        # best so far), compiling many kernels, the --repeat runs
+        self.progress = ProgressLine()
+        self.tuning_progress = autotuning.progress_to(self.progress.autotune) \
+            if args.autotune else contextlib.nullcontext()
         self.runs: list[_Run] = []      # the main run ends up first
         self.wall_ms: list[float] = []
 
     def execute(self, cell: str) -> Any:
         __tracebackhide__ = True
-        with self.tuning, self.progress:
-            if self.other is not None:
-                with capture_output():      # the compare run's output stays hidden
-                    self._run(cell, self.other)
-            value = self._run(cell, self.device)
-            self.wall_ms = self._time(cell)
+        try:
+            with self.tuning, self.tuning_progress, compiling(self.progress):
+                if self.other is not None:
+                    with capture_output():      # the compare run's output stays hidden
+                        self._run(cell, self.other)
+                value = self._run(cell, self.device)
+                self.wall_ms = self._time(cell)
+        finally:
+            self.progress.close()
         return value
 
     def _run(self, cell: str, device: devices.Device) -> Any:
@@ -101,12 +106,14 @@ class _KernelCell:
         times: list[float] = []
         if not self.repeat:
             return times
-        with devices.default_device(self.device), capture_output(), \
+        with devices.default_device(self.device), \
                 Placement(self.shell.user_ns, cell, self.device):
-            for _ in range(self.repeat):
-                t0 = time.perf_counter()
-                run_cell_body(self.shell, cell, self.header)
-                times.append((time.perf_counter() - t0) * 1e3)
+            for i in range(self.repeat):
+                self.progress.update("--repeat", i + 1, self.repeat)
+                with capture_output():      # outside it, the progress line shows
+                    t0 = time.perf_counter()
+                    run_cell_body(self.shell, cell, self.header)
+                    times.append((time.perf_counter() - t0) * 1e3)
         return times
 
     def show(self, error: Optional[BaseException]) -> None:

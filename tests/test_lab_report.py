@@ -17,7 +17,7 @@ from jaxlab.events import KernelEvent
 from jaxlab.lab.lexers import WatLexer, highlight_lines
 from jaxlab.lab.profile import trace, write_trace
 from jaxlab.lab.report import MIME, Comparison, ErrorReport, Report, jsonable
-from jaxlab.lab.view import to_html
+from jaxlab.lab.view import code, to_html, to_json
 
 SCRIPT = "<script>alert(1)</script>"
 ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;"
@@ -321,3 +321,12 @@ def test_write_trace_is_valid_json(tmp_path):
 def test_jsonable():
     assert jsonable({1: (np.int8(2), [np.array([1.5])]), "x": float("inf"), "o": object}) == \
         {"1": [2, [[1.5]]], "x": None, "o": "<class 'object'>"}
+
+
+def test_a_capped_listing_carries_its_whole_text_for_the_renderer_only() -> None:
+    source = "\n".join(f"line_{i} = {i}" for i in range(100))
+    kept = code(source, "python", cap=10, keep_full=True)
+    assert kept.full == source and to_json(kept)["full"] == source
+    assert "line_50 " not in to_html(kept)            # the static HTML stays capped
+    assert code(source, "python", cap=10).full is None
+    assert code(source, "python", cap=None, keep_full=True).full is None   # nothing left out

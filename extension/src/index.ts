@@ -34,7 +34,8 @@ export interface TableNode {
  * classes as `class:length` runs (lengths in code points); or a gap of omitted lines.
  */
 export type CodePart = { from: number; text: string; runs: string; marked: number[] } | { gap: number };
-export interface CodeNode { t: 'code'; language: string; parts: CodePart[] }
+/** `full`: the whole text of a capped listing, where the report had room for it. */
+export interface CodeNode { t: 'code'; language: string; parts: CodePart[]; full?: string | null }
 
 /** One line's tokens: its text cut as its runs say. */
 export function tokens(line: string, runs: string): [string, string][] {
@@ -204,7 +205,28 @@ class Drawer {
         text.push(line);
       });
     }
-    return this.withCopy(pre, () => text.join('\n'));
+    const omitted = node.parts.reduce((n, part) => n + ('gap' in part ? part.gap : 0), 0);
+    const shown = { whole: false };
+    const box = this.withCopy(pre, () => (shown.whole ? node.full ?? '' : text.join('\n')));
+    if (omitted && node.full != null) {
+      const lines = node.full.replace(/\n$/, '').split('\n');
+      const reveal = uiButton(`show all ${lines.length} lines`, 'the whole source, unhighlighted', () => {
+        pre.textContent = '';
+        lines.forEach((line, i) => {
+          const span = element('span', 'jl-line');
+          span.appendChild(element('span', 'jl-ln', String(i + 1)));
+          span.appendChild(document.createTextNode(line));
+          pre.appendChild(span);
+        });
+        shown.whole = true;
+        reveal.remove();
+      });
+      box.insertBefore(reveal, pre);
+    } else if (omitted) {
+      box.insertBefore(element('span', 'jl-ui jl-muted',
+        'the whole source is too long to keep in the report'), pre);
+    }
+    return box;
   }
 
   private withCopy(pre: HTMLElement, text: () => string): HTMLElement {

@@ -34,6 +34,10 @@ _DISPATCH_ROWS = 12      # per-dispatch times listed per kernel
 # Generated-source lines a report embeds, shared by its kernels (at least _MIN_LISTING
 # each): a 10-kernel report stays near 120 kB in all three views together.
 _LISTING_BUDGET = 160
+# Characters of whole generated sources a report embeds for the renderer's "show all
+# lines" (sources beyond it stay capped there too, and say so): the report of a
+# 10-kernel cell must stay under 200 kB.
+_FULL_TEXT_BUDGET = 10_000
 _MIN_LISTING = 10
 
 
@@ -255,6 +259,22 @@ class Report:
         self.full_sources = full_sources     # else long listings keep their head and tail
         self.origins = origins or {}         # kernel key -> the jitted function that ran it
         self.groups = group_events(self.events)
+        self.listing_cap = max(_MIN_LISTING, _LISTING_BUDGET // max(len(self.groups), 1))
+        self.whole_sources = self._whole_sources()
+
+    def _whole_sources(self) -> set[int]:
+        """The groups (by id) whose capped source also goes in whole, for the renderer's
+        "show all lines": the shortest first, while they fit in the budget."""
+        capped = sorted((len(g.first.source), id(g)) for g in self.groups
+                        if g.first.source.count("\n") > self.listing_cap)
+        chosen: set[int] = set()
+        spent = 0
+        for size, key in capped:
+            if spent + size > _FULL_TEXT_BUDGET:
+                break
+            chosen.add(key)
+            spent += size
+        return chosen
 
     # -- the model --
     def devices(self) -> list[str]:
@@ -376,9 +396,9 @@ class Report:
             found = "tuning", tuning_nodes(e.tuning)
         elif name == "source" and e.source:
             language = e.source_language or "text"
-            cap = None if self.full_sources else \
-                max(_MIN_LISTING, _LISTING_BUDGET // len(self.groups))
-            found = f"source ({language})", [code(e.source, language, cap=cap)]
+            cap = None if self.full_sources else self.listing_cap
+            found = f"source ({language})", [code(e.source, language, cap=cap,
+                                                  keep_full=id(g) in self.whole_sources)]
         elif name == "timings":
             found = "timings", _timings(g)
         if found is None:

@@ -116,9 +116,12 @@ class Gap:
 
 @dataclass(frozen=True)
 class Code:
-    """Highlighted, numbered source (possibly an excerpt, with gaps)."""
+    """Highlighted, numbered source (possibly an excerpt, with gaps); `full` is the
+    whole text of a capped listing where it was small enough to embed, for the live
+    renderer's "show all lines" (the static HTML stays capped)."""
     language: str
     lines: tuple[Union[CodeLine, Gap], ...]
+    full: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -154,10 +157,11 @@ Node = Union[Line, Table, Code, Pre, Fold, Columns, Block]
 # --- source listings ----------------------------------------------------------------------
 
 def code(source: str, language: str, marked: Iterable[int] = (),
-         lines: Optional[range] = None, cap: Optional[int] = MAX_LINES) -> Code:
+         lines: Optional[range] = None, cap: Optional[int] = MAX_LINES,
+         keep_full: bool = False) -> Code:
     """`source` highlighted; `marked` lines (1-based) shaded as faulty; `lines`
     (0-based) picks an excerpt; a listing longer than `cap` lines keeps its head
-    and tail around a gap (None: whole)."""
+    and tail around a gap (None: whole), and with `keep_full` its whole text too."""
     marked = set(marked)
     raw = source.splitlines()
     picked: list[Optional[int]] = list(lines if lines is not None else range(len(raw)))
@@ -170,9 +174,10 @@ def code(source: str, language: str, marked: Iterable[int] = (),
     for run in _runs([i for i in picked if i is not None]):
         tokens.update(zip(run, tokenize("\n".join(raw[run[0]:run[-1] + 1]), language)))
     omitted = len(raw) - head - tail if None in picked else 0
+    full = source if omitted and keep_full else None
     return Code(language, tuple(Gap(omitted) if i is None else
                                 CodeLine(i + 1, tokens.get(i, ()), i + 1 in marked)
-                                for i in picked))
+                                for i in picked), full)
 
 
 def _runs(indices: list[int]) -> list[list[int]]:
@@ -334,7 +339,8 @@ def to_json(node: Node) -> dict[str, Any]:
                          for r in node.rows],
                 "keys": None if node.keys is None else [list(k) for k in node.keys]}
     if isinstance(node, Code):
-        return {"t": "code", "language": node.language, "parts": _code_parts(node)}
+        return {"t": "code", "language": node.language, "parts": _code_parts(node),
+                "full": node.full}
     if isinstance(node, Pre):
         return {"t": "pre", "text": node.text}
     if isinstance(node, Fold):

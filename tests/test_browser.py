@@ -212,6 +212,26 @@ def stage_texts(html: str) -> list[str]:
     return parser.stages
 
 
+# Every capped listing the renderer drew offers its whole text or says it was too long
+# to keep; the first "show all N lines" leaves N lines and no gap, and is gone.
+SHOW_ALL = """() => {
+  const boxes = [...document.querySelectorAll('.jaxlab-report-app .jl-listing')]
+    .filter(box => box.querySelector('.jl-gap'));
+  const buttons = boxes.map(box => [...box.querySelectorAll('button')]
+    .find(b => b.textContent.startsWith('show all ')));
+  if (!boxes.length) return 'no capped listing';
+  if (boxes.some((box, i) => !buttons[i] && !box.textContent.includes('too long to keep')))
+    return 'a capped listing with neither';
+  const i = buttons.findIndex(b => b);
+  if (i < 0) return 'no show-all button';
+  const count = Number(buttons[i].textContent.split(' ')[2]);
+  buttons[i].click();
+  const pre = boxes[i].querySelector('pre');
+  if (pre.querySelector('.jl-gap') || boxes[i].contains(buttons[i])) return 'still capped';
+  return pre.querySelectorAll('.jl-line').length === count ? 'ok' : 'wrong line count';
+}"""
+
+
 def test_report_and_widget_render_in_jupyterlab(lab: str, tmp_path: Path) -> None:
     executable = chromium()
     sync_api = pytest.importorskip("playwright.sync_api")
@@ -250,6 +270,9 @@ def test_report_and_widget_render_in_jupyterlab(lab: str, tmp_path: Path) -> Non
             assert shown.locator("pre.jl-code span.jl-line span[class]").count() > 3
             assert "right / left" in report.nth(2).text_content()
             assert report.nth(2).locator(".jl-column").count() == 2
+
+            # a capped listing: "show all N lines" puts the whole source in its place
+            assert page.evaluate(SHOW_ALL) == "ok"
 
             # the static HTML's table cells stay left-aligned inside JupyterLab's CSS
             static_td = page.locator(".jp-RenderedHTMLCommon .jaxlab-report td").nth(1)

@@ -35,9 +35,10 @@ _DISPATCH_ROWS = 12      # per-dispatch times listed per kernel
 # each): a 10-kernel report stays near 120 kB in all three views together.
 _LISTING_BUDGET = 160
 # Characters of whole generated sources a report embeds for the renderer's "show all
-# lines" (sources beyond it stay capped there too, and say so): the report of a
-# 10-kernel cell must stay under 200 kB.
-_FULL_TEXT_BUDGET = 10_000
+# lines", divided by its number of kernels (sources beyond it stay capped there too,
+# and say so): a one-kernel report keeps a long WAT whole, the report of a 10-kernel
+# cell stays under 200 kB.
+_FULL_TEXT_BUDGET = 100_000
 _MIN_LISTING = 10
 
 
@@ -267,10 +268,11 @@ class Report:
         "show all lines": the shortest first, while they fit in the budget."""
         capped = sorted((len(g.first.source), id(g)) for g in self.groups
                         if g.first.source.count("\n") > self.listing_cap)
+        budget = _FULL_TEXT_BUDGET // max(len(self.groups), 1)
         chosen: set[int] = set()
         spent = 0
         for size, key in capped:
-            if spent + size > _FULL_TEXT_BUDGET:
+            if spent + size > budget:
                 break
             chosen.add(key)
             spent += size

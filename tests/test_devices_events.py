@@ -73,8 +73,9 @@ def test_mixing_devices_names_both_operands(backend: str, op: str) -> None:
     assert str(here) in message and str(there) in message and "device_put" in message
     assert "[3]" in message
     # raised near the user's call: only the dispatch frames lie between it and this test
-    frames = [tb.tb_frame.f_code.co_filename for tb in _walk(info.value.__traceback__)]
-    assert len([f for f in frames if "/jaxlab/" in f]) <= 4, frames
+    # (jaxlab's frames told by module name: a checkout may itself sit in a folder named jaxlab)
+    modules = [tb.tb_frame.f_globals.get("__name__", "") for tb in _walk(info.value.__traceback__)]
+    assert len([m for m in modules if m == "jaxlab" or m.startswith("jaxlab.")]) <= 4, modules
     # the fix the message names works, and the engine is still usable
     moved = MIXED_OPS[op](a, jaxlab.device_put(b, here))
     expected = {"add": [2, 3, 4], "dot": 6, "where": [1, 2, 3], "jit": [1, 2, 3]}[op]

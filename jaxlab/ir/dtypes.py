@@ -103,7 +103,7 @@ def to_dtype(d, where: str | None = "jaxlab") -> DType:
 
 def _stacklevel_outside_jaxlab() -> int:
     """warnings.warn's stacklevel of the first caller outside the jaxlab package."""
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
     frame, level = sys._getframe(1), 1
     while frame is not None and frame.f_code.co_filename.startswith(package):
         frame, level = frame.f_back, level + 1

@@ -3,6 +3,7 @@ threefry key. The data is a uint32 array of shape `shape + (2,)`; the key array
 is a pytree node over it, so jit, vmap and grad carry keys as their raw words."""
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from jaxlab.tree_util import register_pytree_node
@@ -46,10 +47,7 @@ class KeyArray:
 
     @property
     def size(self) -> int:
-        n = 1
-        for d in self.shape:
-            n *= d
-        return n
+        return math.prod(self.shape)
 
     def __len__(self) -> int:
         if not self.shape:

@@ -3,19 +3,17 @@ from __future__ import annotations
 
 from typing import Any
 
-X64_ISSUE = ("64-bit dtypes (jax_enable_x64) are not supported yet: jaxlab stores "
-             "bool, int32, uint32, float16 and float32 (64-bit storage: issue 15)")
+from jaxlab.ir import dtypes
 
 
 def _set_x64(value: Any) -> bool:
-    if value:
-        raise NotImplementedError(X64_ISSUE)
-    return False
+    dtypes.set_x64(bool(value))
+    return bool(value)
 
 
 # option -> (default, a check that returns the value to store)
 _OPTIONS = {
-    "jax_enable_x64": (False, _set_x64),
+    "jax_enable_x64": (dtypes.x64_enabled(), _set_x64),   # JAX_ENABLE_X64 sets the default
 }
 
 

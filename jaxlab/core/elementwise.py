@@ -91,7 +91,7 @@ def _div(x: Lazy, y: Lazy) -> Lazy:
 
 def _neg(x: Lazy) -> Lazy:
     _require("neg", x, not x.dtype.is_bool, "use logical_not")
-    return _op(AluOp.Sub, _const(x, 0), x) if x.dtype is DType.uint32 else \
+    return _op(AluOp.Sub, _const(x, 0), x) if x.dtype.is_int and not x.dtype.is_signed else \
         _op(AluOp.Mul, x, _const(x, -1))
 
 

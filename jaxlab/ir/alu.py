@@ -230,8 +230,9 @@ def _canonical_const(value: Any, dtype: DType) -> Any:
     if dtype.is_int:
         if isinstance(value, (float, np.floating)):
             value = int(value) if math.isfinite(value) else 0
-        v = int(value) % (1 << 32)
-        return v - (1 << 32) if dtype is DType.int32 and v >= 1 << 31 else v
+        bits = 8 * dtype.itemsize   # wrapped to the dtype, as a cast would
+        v = int(value) % (1 << bits)
+        return v - (1 << bits) if dtype.is_signed and v >= 1 << (bits - 1) else v
     return float(np.array(value, dtype=dtype.np))
 
 

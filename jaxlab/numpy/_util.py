@@ -25,7 +25,7 @@ def asarray_(x: Any, dtype: Optional[DType] = None) -> Array:
         return astype_(x, dtype) if dtype is not None else x
     if isinstance(x, Scalar) and not isinstance(x, np.generic):
         if dtype is None:
-            _check_int32(x)
+            _check_default_int(x)
             return scalar_(x, python_scalar_dtype(type(x)), weak=type(x) is not bool)
         if type(x) is int and dtype.is_int:
             _check_int(x, dtype, "Python integer {} out of bounds for {}")
@@ -64,19 +64,16 @@ def arraylike_(name: str, x: Any, position: int = 0) -> Array:
     return asarray_(x)
 
 
-_INT_BOUNDS = {DType.int32: (-(1 << 31), (1 << 31) - 1), DType.uint32: (0, (1 << 32) - 1)}
-
-
 def _check_int(value: int, dtype: DType, message: str) -> None:
-    lo, hi = _INT_BOUNDS.get(dtype, (-(1 << 63), (1 << 64) - 1))
-    if not lo <= value <= hi:
+    info = np.iinfo(dtype.np)
+    if not info.min <= value <= info.max:
         raise OverflowError(message.format(value, dtype))
 
 
-def _check_int32(x: Any) -> None:
-    """A Python int operand is an int32 first (JAX without x64), whatever it meets."""
+def _check_default_int(x: Any) -> None:
+    """A Python int operand is a default int first (int32 without x64), whatever it meets."""
     if type(x) is int:
-        _check_int(x, DType.int32, "Python int {} too large to convert to {}")
+        _check_int(x, python_scalar_dtype(int), "Python int {} too large to convert to {}")
 
 
 def scalar_(x: Any, dtype: DType, weak: bool) -> Array:
@@ -201,7 +198,7 @@ def _promoted(x: Any, dtype: DType, weak: bool) -> Array:
     if isinstance(x, ArrayBase):
         return astype_(x, dtype, weak)
     if isinstance(x, Scalar) and not isinstance(x, np.generic):
-        _check_int32(x)
+        _check_default_int(x)
         return scalar_(x, dtype, weak)
     return asarray_(x, dtype)
 

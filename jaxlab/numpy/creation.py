@@ -11,14 +11,16 @@ from jaxlab.array import Array, ArrayBase, wrap
 from jaxlab.engine import lazy as lz
 from jaxlab.engine.devices import current_device, default_device
 from jaxlab.engine.limits import check_array
-from jaxlab.ir.dtypes import DType, python_scalar_dtype, to_dtype
+from jaxlab.ir.dtypes import DType, default_float, default_int, python_scalar_dtype, to_dtype
 from jaxlab.numpy._util import asarray_, dtype_of, static_shape
 
 Shape = Any
 
 
-def _dt(dtype: Any, where: str, default: DType = DType.float32) -> DType:
-    return default if dtype is None else to_dtype(dtype, where)
+def _dt(dtype: Any, where: str, default: DType | None = None) -> DType:
+    if dtype is not None:
+        return to_dtype(dtype, where)
+    return default or default_float()
 
 
 def array(object: Any, dtype: Any = None, copy: bool = True) -> Array:  # noqa: A002
@@ -107,7 +109,7 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
     if step == 0:
         raise ValueError("arange: step must not be zero")
     values = (start, stop, step)
-    default = DType.float32 if any(isinstance(v, float) for v in values) else DType.int32
+    default = default_float() if any(isinstance(v, float) for v in values) else default_int()
     dt = _dt(dtype, "arange", default)
     return _made_on_host((_arange_length(start, stop, step),), dt,
                          lambda: np.arange(start, stop, step))

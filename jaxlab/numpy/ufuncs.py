@@ -16,7 +16,7 @@ import numpy as np
 from jaxlab.array import Array
 from jaxlab.core import elementwise as ew
 from jaxlab.core.primitives import Primitive
-from jaxlab.ir.dtypes import DType
+from jaxlab.ir.dtypes import DType, default_int, to_inexact
 from jaxlab.numpy._util import asarray_, astype_, broadcast_all, promote_args, promote_dtypes
 from jaxlab.numpy.creation import full
 
@@ -29,15 +29,16 @@ _UFUNC = "an elementwise op"   # names the op in same-rank broadcasting errors
 
 
 def _float_args(*xs: Any) -> list[Array]:
-    """Promoted to an inexact dtype: integers and booleans become float32."""
+    """Promoted to an inexact dtype: integers and booleans become float32 (float64
+    from 64-bit integers)."""
     dt = promote_dtypes(*xs)
-    return promote_args(*xs, dtype=dt if dt.is_float else DType.float32, op=_UFUNC)
+    return promote_args(*xs, dtype=to_inexact(dt), op=_UFUNC)
 
 
 def _numeric_args(*xs: Any) -> list[Array]:
-    """Promoted to a numeric dtype: booleans become int32."""
+    """Promoted to a numeric dtype: booleans become the default int."""
     dt = promote_dtypes(*xs)
-    return promote_args(*xs, dtype=DType.int32 if dt.is_bool else dt, op=_UFUNC)
+    return promote_args(*xs, dtype=default_int() if dt.is_bool else dt, op=_UFUNC)
 
 
 # kind -> (accepts the dtype?, what to say when not)
@@ -81,8 +82,9 @@ def _on_floats(body: Callable[..., Array]) -> Callable[..., Array]:
     @functools.wraps(body)
     def fn(*xs: Any) -> Array:
         xs = _float_args(*xs)
-        if xs[0].jdtype is DType.float16:   # compute in float32 and round once, as XLA does
-            return astype_(body(*(astype_(x, DType.float32) for x in xs)), DType.float16)
+        if xs[0].jdtype in (DType.float16, DType.bfloat16):   # compute in float32 and
+            half = xs[0].jdtype                                  # round once, as XLA does
+            return astype_(body(*(astype_(x, DType.float32) for x in xs)), half)
         return body(*xs)
     return fn
 

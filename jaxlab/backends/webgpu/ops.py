@@ -31,19 +31,22 @@ class Lang:
 
     def packed(self, dtype: DType) -> int:
         """Elements of `dtype` per u32 word when it has no WGSL storage type, else 1."""
-        if dtype is DType.bool:
-            return 4
-        return 2 if dtype is DType.float16 and not self.f16 else 1
+        if dtype is DType.float16:
+            return 1 if self.f16 else 2
+        return 4 // dtype.itemsize if dtype.itemsize < 4 else 1
 
     def storage(self, dtype: DType) -> str:
         return "u32" if self.packed(dtype) > 1 else self.vtype(dtype)
 
 
-_VTYPE = {DType.float32: "f32", DType.int32: "i32", DType.uint32: "u32", DType.bool: "bool"}
+# 8/16-bit integers and bfloat16 are computed in 32-bit values (see ir/widen.py)
+_VTYPE = {DType.float32: "f32", DType.bfloat16: "f32", DType.int32: "i32", DType.int16: "i32",
+          DType.int8: "i32", DType.uint32: "u32", DType.uint16: "u32", DType.uint8: "u32",
+          DType.bool: "bool"}
 
 
 def kind(dtype: DType) -> str:
-    return "f" if dtype.is_float else {DType.int32: "i", DType.uint32: "u", DType.bool: "b"}[dtype]
+    return "f" if dtype.is_float else "b" if dtype.is_bool else "i" if dtype.is_signed else "u"
 
 
 # (op -> operand kind -> template). {0} {1} {2} are the operands, {T} their

@@ -37,6 +37,8 @@ REDUCTIONS = {
     "mean": lambda m, x: m.mean(x),
     "cumsum": lambda m, x: m.cumsum(x),
     "matmul": lambda m, x: x.reshape(2, 4) @ x.reshape(4, 2),
+    "argsort": lambda m, x: m.argsort(x[::-1]),
+    "sort": lambda m, x: m.sort(x[::-1]),
 }
 
 
@@ -59,7 +61,7 @@ def test_elementwise_matches_jax(backend, name):
 
 
 @pytest.mark.parametrize("name", NARROW)
-def test_reductions_and_matmul_match_jax(backend, name):
+def test_reductions_sorts_and_matmul_match_jax(backend, name):
     for op, f in REDUCTIONS.items():
         _same(f(jnp, _pair(jnp, name)[0]), f(jjnp, _pair(jjnp, name)[0]))
 

@@ -57,7 +57,9 @@ def cast_array(x: np.ndarray, dtype: DType) -> np.ndarray:
 
 
 def _shift(fn: Callable) -> Callable:
-    return lambda a, b: fn(a, (b & 31).astype(a.dtype)).astype(a.dtype)
+    """Shifts use the amount's low 5 bits (6 for 64-bit values)."""
+    return lambda a, b: fn(a, (b & (63 if a.itemsize == 8 else 31)).astype(a.dtype)) \
+        .astype(a.dtype)
 
 
 def _threefry(k0, k1, c0, c1, which: int) -> np.ndarray:

@@ -135,17 +135,25 @@ def _shift_args(name: str, x: Any, y: Any) -> list[Array]:
 
 def left_shift(x: Any, y: Any) -> Array:
     x, y = _shift_args("left_shift", x, y)
-    # amounts outside [0, 32) shift every bit out, as in JAX (the primitive uses the low 5 bits)
-    return where((y >= 0) & (y < 32), _shl.bind(x, y), 0)
+    # amounts outside [0, width) shift every bit out, as in JAX (the primitive uses the
+    # amount's low 5 bits, 6 for 64-bit values; narrower ones shift in 32 bits and wrap)
+    width = _shift_width(x)
+    return where((y >= 0) & (y < width), _shl.bind(x, y), 0)
 
 
 def right_shift(x: Any, y: Any) -> Array:
-    """Arithmetic for int32, logical for uint32, as in JAX."""
+    """Arithmetic for signed integers, logical for unsigned ones, as in JAX."""
     x, y = _shift_args("right_shift", x, y)
-    if x.jdtype is DType.uint32:
-        return where(y < 32, _shr.bind(x, y), 0)
-    # an amount outside [0, 32) leaves only copies of the sign bit, as a shift by 31 does
-    return _shr.bind(x, where((y >= 0) & (y < 32), y, 31))
+    width = _shift_width(x)
+    if not x.jdtype.is_signed:
+        return where(y < width, _shr.bind(x, y), 0)
+    # an amount outside [0, width) leaves only copies of the sign bit, as width - 1 does
+    return _shr.bind(x, where((y >= 0) & (y < width), y, width - 1))
+
+
+def _shift_width(x: Array) -> int:
+    """The bits a shift acts on: 64 for 64-bit values, else the 32 of the primitive."""
+    return 64 if x.jdtype.itemsize == 8 else 32
 
 
 def true_divide(x: Any, y: Any) -> Array:

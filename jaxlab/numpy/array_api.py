@@ -5,13 +5,15 @@ traceable), the set functions and nonzero (data-dependent shapes: outside jit on
 DLPack exchange and __array_namespace_info__."""
 from __future__ import annotations
 
+import math
+import operator
 from typing import Any, NamedTuple, Optional
 
 import numpy as np
 
 from jaxlab import lax
 from jaxlab.array import Array, ArrayBase
-from jaxlab.ir.dtypes import DType
+from jaxlab.ir.dtypes import DType, default_int
 from jaxlab.numpy import creation, reductions, shape_ops, ufuncs
 from jaxlab.numpy._util import arraylike_, asarray_, canonical_axis, promote_dtypes
 
@@ -243,19 +245,43 @@ def unique_all(x: Any, /) -> UniqueAllResult:
 
 
 def nonzero(a: Any, *, size: Optional[int] = None, fill_value: Any = None) -> tuple[Array, ...]:
-    """Indices of the nonzero elements, one int32 array per axis (outside jit: the
-    count decides the shape; `size` is not supported yet)."""
-    if size is not None:
-        raise NotImplementedError("nonzero(size=...) is not supported yet")
-    data = _host("nonzero", a)
-    if data.ndim == 0:
+    """Indices of the nonzero elements, one array per axis. Without `size` the count
+    decides the shape (values needed: outside jit only); with it (also under jit) the
+    first `size` indices, padded with `fill_value` (0, or one per axis)."""
+    x = arraylike_("nonzero", a)
+    if x.ndim == 0:
         raise ValueError("Calling nonzero on 0d arrays is not allowed. Use jnp.atleast_1d "
                          "(scalar).nonzero() instead.")
-    return tuple(_device(i, DType.int32) for i in np.nonzero(data))
+    if size is None:
+        if fill_value is not None:
+            raise ValueError("fill_value must be None when size is None")
+        return tuple(_device(i, default_int()) for i in np.nonzero(_host("nonzero", x)))
+    return _nonzero_sized(x, operator.index(size), fill_value)
+
+
+def _nonzero_sized(x: Array, size: int, fill_value: Any) -> tuple[Array, ...]:
+    """Each nonzero element's flat position scattered to its rank among them (ranks
+    past `size` are dropped), then split into one index per axis."""
+    mask = shape_ops.ravel(x) != 0
+    index_dtype = default_int()
+    rank = reductions.cumsum(mask.astype(index_dtype)) - 1
+    slot = ufuncs.where(mask, rank, size)   # zeros go past the end: dropped
+    flat = creation.zeros(size, index_dtype).at[slot].set(
+        creation.arange(mask.size, dtype=index_dtype), mode="drop")
+    found = creation.arange(size, dtype=index_dtype) < reductions.sum(mask)
+    fills = fill_value if isinstance(fill_value, (tuple, list)) else \
+        (0 if fill_value is None else fill_value,) * x.ndim
+    if len(fills) != x.ndim:
+        raise ValueError(f"fill_value must be a scalar or a tuple of length {x.ndim}; "
+                         f"got {fill_value}")
+    strides = [math.prod(x.shape[d + 1:]) for d in range(x.ndim)]
+    return tuple(ufuncs.where(found, (flat // stride) % dim, asarray_(fill, index_dtype))
+                 for stride, dim, fill in zip(strides, x.shape, fills))
 
 
 def flatnonzero(a: Any, *, size: Optional[int] = None, fill_value: Any = None) -> Array:
-    return nonzero(shape_ops.ravel(arraylike_("flatnonzero", a)), size=size)[0]
+    return nonzero(shape_ops.ravel(arraylike_("flatnonzero", a)), size=size,
+                   fill_value=fill_value)[0]
 
 
 # --- DLPack ------------------------------------------------------------------------------

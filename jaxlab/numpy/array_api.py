@@ -13,7 +13,7 @@ import numpy as np
 
 from jaxlab import lax
 from jaxlab.array import Array, ArrayBase
-from jaxlab.ir.dtypes import DType, default_int
+from jaxlab.ir.dtypes import DType, canonical, default_float, default_int
 from jaxlab.numpy import creation, reductions, shape_ops, ufuncs
 from jaxlab.numpy._util import arraylike_, asarray_, canonical_axis, promote_dtypes
 
@@ -298,10 +298,12 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: Any = None) -> Array:
 class ArrayNamespaceInfo:
     """What the Array API standard's inspection API reports for jaxlab.numpy."""
 
-    _DTYPES = {"bool": ("bool",), "signed integer": ("int32",),
-               "unsigned integer": ("uint32",), "integral": ("int32", "uint32"),
-               "real floating": ("float16", "float32"), "complex floating": (),
-               "numeric": ("int32", "uint32", "float16", "float32")}
+    # the standard's dtype kinds, by NumPy kind letters (bfloat16 and float16 are
+    # jaxlab's but not the standard's: left out)
+    _KINDS = {"bool": "b", "signed integer": "i", "unsigned integer": "u", "integral": "iu",
+              "real floating": "f", "complex floating": "c", "numeric": "iufc"}
+    _STANDARD = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                 "uint64", "float32", "float64", "complex64", "complex128")
 
     def capabilities(self) -> dict:
         return {"boolean indexing": False, "data-dependent shapes": False,
@@ -316,22 +318,25 @@ class ArrayNamespaceInfo:
         return devices()
 
     def default_dtypes(self, *, device: Any = None) -> dict:
-        return {"real floating": np.dtype("float32"), "complex floating": None,
-                "integral": np.dtype("int32"), "indexing": np.dtype("int32")}
+        return {"real floating": default_float().np, "complex floating": None,
+                "integral": default_int().np, "indexing": default_int().np}
 
     def dtypes(self, *, device: Any = None, kind: Any = None) -> dict:
-        if kind is None:
-            names = ("bool", "int32", "uint32", "float16", "float32")
-        elif isinstance(kind, tuple):
-            names = tuple(dict.fromkeys(n for k in kind for n in self._dtype_names(k)))
-        else:
-            names = self._dtype_names(kind)
+        """The standard's dtypes arrays have now (64-bit ones with x64 only)."""
+        stored = {d.value for d in DType if canonical(d) is d}
+        names = [n for n in self._STANDARD if n in stored]
+        if kind is not None:
+            letters = "".join(self._kind_letters(k) for k in
+                              (kind if isinstance(kind, tuple) else (kind,)))
+            names = [n for n in names if np.dtype(n).kind in letters]
         return {n: np.dtype(n) for n in names}
 
-    def _dtype_names(self, kind: str) -> tuple:
-        if kind not in self._DTYPES:
-            raise ValueError(f"unknown dtype kind {kind!r}")
-        return self._DTYPES[kind]
+    def _kind_letters(self, kind: Any) -> str:
+        if isinstance(kind, str):
+            if kind not in self._KINDS:
+                raise ValueError(f"unknown dtype kind {kind!r}")
+            return self._KINDS[kind]
+        return np.dtype(kind).kind
 
 
 def __array_namespace_info__() -> ArrayNamespaceInfo:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 from typing import Any, Callable, Optional
 
@@ -171,6 +172,10 @@ def _placed(fn: Callable[..., Array]) -> Callable[..., Array]:
         if isinstance(out, tuple):   # linspace(retstep=True): (array, step)
             return (device_put(out[0], target),) + out[1:]
         return device_put(out, target)
+    signature = inspect.signature(fn)   # fn's, with the keyword (the Array API checks it)
+    placed.__signature__ = signature.replace(parameters=[
+        *signature.parameters.values(),
+        inspect.Parameter("device", inspect.Parameter.KEYWORD_ONLY, default=None)])
     return placed
 
 

@@ -109,7 +109,7 @@ def test_namespace_and_info(backend):
         x.__array_namespace__(api_version="1999.01")
     info = jnp.__array_namespace_info__()
     assert info.default_dtypes()["real floating"] == jnp.float32
-    assert set(info.dtypes(kind="integral")) == {"int32", "uint32"}
+    assert set(info.dtypes(kind="integral")) == {"int8", "int16", "int32", "uint8", "uint16", "uint32"}
     assert info.default_device().platform == backend
     assert backend in {d.platform for d in info.devices()}
 

@@ -5,6 +5,7 @@ broadcasts and promotes before binding), as in jax.lax.
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from jaxlab.core.primitives import lowerings, primitive, weak_preserving
@@ -211,7 +212,15 @@ def _atan2(y: Lazy, x: Lazy) -> Lazy:
                         _op(AluOp.Mul, y, zero)),
                     _op(AluOp.Mul, _const(x, 1.5707963267948966),
                         _op(AluOp.Where, y_neg, _const(x, -1.0), _const(x, 1.0))))
-    return _op(AluOp.Where, _eq(x, zero), at_x_zero, out)
+    out = _op(AluOp.Where, _eq(x, zero), at_x_zero, out)
+    # both infinite: a quarter (x = +inf) or three quarters (x = -inf) of pi, y's sign
+    inf = _const(x, math.inf)
+    both_inf = _op(AluOp.And, _eq(_abs(y), inf), _eq(_abs(x), inf))
+    corner = _op(AluOp.Where, _op(AluOp.Cmplt, x, zero), _const(x, 2.356194490192345),
+                 _const(x, 0.7853981633974483))
+    out = _op(AluOp.Where, both_inf, _op(AluOp.Where, y_neg, _neg(corner), corner), out)
+    nan_in = _op(AluOp.Or, _op(AluOp.Cmpne, y, y), _op(AluOp.Cmpne, x, x))
+    return _op(AluOp.Where, nan_in, _op(AluOp.Add, y, x), out)
 
 
 def _round(x: Lazy) -> Lazy:

@@ -55,6 +55,8 @@ def _cumulative(fold: Any, x: Any, axis: Optional[int], dtype: Any,
 
 def cumulative_sum(x: Any, /, *, axis: Optional[int] = None, dtype: Any = None,
                    include_initial: bool = False) -> Array:
+    x = arraylike_("cumulative_sum", x)   # counts in the default int, as sum (JAX)
+    dtype = reductions.summed_dtype(x.jdtype) if dtype is None else dtype
     return _cumulative(reductions.cumsum, x, axis, dtype, include_initial, 0, "cumulative_sum")
 
 
@@ -78,12 +80,13 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Array:
     a, b = asarray_(x1), asarray_(x2)
     if a.shape[axis] != b.shape[axis]:
         raise ValueError(f"vecdot: axis {axis} has sizes {a.shape[axis]} and {b.shape[axis]}")
-    return reductions.sum(ufuncs.multiply(a, b), axis=axis)
+    product = ufuncs.multiply(a, b)
+    return reductions.sum(product, axis=axis, dtype=product.dtype)   # no int promotion
 
 
 def count_nonzero(a: Any, axis: Any = None, keepdims: bool = False) -> Array:
     return reductions.sum(ufuncs.not_equal(arraylike_("count_nonzero", a), 0), axis=axis,
-                          keepdims=keepdims, dtype=DType.int32)
+                          keepdims=keepdims, dtype=default_int())
 
 
 def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None) -> Array:
@@ -107,7 +110,7 @@ def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = 
 
 
 def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False,
-             indexing: str = "xy") -> list[Array]:
+             indexing: str = "xy") -> tuple[Array, ...]:
     if indexing not in ("xy", "ij"):
         raise ValueError(f"Valid values for indexing are 'xy' and 'ij', got {indexing}")
     arrays = [shape_ops.ravel(arraylike_("meshgrid", x, i)) for i, x in enumerate(xi)]
@@ -120,7 +123,8 @@ def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False,
         full[axis_of[k]] = a.size
     out = [shape_ops.reshape(a, tuple(-1 if i == axis_of[k] else 1 for i in range(n)))
            for k, a in enumerate(arrays)]
-    return out if sparse else [shape_ops.broadcast_to(a, tuple(full)) for a in out]
+    # a tuple, as the standard (2025.12) says; JAX gives a list
+    return tuple(out if sparse else (shape_ops.broadcast_to(a, tuple(full)) for a in out))
 
 
 def nextafter(x1: Any, x2: Any, /) -> Array:
@@ -313,9 +317,9 @@ class ArrayNamespaceInfo:
         from jaxlab.engine.devices import current_device
         return current_device()
 
-    def devices(self) -> list:
+    def devices(self) -> tuple:
         from jaxlab.engine.devices import devices
-        return devices()
+        return tuple(devices())   # a tuple, as the standard (2025.12) says
 
     def default_dtypes(self, *, device: Any = None) -> dict:
         return {"real floating": default_float().np, "complex floating": None,

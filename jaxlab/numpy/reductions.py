@@ -33,7 +33,7 @@ def _accumulate(x: Array, fold: Callable[[Array], Array]) -> Array:
     return fold(x)
 
 
-def _summed_dtype(dt: DType) -> DType:
+def summed_dtype(dt: DType) -> DType:
     """sum/prod's result dtype, as JAX's: bools and integers narrower than the default
     int count in the default int (uint for unsigned ones)."""
     if dt.is_bool:
@@ -59,7 +59,7 @@ def _reduction(name: str, prim_name: str, sum_like: bool):
         if dtype is not None:
             x = astype_(x, to_dtype(dtype))
         elif sum_like:
-            x = astype_(x, _summed_dtype(x.jdtype))
+            x = astype_(x, summed_dtype(x.jdtype))
         axes = canonical_axes(axis, x.ndim)
         if not sum_like and initial is None and 0 in [x.shape[i] for i in axes]:
             raise ValueError(f"zero-size array to reduction operation {name} "

@@ -119,8 +119,9 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
         raise ValueError(f"Incompatible shapes for broadcasting: shapes={shapes}") from None
 
 
-def broadcast_arrays(*args: Any) -> list[Array]:
-    return broadcast_all(*(asarray_(a) for a in args))
+def broadcast_arrays(*args: Any) -> tuple[Array, ...]:
+    """A tuple, as the Array API standard (2025.12) says; JAX gives a list."""
+    return tuple(broadcast_all(*(asarray_(a) for a in args)))
 
 
 # --- selections: ranges along axes --------------------------------------------

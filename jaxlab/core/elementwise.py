@@ -202,7 +202,9 @@ def _atan2(y: Lazy, x: Lazy) -> Lazy:
     zero = _const(x, 0.0)
     pi = _const(x, 3.141592653589793)
     base = _op(AluOp.Atan, _op(AluOp.Div, y, x))
-    y_neg = _op(AluOp.Cmplt, _op(AluOp.Div, _const(y, 1.0), y), zero)  # true for -0.0 too
+    # y < 0, -0.0 included (1/-0 is -inf; 1/-inf is -0, hence both tests)
+    y_neg = _op(AluOp.Or, _op(AluOp.Cmplt, y, zero),
+                _op(AluOp.Cmplt, _op(AluOp.Div, _const(y, 1.0), y), zero))
     shift = _op(AluOp.Where, y_neg, _neg(pi), pi)
     out = _op(AluOp.Where, _op(AluOp.Cmplt, x, zero), _op(AluOp.Add, base, shift), base)
     x_neg_or_negzero = _op(AluOp.Cmplt, _op(AluOp.Div, _const(x, 1.0), x), zero)

@@ -1,8 +1,9 @@
 """Shared argument handling for jaxlab.numpy: conversion, promotion, broadcasting, axes."""
 from __future__ import annotations
 
+import functools
 import operator
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
@@ -51,6 +52,20 @@ def asarray_(x: Any, dtype: Optional[DType] = None) -> Array:
         for v in (int(data.min()), int(data.max())):   # Python ints, as JAX checks them
             _check_int(v, dt, "Python integer {} out of bounds for {}")
     return wrap(lz.from_numpy(data.astype(dt.np), dt, current_device()))
+
+
+def refuses_lists(fn: Callable[..., Any], arrays: Optional[int] = None) -> Callable[..., Any]:
+    """fn checking its array arguments as JAX's check_arraylike does: a list or tuple
+    (which NumPy would convert) raises TypeError. `arrays`: how many leading positional
+    arguments are arrays (None: all of them)."""
+    @functools.wraps(fn)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        for position, x in enumerate(args[:arrays]):
+            if isinstance(x, (list, tuple)):
+                raise TypeError(f"{fn.__name__} requires ndarray or scalar arguments, got "
+                                f"{type(x)} at position {position}.")
+        return fn(*args, **kwargs)
+    return checked
 
 
 def arraylike_(name: str, x: Any, position: int = 0) -> Array:

@@ -13,7 +13,7 @@ from jaxlab.engine import lazy as lz
 from jaxlab.engine.devices import current_device, default_device
 from jaxlab.engine.limits import check_array
 from jaxlab.ir.dtypes import DType, default_float, default_int, python_scalar_dtype, to_dtype
-from jaxlab.numpy._util import asarray_, dtype_of, static_shape
+from jaxlab.numpy._util import asarray_, dtype_of, refuses_lists, static_shape
 
 Shape = Any
 
@@ -182,6 +182,8 @@ def _placed(fn: Callable[..., Array]) -> Callable[..., Array]:
 _MADE_ON_A_DEVICE = ["array", "asarray", "full", "zeros", "ones", "empty", "zeros_like",
                      "ones_like", "full_like", "empty_like", "arange", "linspace", "eye",
                      "identity", "tri"]
+globals().update({name: refuses_lists(globals()[name], 1)   # as JAX: a list is no array
+                  for name in ("zeros_like", "ones_like", "full_like", "empty_like")})
 globals().update({name: _placed(globals()[name]) for name in _MADE_ON_A_DEVICE})
 
 __all__ = ["tril", "triu", "array", "asarray", "full", "zeros", "ones", "empty", "zeros_like", "ones_like",

@@ -18,7 +18,7 @@ from jaxlab.array import Array
 from jaxlab.core import indexing, movement
 from jaxlab.numpy._util import asarray_, astype_, broadcast_all, broadcast_to_, canonical_axes, \
     canonical_axis, canonical_shape, promote_dtypes
-from jaxlab.numpy._util import broadcast_shapes as broadcast_shapes_
+from jaxlab.numpy._util import broadcast_shapes as broadcast_shapes_, refuses_lists
 from jaxlab.numpy.ufuncs import where
 
 __all__ = ["reshape", "ravel", "transpose", "swapaxes", "moveaxis", "expand_dims", "squeeze",
@@ -407,3 +407,10 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Array:
     for ax, s in enumerate(total):
         a = take_static(a, ax, np.roll(np.arange(a.shape[ax]), s))
     return a
+
+# as JAX: lists and tuples are not arrays here (jnp.asarray converts them)
+globals().update({name: refuses_lists(globals()[name]) for name in (
+    "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_arrays")})
+globals().update({name: refuses_lists(globals()[name], 1) for name in (
+    "ravel", "flip", "squeeze", "transpose", "swapaxes", "moveaxis", "expand_dims",
+    "broadcast_to", "repeat", "tile", "roll")})

@@ -6,7 +6,7 @@ from typing import Any, Optional
 from jaxlab.array import Array
 from jaxlab.core.linalg import argsort_p, sort_p
 from jaxlab.core.primitives import Primitive
-from jaxlab.numpy._util import asarray_, canonical_axis
+from jaxlab.numpy._util import asarray_, canonical_axis, refuses_lists
 from jaxlab.numpy.shape_ops import flip, ravel
 
 __all__ = ["sort", "argsort"]
@@ -47,3 +47,5 @@ def argsort(a: Any, axis: Optional[int] = -1, *, kind: Any = None, order: Any = 
     axis = canonical_axis(axis, max(x.ndim, 1))
     backwards = _along(argsort_p, flip(x, axis), axis)
     return flip((x.shape[axis] - 1) - backwards, axis)
+
+sort, argsort = refuses_lists(sort, 1), refuses_lists(argsort, 1)   # as JAX

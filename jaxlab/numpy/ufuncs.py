@@ -17,7 +17,8 @@ from jaxlab.array import Array
 from jaxlab.core import elementwise as ew
 from jaxlab.core.primitives import Primitive
 from jaxlab.ir.dtypes import DType, default_int, to_inexact
-from jaxlab.numpy._util import asarray_, astype_, broadcast_all, promote_args, promote_dtypes
+from jaxlab.numpy._util import (asarray_, astype_, broadcast_all, promote_args, promote_dtypes,
+                                refuses_lists)
 from jaxlab.numpy.creation import full
 
 _LN2 = math.log(2.0)
@@ -515,3 +516,6 @@ __all__ = [
     "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "invert",
     "left_shift", "right_shift",
 ]
+
+# as JAX: lists and tuples are not arrays here (jnp.asarray converts them)
+globals().update({name: refuses_lists(globals()[name]) for name in __all__})

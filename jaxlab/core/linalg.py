@@ -194,10 +194,11 @@ def _jvp_triangular_solve(primals, tangents, **params):
     """x = op(a)^-1 b: dx = op(a)^-1 (db - op(da) x) (left side)."""
     (a, b), (ta, tb) = primals, tangents
     x = triangular_solve_p.bind(a, b, **params)
-    import jaxlab.numpy as jnp
-    tri = jnp.tril if params.get("lower") else jnp.triu
-    da = tri(ta, -1) if params.get("unit_diagonal") else tri(ta)
-    da = jnp.swapaxes(da, -1, -2) if params.get("transpose_a") else da
+    from jaxlab.core import rule_ops
+    lower = bool(params.get("lower"))
+    strict = -1 if lower else 1   # a unit diagonal is not read: only the strict triangle
+    da = rule_ops.triangle(ta, strict if params.get("unit_diagonal") else 0, lower)
+    da = rule_ops.swapaxes(da, -1, -2) if params.get("transpose_a") else da
     rhs = tb - (da @ x if params.get("left_side") else x @ da)
     return [x], [triangular_solve_p.bind(a, rhs, **params)]
 
@@ -210,14 +211,14 @@ def _t_triangular_solve(cts, a, b, **params):
 
 def _jvp_cholesky(primals, tangents):
     """dL = L phi(L^-1 dA L^-T), phi = lower triangle with half the diagonal."""
-    import jaxlab.numpy as jnp
+    from jaxlab.core import rule_ops
     (a,), (ta,) = primals, tangents
     low = cholesky_p.bind(a)
-    sym = (ta + jnp.swapaxes(ta, -1, -2)) * 0.5
+    sym = (ta + rule_ops.swapaxes(ta, -1, -2)) * 0.5
     tmp = triangular_solve_p.bind(low, sym, left_side=True, lower=True)
     inner = triangular_solve_p.bind(low, tmp, left_side=False, lower=True, transpose_a=True)
     n = a.shape[-1]
-    phi = jnp.tril(inner, -1) + inner * jnp.eye(n, dtype=a.dtype) * 0.5
+    phi = rule_ops.triangle(inner, -1, lower=True) + inner * rule_ops.eye(n, a.jdtype) * 0.5
     return [low], [low @ phi]
 
 

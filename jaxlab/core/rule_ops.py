@@ -14,7 +14,7 @@ import numpy as np
 from jaxlab.array import ArrayBase
 from jaxlab.core import values
 from jaxlab.core.elementwise import binary_prims, eq_p, select_n_p
-from jaxlab.core.movement import broadcast_in_dim_p, transpose_p
+from jaxlab.core.movement import broadcast_in_dim_p, reshape_p, slice_p, transpose_p
 from jaxlab.ir.dtypes import DType
 
 
@@ -78,6 +78,22 @@ def swapaxes(x: Any, axis1: int, axis2: int) -> Any:
     order = list(range(x.ndim))
     order[axis1], order[axis2] = order[axis2], order[axis1]
     return transpose(x, order)
+
+
+def expand_dims(x: Any, axis: int) -> Any:
+    """x with a new axis of size 1 at `axis` (negative: counted in the result)."""
+    shape = list(x.shape)
+    shape.insert(axis % (x.ndim + 1), 1)
+    return reshape_p.bind(x, new_sizes=tuple(shape))
+
+
+def diagonal(x: Any) -> Any:
+    """The diagonal of the last two (equal) axes: every (n+1)-th element of each matrix."""
+    n = x.shape[-1]
+    flat = reshape_p.bind(x, new_sizes=tuple(x.shape[:-2]) + (n * n,))
+    lead = tuple(flat.shape[:-1])
+    return slice_p.bind(flat, start_indices=(0,) * flat.ndim, limit_indices=lead + (n * n,),
+                        strides=(1,) * len(lead) + (n + 1,))
 
 
 def iota(n: int) -> Any:

@@ -200,3 +200,11 @@ def test_jit_closing_over_a_lazy_array_leaves_it_usable(backend):
     step = jaxlab.jit(lambda w: jaxlab.grad(lambda v: (v * data).sum())(w))
     assert_close(step(jnp.ones(6)), np.arange(6, dtype=np.float32) * 2)
     assert_close(data + 1, np.arange(6, dtype=np.float32) * 2 + 1)
+
+
+def test_constant_nans_keep_their_sign(backend):
+    nan = float("nan")
+    for value in (nan, -nan):
+        for made in (jnp.full((3,), value), jnp.ones(3) * value):
+            np.testing.assert_array_equal(np.signbit(np.asarray(made)), np.signbit(value))
+            np.testing.assert_array_equal(np.asarray(jnp.signbit(made)), np.signbit(value))

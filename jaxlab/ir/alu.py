@@ -53,9 +53,10 @@ COMMUTATIVE = frozenset({AluOp.Add, AluOp.Mul, AluOp.Min, AluOp.Max, AluOp.And, 
 
 
 def _arg_key(arg: Any) -> Any:
-    # 0.0 == -0.0 and nan != nan: key floats by their text so both intern correctly.
+    # 0.0 == -0.0 and nan != nan: key floats by their text so both intern correctly
+    # (and NaN by its sign too: repr writes -nan as "nan")
     if isinstance(arg, float):
-        return ("f", repr(arg))
+        return ("f", repr(arg), math.copysign(1.0, arg))
     return arg
 
 

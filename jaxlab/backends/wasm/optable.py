@@ -167,8 +167,8 @@ def templates(op: AluOp, out_kind: Kind, in_kind: Kind) -> Templates:
 
 # --- constants and moving between scalar and vector forms --------------------
 def _float_text(v: float) -> str:
-    if math.isnan(v):
-        return "nan"
+    if math.isnan(v):   # a NaN keeps its sign bit, as np.signbit sees it
+        return "-nan" if math.copysign(1.0, v) < 0 else "nan"
     if math.isinf(v):
         return "inf" if v > 0 else "-inf"
     return repr(float(v))   # the shortest text that parses back to the same f32

@@ -234,9 +234,9 @@ def const_text(value: Any, dtype: DType, lang: Lang, needs: set[str]) -> str:
     t = lang.vtype(dtype)
     suffix = "h" if t == "f16" else "f"
     v = float(value)
-    if np.isnan(v):
+    if np.isnan(v):   # a NaN keeps its sign bit, as np.signbit sees it
         needs.add(f"nan_{t}")
-        return f"nan_{t}()"
+        return f"(-nan_{t}())" if np.signbit(v) else f"nan_{t}()"
     if np.isinf(v):
         needs.add(f"inf_{t}")
         return f"inf_{t}()" if v > 0 else f"(-inf_{t}())"

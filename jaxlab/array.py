@@ -92,7 +92,10 @@ class Array(ArrayBase):
         return self
 
     def to_numpy(self) -> np.ndarray:
-        return self._realize().buffer.to_numpy().reshape(self.shape)
+        data = self._realize().buffer.to_numpy()
+        if self.jdtype.is_complex:   # stored as interleaved parts: NumPy's own layout
+            data = data.view(self.jdtype.np)
+        return data.reshape(self.shape)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         out = self.to_numpy()

@@ -13,6 +13,7 @@ from jaxlab.numpy.products import *  # noqa: F401,F403
 from jaxlab.numpy.sorting import *  # noqa: F401,F403
 from jaxlab.numpy import linalg  # noqa: F401
 from jaxlab.numpy.indexing import *  # noqa: F401,F403  (also x[idx] and x.at)
+from jaxlab.numpy.complex_functions import *  # noqa: F401,F403
 from jaxlab.numpy import _methods  # noqa: F401  (operators and methods on Array)
 from jaxlab.numpy.comparison import *  # noqa: F401,F403
 from jaxlab.numpy.convolution import *  # noqa: F401,F403

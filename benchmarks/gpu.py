@@ -1,9 +1,10 @@
 """GPU figures for the webgpu device against PyTorch (and JAX) on the same GPU.
 
-    python -m benchmarks.gpu [--out FILE] [--workloads W1,W2,W3,W5,W4]
+    python -m benchmarks.gpu [--out FILE] [--workloads W1,W2,W3,W5,W4,W8,W9]
 
 W1/W2 are reported as a fraction of a device-to-device copy's bandwidth, W3/W5
-as a fraction of cuBLAS/cuDNN fp32 (TF32 off), W4 as a ratio to JAX on the GPU.
+as a fraction of cuBLAS/cuDNN fp32 (TF32 off), W4 as a ratio to JAX on the GPU,
+W8/W9 (FFT) as a fraction of cuFFT through torch.fft (target >= 0.3).
 jaxlab's time is the GPU timestamp-query time of its kernels when the adapter
 has them (else wall time around a synchronised call); the peers' times come
 from CUDA events. Every result is checked against NumPy first.
@@ -20,6 +21,8 @@ import numpy as np
 from benchmarks.workloads import WORKLOADS, _w4_step
 
 REPEATS = 10
+_REFERENCE_LABELS = {"W1": "D2D copy", "W2": "D2D copy", "W3": "cuBLAS fp32",
+                     "W8": "cuFFT (torch.fft)", "W9": "cuFFT (torch.fft)"}
 
 
 def _cuda_time(fn: Callable[[], Any], torch: Any) -> float:
@@ -54,6 +57,10 @@ def torch_figures(torch: Any, inputs: dict[str, tuple]) -> dict[str, float]:
     if "W5" in inputs:
         x, w = (torch.from_numpy(v).to(dev) for v in inputs["W5"])
         out["W5"] = _cuda_time(lambda: torch.nn.functional.conv2d(x, w, padding=1), torch)
+    for name in ("W8", "W9"):   # cuFFT, along the last axis as jnp.fft.fft
+        if name in inputs:
+            z = torch.from_numpy(inputs[name][0]).to(dev)
+            out[name] = _cuda_time(lambda z=z: torch.fft.fft(z), torch)
     return out
 
 
@@ -112,7 +119,7 @@ def dispatch_readback_us() -> tuple[float, float]:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--workloads", default="W1,W2,W3,W5,W4")
+    ap.add_argument("--workloads", default="W1,W2,W3,W5,W4,W8,W9")
     ap.add_argument("--out", default="benchmarks/RESULTS-gpu.md")
     args = ap.parse_args(argv)
     import jaxlab
@@ -147,12 +154,11 @@ def main(argv: list[str] | None = None) -> None:
         inp = inputs[name]
         dev_s, wall_s, out = jaxlab_seconds(name, inp)
         want = w.numpy(*inp)
-        got = np.asarray(out, dtype=np.float64)
+        got = np.asarray(out).astype(np.complex128 if np.iscomplexobj(out) else np.float64)
         err = float(np.max(np.abs(got - want)) / (np.max(np.abs(want)) + 1e-30))
         ref_name = f"{name}-copy" if name in ("W1", "W2") else name
         ref_s = ref[ref_name]
-        label = "D2D copy" if name in ("W1", "W2") else ("cuBLAS fp32" if name == "W3"
-                                                           else "cuDNN fp32")
+        label = _REFERENCE_LABELS.get(name, "cuDNN fp32")
         fig = w.work(inp) / dev_s
         lines.append(f"| {name} | {dev_s * 1e3:.3f} | {wall_s * 1e3:.3f} | {label} | "
                      f"{ref_s * 1e3:.3f} | {fig:.1f} {w.unit} | {ref_s / dev_s:.2f} "

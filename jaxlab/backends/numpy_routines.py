@@ -116,9 +116,18 @@ def _qr(a: np.ndarray, *, full_matrices: bool) -> list[np.ndarray]:
             r.reshape(*batch, *r.shape[-2:]).astype(a.dtype)]
 
 
+def _fft(x: np.ndarray, twiddles: np.ndarray, *, inverse: bool) -> list[np.ndarray]:
+    """Unscaled DFTs of the rows of x, complex values stored as (re, im) pairs: NumPy's
+    pocketfft (the twiddle table is for generated code)."""
+    rows = np.ascontiguousarray(x).view(np.complex64)[..., 0]
+    out = np.fft.ifft(rows, axis=-1, norm="forward") if inverse else np.fft.fft(rows, axis=-1)
+    return [out.astype(np.complex64)[..., None].view(np.float32)]
+
+
 ROUTINE_IMPLS: dict[str, Callable[..., list[np.ndarray]]] = {
     "sort": _sort, "argsort": _argsort, "cholesky": _cholesky,
     "triangular_solve": _triangular_solve, "lu": _lu, "eigh": _eigh, "svd": _svd, "qr": _qr,
+    "fft": _fft,
 }
 
 

@@ -46,7 +46,7 @@ def _div(a: Lazy, b: Lazy) -> Lazy:
     return lz.elementwise(AluOp.Div, [a, b])
 
 
-def _neg(a: Lazy) -> Lazy:
+def negate(a: Lazy) -> Lazy:
     return _mul(a, _const(a, -1.0))
 
 
@@ -79,7 +79,8 @@ def _atan2(y: Lazy, x: Lazy) -> Lazy:
 
 # --- elementwise rules ---------------------------------------------------------------
 
-def _complex_mul(x: Any, y: Any) -> ComplexLazy:
+def multiply(x: Any, y: Any) -> ComplexLazy:
+    """Complex multiplication of two lazy values (either may be real)."""
     return cx.from_parts(*_cmul(*_parts(x), *_parts(y)))
 
 
@@ -132,7 +133,7 @@ def _complex_sqrt(z: ComplexLazy) -> ComplexLazy:
     re = _unary(AluOp.Sqrt, _mul(_add(r, a), half))
     im = _unary(AluOp.Sqrt, _mul(_lower_max(_sub(r, a), _const(a, 0.0)), half))
     negative_b = lz.elementwise(AluOp.Cmplt, [b, _const(b, 0.0)])
-    return cx.from_parts(re, lz.elementwise(AluOp.Where, [negative_b, _neg(im), im]))
+    return cx.from_parts(re, lz.elementwise(AluOp.Where, [negative_b, negate(im), im]))
 
 
 def _lower_max(a: Lazy, b: Lazy) -> Lazy:
@@ -140,7 +141,7 @@ def _lower_max(a: Lazy, b: Lazy) -> Lazy:
 
 
 def _cosh_sinh(x: Lazy) -> tuple[Lazy, Lazy]:
-    ep, em = _unary(AluOp.Exp, x), _unary(AluOp.Exp, _neg(x))
+    ep, em = _unary(AluOp.Exp, x), _unary(AluOp.Exp, negate(x))
     half = _const(x, 0.5)
     return _mul(_add(ep, em), half), _mul(_sub(ep, em), half)
 
@@ -153,7 +154,7 @@ def _complex_sin(z: ComplexLazy) -> ComplexLazy:
 def _complex_cos(z: ComplexLazy) -> ComplexLazy:
     ch, sh = _cosh_sinh(z.im)
     return cx.from_parts(_mul(_unary(AluOp.Cos, z.re), ch),
-                         _neg(_mul(_unary(AluOp.Sin, z.re), sh)))
+                         negate(_mul(_unary(AluOp.Sin, z.re), sh)))
 
 
 def _complex_abs(z: ComplexLazy) -> Lazy:
@@ -185,7 +186,7 @@ def _complex_pow(x: Any, y: Any) -> ComplexLazy:
     """x**y = exp(y log x); 0**y is 0 (1 where y is 0), as NumPy."""
     if not isinstance(x, ComplexLazy):
         x = cx.from_parts(*_parts(x))
-    out = _complex_exp(_complex_mul(y, _complex_log(x)))
+    out = _complex_exp(multiply(y, _complex_log(x)))
     x_zero = _complex_eq(x, cx.full(x.shape, 0.0, x.dtype, x.device))
     y_re, y_im = _parts(y)
     y_zero = lz.elementwise(AluOp.And, [lz.elementwise(AluOp.Xor, [lz.elementwise(
@@ -240,7 +241,7 @@ lowerings.update({real_p: _not_complex("real"), imag_p: _not_complex("imag"),
                   conj_p: _not_complex("conj"), complex_p: _complex_parts_rule})
 complex_lowerings.update({
     real_p: lambda z: z.re, imag_p: lambda z: z.im,
-    conj_p: lambda z: cx.from_parts(z.re, _neg(z.im)),
+    conj_p: lambda z: cx.from_parts(z.re, negate(z.im)),
 })
 
 
@@ -319,8 +320,8 @@ def _complex_gather(x: ComplexLazy, idx: Lazy, *, axis: int) -> ComplexLazy:
 
 _ELEMENTWISE = {
     ew.binary_prims["add"]: _partwise(AluOp.Add), ew.binary_prims["sub"]: _partwise(AluOp.Sub),
-    ew.binary_prims["mul"]: _complex_mul, ew.div_p: _complex_div,
-    ew.neg_p: lambda z: cx.from_parts(_neg(z.re), _neg(z.im)),
+    ew.binary_prims["mul"]: multiply, ew.div_p: _complex_div,
+    ew.neg_p: lambda z: cx.from_parts(negate(z.re), negate(z.im)),
     ew.eq_p: _complex_eq, ew.binary_prims["ne"]: _complex_ne,
     ew.unary_prims["exp"]: _complex_exp, ew.unary_prims["log"]: _complex_log,
     ew.unary_prims["sqrt"]: _complex_sqrt, ew.unary_prims["sin"]: _complex_sin,

@@ -439,6 +439,9 @@ def _qr(routine: Routine, ft: FloatType) -> tuple[list[str], list[str], _Layout,
 _GENERATORS: dict[str, Callable[[Routine, FloatType], tuple]] = {
     "eigh": _eigh, "svd": _svd, "qr": _qr,
 }
+from jaxlab.backends.wasm.fft_routine import generate_fft  # noqa: E402  (uses this module)
+
+_GENERATORS["fft"] = generate_fft
 
 
 def generated(routine: Routine) -> bool:
@@ -455,7 +458,9 @@ def generate(routine: Routine) -> Optional[RoutineCode]:
               **{f"in{i}": s for i, (s, _) in enumerate(routine.inputs)}}
     batch = routine.inputs[0][0][:-2]
     matrices = math.prod(batch)
-    stride = {a: math.prod(shapes[a][len(batch):]) * ft.size for a in shapes}
+    # an array of another rank (fft's twiddle table) is one for the whole batch
+    stride = {a: math.prod(shapes[a][len(batch):]) * ft.size
+              if len(shapes[a]) == len(batch) + 2 else 0 for a in shapes}
     buffers = [f"out{i}" for i in range(len(routine.outputs))] + \
         [f"in{i}" for i in range(len(routine.inputs))]
     empty = any(math.prod(s) == 0 for s, _ in (*routine.inputs, *routine.outputs))

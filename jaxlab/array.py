@@ -132,6 +132,9 @@ class Array(ArrayBase):
     def __int__(self) -> int:
         return self._scalar(int)
 
+    def __complex__(self) -> complex:
+        return self._scalar(complex)
+
     def __index__(self) -> int:
         if self.jdtype.is_float or self.jdtype.is_bool or self.ndim:
             raise TypeError(f"only 0-d integer arrays can be used as an index, got "

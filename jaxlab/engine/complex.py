@@ -151,14 +151,13 @@ def scalar(value: complex, dtype: DType, device: Device) -> ComplexLazy:
 
 
 def interleave(re: Lazy, im: Lazy) -> Lazy:
-    """The real array of shape S + (2,) with re in lane 0 and im in lane 1: one kernel
-    (each output element computes its lane's expression)."""
-    end = len(re.shape)
+    """The real array of shape S + (2,) with re in lane 0 and im in lane 1: one kernel,
+    out = where(lane == 0, re, im) over the parts' expressions."""
+    shape = re.shape + (2,)
     lanes = []
-    for lane, part in enumerate((re, im)):
+    for part in (re, im):
         if part.pending is not None:   # a partwise reduction: its value, then the lane
             part = lz.realize(part, "a complex part computed by a reduction")
-        column = lz.movement(part, "reshape", re.shape + (1,))
-        pads = ((0, 0),) * end + ((lane, 1 - lane),)
-        lanes.append(lz.movement(column, "pad", pads))
-    return lz.elementwise(AluOp.Add, lanes)
+        lanes.append(lz.broadcast(lz.movement(part, "reshape", re.shape + (1,)), shape))
+    lane0 = lz.pad_mask(re.shape + (1,), ((0, 0),) * len(re.shape) + ((0, 1),), re.device)
+    return lz.elementwise(AluOp.Where, [lane0] + lanes)

@@ -297,6 +297,12 @@ def _push(lz: Lazy, fn: Callable[[ShapeTracker], ShapeTracker], shape: tuple) ->
     return Lazy(shape, lz.dtype, lz.device, lz.exp.substitute(mapping), origin=lz.origin)
 
 
+def broadcast(lz: Lazy, shape: tuple) -> Lazy:
+    """expand without realizing first: for a caller that reads each copy only once
+    (complex storage reads a part in one of its two lanes)."""
+    return _push(lz, lambda st: st.expand(shape), tuple(shape))
+
+
 def is_cheap(lz: Lazy) -> bool:
     """Small and free of transcendental ops: recomputing it per use costs little."""
     nodes = lz.exp.toposort()

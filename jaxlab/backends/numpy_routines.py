@@ -119,9 +119,10 @@ def _qr(a: np.ndarray, *, full_matrices: bool) -> list[np.ndarray]:
 def _fft(x: np.ndarray, twiddles: np.ndarray, *, inverse: bool) -> list[np.ndarray]:
     """Unscaled DFTs of the rows of x, complex values stored as (re, im) pairs: NumPy's
     pocketfft (the twiddle table is for generated code)."""
-    rows = np.ascontiguousarray(x).view(np.complex64)[..., 0]
+    complex_type = np.result_type(x.dtype, np.complex64)   # complex64, or complex128 (x64)
+    rows = np.ascontiguousarray(x).view(complex_type)[..., 0]
     out = np.fft.ifft(rows, axis=-1, norm="forward") if inverse else np.fft.fft(rows, axis=-1)
-    return [out.astype(np.complex64)[..., None].view(np.float32)]
+    return [out.astype(complex_type)[..., None].view(x.dtype)]
 
 
 ROUTINE_IMPLS: dict[str, Callable[..., list[np.ndarray]]] = {

@@ -122,7 +122,7 @@ def _transform_rows(z: ComplexLazy, inverse: bool) -> ComplexLazy:
 
 def _pow2_rows(z: ComplexLazy, inverse: bool) -> ComplexLazy:
     rows, n = z.shape
-    twiddles = _twiddles(z.device, n, inverse)
+    twiddles = _twiddles(z.device, n, inverse, z.dtype)
     (out,) = run_routine("fft", [z.pair, twiddles], [((rows, n, 2), z.dtype.real_dtype)],
                          inverse=inverse)
     return cx.from_pair(out, z.dtype)
@@ -133,10 +133,10 @@ def _bluestein_rows(z: ComplexLazy, inverse: bool) -> ComplexLazy:
     convolution of length m (a power of two >= 2n - 1), by power-of-two transforms."""
     rows, n = z.shape
     m = 1 << (2 * n - 2).bit_length()
-    chirp = _chirp(z.device, n, inverse)                    # (1, n)
+    chirp = _chirp(z.device, n, inverse, z.dtype)           # (1, n)
     chirped = _pad_last(cr.multiply(z, _broadcast(chirp, z.shape)), m)
     spectrum = _pow2_rows(chirped, inverse=False)
-    kernel = _pow2_rows(_chirp_kernel(z.device, n, m, inverse), inverse=False)   # (1, m)
+    kernel = _pow2_rows(_chirp_kernel(z.device, n, m, inverse, z.dtype), inverse=False)
     product = cr.multiply(spectrum, _broadcast(kernel, spectrum.shape))
     back = _pow2_rows(product, inverse=True)
     result = _slice_last(_scale(back, 1.0 / m), 0, n)
@@ -146,10 +146,10 @@ def _bluestein_rows(z: ComplexLazy, inverse: bool) -> ComplexLazy:
 # --- constants computed on the host in float64, cached per device ----------------------
 
 @functools.lru_cache(maxsize=32)
-def _twiddles(device: Device, n: int, inverse: bool) -> Lazy:
-    """exp(-+2 pi i t / n) for t < n, interleaved as (n, 2) float32."""
+def _twiddles(device: Device, n: int, inverse: bool, dtype: DType) -> Lazy:
+    """exp(-+2 pi i t / n) for t < n, interleaved as (n, 2) parts."""
     angle = (2.0 if inverse else -2.0) * np.pi * np.arange(n) / n
-    return _upload(np.exp(1j * angle), device)
+    return _upload(np.exp(1j * angle), device, dtype)
 
 
 def _chirp_values(n: int, inverse: bool) -> np.ndarray:
@@ -159,25 +159,27 @@ def _chirp_values(n: int, inverse: bool) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=32)
-def _chirp(device: Device, n: int, inverse: bool) -> ComplexLazy:
-    pair = _upload(_chirp_values(n, inverse), device)
-    return cx.from_pair(lz.movement(pair, "reshape", (1, n, 2)), DType.complex64)
+def _chirp(device: Device, n: int, inverse: bool, dtype: DType) -> ComplexLazy:
+    pair = _upload(_chirp_values(n, inverse), device, dtype)
+    return cx.from_pair(lz.movement(pair, "reshape", (1, n, 2)), dtype)
 
 
 @functools.lru_cache(maxsize=32)
-def _chirp_kernel(device: Device, n: int, m: int, inverse: bool) -> ComplexLazy:
+def _chirp_kernel(device: Device, n: int, m: int, inverse: bool, dtype: DType) -> ComplexLazy:
     """conj(w) at 0..n-1 and, wrapped around, at m-n+1..m-1 (the negative lags)."""
     w = np.conj(_chirp_values(n, inverse))
     b = np.zeros(m, np.complex128)
     b[:n] = w
     b[m - n + 1:] = w[1:][::-1]
-    pair = _upload(b, device)
-    return cx.from_pair(lz.movement(pair, "reshape", (1, m, 2)), DType.complex64)
+    pair = _upload(b, device, dtype)
+    return cx.from_pair(lz.movement(pair, "reshape", (1, m, 2)), dtype)
 
 
-def _upload(values: np.ndarray, device: Device) -> Lazy:
-    parts = values.astype(np.complex64).view(np.float32).reshape(values.shape + (2,))
-    return lz.from_numpy(parts, DType.float32, device)
+def _upload(values: np.ndarray, device: Device, dtype: DType) -> Lazy:
+    """Complex values as the interleaved parts of `dtype`."""
+    real = dtype.real_dtype
+    parts = values.astype(dtype.np).view(real.np).reshape(values.shape + (2,))
+    return lz.from_numpy(parts, real, device)
 
 
 # --- movement and arithmetic on complex values ----------------------------------------

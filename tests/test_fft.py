@@ -58,6 +58,8 @@ def test_n_and_axis(backend):
     r = _r(4, 7)
     close_spectrum(jnp.fft.rfft(jnp.asarray(r), n=5, axis=0), np.fft.rfft(r, n=5, axis=0), 5)
     close_spectrum(jnp.fft.irfft(jnp.asarray(x), n=7, axis=0), np.fft.irfft(x, n=7, axis=0), 7)
+    square = _c(16, 16)   # as many rows as points: the twiddle table is still one table
+    close_spectrum(jnp.fft.fft(jnp.asarray(square)), np.fft.fft(square), 16)
     ints = np.arange(8)   # integers are transformed as float32 / complex64
     close_spectrum(jnp.fft.fft(jnp.asarray(ints)), np.fft.fft(ints).astype(np.complex64), 8)
 

@@ -145,11 +145,12 @@ def _bluestein_rows(z: ComplexLazy, inverse: bool) -> ComplexLazy:
 
 # --- constants computed on the host in float64, cached per device ----------------------
 
-@functools.lru_cache(maxsize=32)
+@functools.lru_cache(maxsize=8)
 def _twiddles(device: Device, n: int, inverse: bool, dtype: DType) -> Lazy:
-    """exp(-+2 pi i t / n) for t < n, interleaved as (n, 2) parts."""
+    """exp(-+2 pi i t / n) for t < n, interleaved as (1, n, 2) parts: a batch of one,
+    which every row of the routine's batch reads."""
     angle = (2.0 if inverse else -2.0) * np.pi * np.arange(n) / n
-    return _upload(np.exp(1j * angle), device, dtype)
+    return _upload(np.exp(1j * angle)[None], device, dtype)
 
 
 def _chirp_values(n: int, inverse: bool) -> np.ndarray:
@@ -158,13 +159,13 @@ def _chirp_values(n: int, inverse: bool) -> np.ndarray:
     return np.exp((1j if inverse else -1j) * np.pi * ((k * k) % (2 * n)) / n)
 
 
-@functools.lru_cache(maxsize=32)
+@functools.lru_cache(maxsize=8)
 def _chirp(device: Device, n: int, inverse: bool, dtype: DType) -> ComplexLazy:
     pair = _upload(_chirp_values(n, inverse), device, dtype)
     return cx.from_pair(lz.movement(pair, "reshape", (1, n, 2)), dtype)
 
 
-@functools.lru_cache(maxsize=32)
+@functools.lru_cache(maxsize=8)
 def _chirp_kernel(device: Device, n: int, m: int, inverse: bool, dtype: DType) -> ComplexLazy:
     """conj(w) at 0..n-1 and, wrapped around, at m-n+1..m-1 (the negative lags)."""
     w = np.conj(_chirp_values(n, inverse))

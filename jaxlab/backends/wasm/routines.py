@@ -458,9 +458,10 @@ def generate(routine: Routine) -> Optional[RoutineCode]:
               **{f"in{i}": s for i, (s, _) in enumerate(routine.inputs)}}
     batch = routine.inputs[0][0][:-2]
     matrices = math.prod(batch)
-    # an array of another rank (fft's twiddle table) is one for the whole batch
+    # an array whose leading dims are not the batch's (fft's twiddle table, batch dims
+    # of 1) is one for the whole batch: every matrix reads it
     stride = {a: math.prod(shapes[a][len(batch):]) * ft.size
-              if len(shapes[a]) == len(batch) + 2 else 0 for a in shapes}
+              if tuple(shapes[a][:len(batch)]) == tuple(batch) else 0 for a in shapes}
     buffers = [f"out{i}" for i in range(len(routine.outputs))] + \
         [f"in{i}" for i in range(len(routine.inputs))]
     empty = any(math.prod(s) == 0 for s, _ in (*routine.inputs, *routine.outputs))

@@ -57,7 +57,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 
 
 def plan_fft(b) -> None:
-    """Passes for routine "fft": inputs (rows, n, 2) and twiddles (n, 2), output alike."""
+    """Passes for routine "fft": inputs (rows, n, 2) and twiddles (1, n, 2), output as
+    the first input."""
     (shape, _), _tw = b.routine.inputs
     rows, n = math.prod(shape[:-2]), shape[-2]
     inverse = b.routine.param["inverse"]

@@ -170,3 +170,24 @@ def test_real_to_complex_grad_as_jax(backend):
         return m.sum(m.abs(m.exp(1j * v) * (v + 2j)) ** 2)
     close(jaxlab.grad(lambda v: f(jnp, v))(jnp.asarray(x)),
           np.asarray(jax.grad(lambda v: f(jjnp, v))(x)), rtol=1e-4, atol=1e-5)
+
+
+def test_loops_norms_and_creation(backend):
+    z = jnp.asarray(A[0])
+    close(jnp.linalg.norm(z), np.linalg.norm(A[0]).astype(np.float32), rtol=1e-5)
+    close(jnp.vdot(z, jnp.asarray(B[0])), np.vdot(A[0], B[0]), rtol=1e-5)
+    close(jnp.full(2, 1 + 1j), np.full(2, 1 + 1j, np.complex64))
+    loop = lambda v: jaxlab.lax.fori_loop(0, 3, lambda i, c: c * 1j + v, v)  # noqa: E731
+    expected = A[0]
+    for _ in range(3):
+        expected = expected * 1j + A[0]
+    close(loop(z), expected, rtol=1e-5)
+    close(jaxlab.jit(loop)(z), expected, rtol=1e-5)
+    ys = jaxlab.lax.scan(lambda c, x: (c + x, c * x), z[0], z)[1]
+    carry, want = A[0][0], []
+    for x in A[0]:
+        want.append(carry * x)
+        carry = carry + x
+    close(ys, np.array(want, np.complex64), rtol=1e-5)
+    with pytest.raises(TypeError, match="complex64"):
+        jnp.linalg.inv(jnp.asarray(_c(2, 2)))

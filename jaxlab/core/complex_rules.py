@@ -344,7 +344,8 @@ complex_lowerings.update({
 })
 # primitives holding jaxprs evaluate them with these same rules
 complex_lowerings.update({p: lowerings[p] for p in (
-    control_flow.cond_p, control_flow.while_p, custom_derivatives.custom_jvp_call_p,
+    control_flow.cond_p, control_flow.while_p, control_flow.scan_p,
+    custom_derivatives.custom_jvp_call_p,
     custom_derivatives.custom_vjp_call_p, custom_derivatives.custom_lin_p)})
 
 

@@ -350,6 +350,7 @@ complex_lowerings.update({p: lowerings[p] for p in (
 
 
 # --- differentiation and batching rules (JAX's: linear maps transpose, no conjugation) --
+from jaxlab.core import rule_ops  # noqa: E402
 from jaxlab.core.primitives import batch_rules, jvp_rules, transpose_rules  # noqa: E402
 from jaxlab.core.rule_helpers import batch_at_front, jvp_linear, zeros_like  # noqa: E402
 
@@ -367,6 +368,22 @@ def _t_complex(cts, re, im):
     return [real_p.bind(ct), ew.neg_p.bind(imag_p.bind(ct))]
 
 
+_real_abs_jvp = jvp_rules[ew.abs_p]
+
+
+def _jvp_abs(primals, tangents):
+    """d|z| = Re(conj(z) dz) / |z|, 0 at z = 0 (as JAX); real operands as before."""
+    (x,), (t,) = primals, tangents
+    if not x.jdtype.is_complex:
+        return _real_abs_jvp(primals, tangents)
+    out = ew.abs_p.bind(x)
+    at_zero = rule_ops.equal(out, 0.0)
+    slope = real_p.bind(ew.binary_prims["mul"].bind(conj_p.bind(x), t))
+    safe = rule_ops.where(at_zero, 1.0, out)
+    return [out], [rule_ops.where(at_zero, 0.0, ew.div_p.bind(slope, safe))]
+
+
+jvp_rules[ew.abs_p] = _jvp_abs
 for _p in (real_p, imag_p, conj_p, complex_p):
     jvp_rules[_p] = jvp_linear(_p)
     batch_rules[_p] = batch_at_front(_p)

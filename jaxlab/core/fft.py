@@ -238,34 +238,37 @@ complex_lowerings[fft_p] = _lower_fft
 
 
 # --- differentiation and batching (JAX's rules) -----------------------------------------
+from jaxlab.core import elementwise as ew, rule_ops, values  # noqa: E402
 from jaxlab.core.primitives import batch_rules, jvp_rules, transpose_rules  # noqa: E402
 from jaxlab.core.rule_helpers import batch_at_front, jvp_linear  # noqa: E402
 
 
-def _hermitian_mask(t: Any, n: int) -> Any:
-    """1 for the entries a real signal's spectrum holds once (0 and, n even, n/2), 2
-    for those standing for a conjugate pair too; along the last axis."""
-    import jaxlab.numpy as jnp
-    m = t.shape[-1]
-    mask = np.full(m, 2.0, np.float32)
-    mask[0] = 1.0
+def _hermitian_weights(like: Any, n: int, scale: float) -> Any:
+    """scale x (1 for the entries a real signal's spectrum holds once: 0 and, n even,
+    n/2; 2 for those standing for a conjugate pair too), along the last axis, as an
+    array of like's shape and dtype."""
+    m = like.shape[-1]
+    weights = np.full(m, 2.0 * scale)
+    weights[0] = scale
     if n % 2 == 0:
-        mask[-1] = 1.0
-    return jnp.asarray(mask)
+        weights[-1] = scale
+    return rule_ops.broadcast_to(values.from_host(weights, like.jdtype), like.shape)
 
 
 def _t_fft(cts, x, *, fft_type, fft_lengths):
     (ct,) = cts
     fft_type = FftType(fft_type)
+    size = math.prod(fft_lengths)
     if fft_type is FftType.RFFT:
-        scale = math.prod(fft_lengths)
-        conj = cr.conj_p.bind(ct) / _hermitian_mask(ct, fft_lengths[-1])
-        return [fft_p.bind(conj, fft_type=FftType.IRFFT, fft_lengths=fft_lengths) * scale]
+        conj = cr.conj_p.bind(ct)
+        halved = ew.div_p.bind(conj, _hermitian_weights(conj, fft_lengths[-1], 1.0 / size))
+        return [fft_p.bind(halved, fft_type=FftType.IRFFT, fft_lengths=fft_lengths)]
     if fft_type is FftType.IRFFT:
         spectrum = fft_p.bind(ct, fft_type=FftType.RFFT, fft_lengths=fft_lengths)
-        mask = _hermitian_mask(spectrum, fft_lengths[-1])
+        weighted = ew.binary_prims["mul"].bind(
+            spectrum, _hermitian_weights(spectrum, fft_lengths[-1], 1.0 / size))
         # conjugated: JAX's convention for complex gradients (jax issue 6223)
-        return [cr.conj_p.bind(spectrum * mask * (1.0 / math.prod(fft_lengths)))]
+        return [cr.conj_p.bind(weighted)]
     return [fft_p.bind(ct, fft_type=fft_type, fft_lengths=fft_lengths)]
 
 

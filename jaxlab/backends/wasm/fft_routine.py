@@ -13,13 +13,13 @@ computed in float64 by the lowering (core/fft.py).
 """
 from __future__ import annotations
 
-from jaxlab.backends.wasm.routines import _Fn, _g, _i, _layout
+from jaxlab.backends.wasm.routine_text import Body, Fn, get as _g, i32 as _i, layout
 from jaxlab.backends.wasm.vector_loops import FloatType
 from jaxlab.ir.fft_stages import fft_flops, stages
 from jaxlab.ir.kernel import Routine
 
 
-def _cmul(f: _Fn, a: str, w: str) -> list[str]:
+def _cmul(f: Fn, a: str, w: str) -> list[str]:
     """a <- a * w on f32x4 vectors holding two complex values each:
     (ar wr - ai wi, ar wi + ai wr) = dup(ar) * w + dup(ai) * swap(w) * (-1, 1, -1, 1)."""
     f.var(f"{a}t", "v128")
@@ -61,7 +61,7 @@ def _butterfly(radix: int, inverse: bool) -> list[str]:
             "(local.set $v3 (f32x4.sub (local.get $b1) (local.get $b3)))"]
 
 
-def _stage(f: _Fn, n: int, radix: int, ns: int, src: str, dst: str, inverse: bool) -> list[str]:
+def _stage(f: Fn, n: int, radix: int, ns: int, src: str, dst: str, inverse: bool) -> list[str]:
     """One Stockham stage over a row, two butterflies per iteration. With Ns = 1 the
     pair is two consecutive g (twiddles are 1, outputs R apart); otherwise two
     consecutive k of one g (contiguous outputs, twiddles w^(r k stride))."""
@@ -117,12 +117,12 @@ def _addr(base: str, index: str) -> str:
     return f"(i32.add {base} (i32.shl {index} {_i(3)}))"
 
 
-def generate_fft(routine: Routine, ft: FloatType) -> tuple[list[str], list[str], object, dict, int]:
+def generate_fft(routine: Routine, ft: FloatType) -> Body:
     (shape, _), _tw = routine.inputs
     n = shape[-2]
     inverse = routine.param["inverse"]
-    lay = _layout(row=n * 8)
-    f = _Fn(ft)
+    lay = layout(row=n * 8)
+    f = Fn(ft)
     plan = stages(n)
     body: list[str] = []
     src = "(local.get $in0)"
@@ -142,4 +142,4 @@ def generate_fft(routine: Routine, ft: FloatType) -> tuple[list[str], list[str],
              "stages": (len(plan), f"radices {radices} for n = {n}"),
              "vector": ("f32x4: two complex values", "butterflies along k (or g in the first "
                                                      "stage) are independent")}
-    return [fn], ["out0", "in0", "in1"], lay, notes, fft_flops(n, 1)
+    return Body([fn], ["out0", "in0", "in1"], lay, notes, fft_flops(n, 1))

@@ -15,7 +15,7 @@ from jaxlab.engine.devices import current_device
 from jaxlab.engine.limits import check_array
 from jaxlab.ir.dtypes import DType, host_dtype, python_scalar_dtype
 
-Scalar = (bool, int, float)
+Scalar = (bool, int, float, complex)
 
 def check_int(value: int, dtype: DType, message: str) -> None:
     """OverflowError (JAX's) where a Python int does not fit `dtype`."""

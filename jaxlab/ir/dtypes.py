@@ -29,6 +29,7 @@ class DType(enum.Enum):
     float16 = "float16"
     float32 = "float32"
     float64 = "float64"
+    complex64 = "complex64"   # stored as interleaved float32 pairs (engine/complex.py)
 
     @property
     def np(self) -> np.dtype:
@@ -50,6 +51,20 @@ class DType(enum.Enum):
     @property
     def is_int(self) -> bool:
         return _NUMPY[self.value].kind in "iu"
+
+    @property
+    def is_complex(self) -> bool:
+        return self in _COMPLEX_PARTS
+
+    @property
+    def is_inexact(self) -> bool:
+        """Float or complex: NumPy's np.inexact, what grad and the float ufuncs accept."""
+        return self.is_float or self.is_complex
+
+    @property
+    def real_dtype(self) -> "DType":
+        """The dtype of the real and imaginary parts (a real dtype is its own)."""
+        return _COMPLEX_PARTS.get(self, self)
 
     @property
     def is_signed(self) -> bool:
@@ -84,7 +99,16 @@ _NUMPY = {d.value: _numpy_dtype(d.value) for d in DType}   # built once: dispatc
 _SHORT = {d.value: "bool" if d is DType.bool else
           ("bf16" if d is DType.bfloat16 else d.value[0] + str(8 * _NUMPY[d.value].itemsize))
           for d in DType}
+# complex dtype -> the real dtype of its parts (kernels only ever see the parts)
+_COMPLEX_PARTS = {DType.complex64: DType.float32}
+_COMPLEX_OF = {real: c for c, real in _COMPLEX_PARTS.items()}
+
+
+def complex_dtype(real: DType) -> DType:
+    """The complex dtype whose parts are `real` (float16 and integers go to complex64)."""
+    return _COMPLEX_OF.get(real, DType.complex64) if not real.is_complex else real
 _BY_NAME = {d.value: d for d in DType}
+_BY_NAME["complex128"] = DType.complex64   # complex128 is not stored yet: complex64
 _BOUNDS = {d.value: (0, 1) if d is DType.bool else
            (int(np.iinfo(_NUMPY[d.value]).min), int(np.iinfo(_NUMPY[d.value]).max))
            for d in DType if d.is_bool or d.is_int}
@@ -128,7 +152,7 @@ def default_float() -> DType:
 def to_inexact(d: DType) -> DType:
     """The float a bool or integer computes in (JAX's to_inexact_dtype): float32 up to
     32 bits, float64 (x64) for 64-bit integers."""
-    if d.is_float:
+    if d.is_inexact:
         return d
     return canonical(DType.float64) if d.itemsize == 8 else DType.float32
 
@@ -148,21 +172,27 @@ def to_dtype(d, where: str | None = "jaxlab") -> DType:
         return canonical(_PYTHON_TYPES[d])
     wanted = d if isinstance(d, DType) else uncanonical(d)
     stored = canonical(wanted)
-    if stored is not wanted and where is not None:
-        warnings.warn(_X64_WARNING.format(name=wanted.value, where=where, short=stored.value),
+    name = wanted.value if isinstance(d, DType) else _name(d)
+    if name != stored.value and where is not None:   # complex128 too: never stored
+        warnings.warn(_X64_WARNING.format(name=name, where=where, short=stored.value),
                       UserWarning, stacklevel=_stacklevel_outside_jaxlab())
     return stored
 
 
-_PYTHON_TYPES = {float: DType.float64, int: DType.int64, bool: DType.bool}
+_PYTHON_TYPES = {float: DType.float64, int: DType.int64, bool: DType.bool,
+                 complex: DType.complex64}
+
+
+def _name(d) -> str | None:
+    try:
+        return np.dtype(d).name
+    except TypeError:
+        return None
 
 
 def uncanonical(d) -> DType:
     """The DType named by a dtype-like, as named (64-bit ones too, whatever x64 says)."""
-    try:
-        name = np.dtype(d).name
-    except TypeError:
-        name = None
+    name = _name(d)
     if name not in _BY_NAME:
         raise TypeError(f"unsupported dtype {d!r}: jaxlab supports "
                         f"{', '.join(t.value for t in DType)}")
@@ -189,9 +219,10 @@ class Weak(enum.Enum):
     """Python scalars' kinds: weakly typed, they take the dtype of what they meet."""
     int = "int"
     float = "float"
+    complex = "complex"
 
 
-_WEAK_OF = {int: Weak.int, float: Weak.float}
+_WEAK_OF = {int: Weak.int, float: Weak.float, complex: Weak.complex}
 _D = DType
 # each node's immediate successors (JAX's lattice, jax._src.dtypes, as documented in
 # its type promotion design note); the join of two nodes is their least upper bound
@@ -201,9 +232,9 @@ _LATTICE: dict = {
     _D.uint8: [_D.uint16, _D.int16], _D.uint16: [_D.uint32, _D.int32],
     _D.uint32: [_D.uint64, _D.int64], _D.uint64: [Weak.float],
     _D.int8: [_D.int16], _D.int16: [_D.int32], _D.int32: [_D.int64], _D.int64: [Weak.float],
-    Weak.float: [_D.bfloat16, _D.float16],
-    _D.bfloat16: [_D.float32], _D.float16: [_D.float32], _D.float32: [_D.float64],
-    _D.float64: [],
+    Weak.float: [_D.bfloat16, _D.float16, Weak.complex],
+    _D.bfloat16: [_D.float32], _D.float16: [_D.float32], _D.float32: [_D.float64, _D.complex64],
+    _D.float64: [_D.complex64], Weak.complex: [_D.complex64], _D.complex64: [],
 }
 
 
@@ -247,11 +278,11 @@ def _node(operand):
         return operand
     if isinstance(operand, bool):
         return DType.bool
-    return _WEAK_OF[type(operand)]
+    return _WEAK_OF[next(k for k in (complex, float, int) if isinstance(operand, k))]
 
 
 def _joined(operands):
-    nodes = [_node(o if isinstance(o, (DType, bool, int, float)) else o.dtype)
+    nodes = [_node(o if isinstance(o, (DType, bool, int, float, complex)) else o.dtype)
              for o in operands]
     top = nodes[0]
     for n in nodes[1:]:
@@ -259,7 +290,8 @@ def _joined(operands):
     return top
 
 
-_WEAK_DEFAULT = {Weak.int: DType.int64, Weak.float: DType.float64}
+_WEAK_DEFAULT = {Weak.int: DType.int64, Weak.float: DType.float64,
+                 Weak.complex: DType.complex64}
 
 
 def result_type(*operands) -> DType:

@@ -243,6 +243,8 @@ def _fill_default(dtype: DType) -> Any:
     the lowest signed / highest unsigned integer."""
     if dtype.is_float:
         return np.nan
+    if dtype.is_complex:
+        return complex(np.nan, np.nan)
     lowest, highest = dtype.bounds
     return True if dtype.is_bool else highest if lowest == 0 else lowest
 

@@ -156,6 +156,8 @@ Norm = Callable[[Array, tuple[int, ...]], Array]   # keepdims=True over the axes
 
 
 def _sum_squares(x: Array, axes: tuple[int, ...]) -> Array:
+    if x.jdtype.is_complex:   # |z|^2
+        x = absolute(x)
     return sqrt(asum(multiply(x, x), axis=axes, keepdims=True))
 
 

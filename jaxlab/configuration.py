@@ -1,19 +1,14 @@
 """jaxlab.config: JAX's `jax.config.update(name, value)` for the options jaxlab has."""
 from __future__ import annotations
 
+import os
 from typing import Any
 
-from jaxlab.ir import dtypes
-
-
-def _set_x64(value: Any) -> bool:
-    dtypes.set_x64(bool(value))
-    return bool(value)
-
-
-# option -> (default, a check that returns the value to store)
+# option -> (default, a check that returns the value to store); ir/dtypes reads
+# jax_enable_x64 (64-bit types are stored only while it is on)
 _OPTIONS = {
-    "jax_enable_x64": (dtypes.x64_enabled(), _set_x64),   # JAX_ENABLE_X64 sets the default
+    "jax_enable_x64": (os.environ.get("JAX_ENABLE_X64", "").lower() in ("1", "true", "yes", "on"),
+                       bool),
 }
 
 

@@ -14,6 +14,8 @@ import warnings
 import ml_dtypes
 import numpy as np
 
+from jaxlab.configuration import config
+
 
 class DType(enum.Enum):
     bool = "bool"
@@ -114,27 +116,15 @@ _BOUNDS = {d.value: (0, 1) if d is DType.bool else
            for d in DType if d.is_bool or d.is_int}
 
 # --- x64 --------------------------------------------------------------------------------
-_x64 = [os.environ.get("JAX_ENABLE_X64", "").lower() in ("1", "true", "yes", "on")]
 # without x64, each 64-bit type is stored as its 32-bit twin
 _NARROWED_X64 = {DType.int64: DType.int32, DType.uint64: DType.uint32,
                  DType.float64: DType.float32}
-
-
 BITS_64 = frozenset(_NARROWED_X64)
-
-
-def set_x64(enabled: bool) -> None:
-    """jax_enable_x64 (configuration.py sets it)."""
-    _x64[0] = bool(enabled)
-
-
-def x64_enabled() -> bool:
-    return _x64[0]
 
 
 def canonical(d: DType) -> DType:
     """The dtype an array of `d` is stored as under the current x64 setting."""
-    return d if _x64[0] else _NARROWED_X64.get(d, d)
+    return d if config.jax_enable_x64 else _NARROWED_X64.get(d, d)   # jaxlab.config
 
 
 def default_int() -> DType:

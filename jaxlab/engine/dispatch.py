@@ -101,8 +101,8 @@ def realize_lazy(lz: Lazy, reason: str) -> Lazy:
         # a scalar argument (a jit call's Python scalar): uploaded, no kernel
         data = np.array(lz.exp.arg, lz.dtype.np)
         return from_buffer(Buffer.from_numpy(lz.device, data, lz.dtype), lz.shape)
-    limits.check_kernel(lz.device, lz.shape, lz.dtype,
-                        lz.pending.red_shape if lz.pending is not None else ())
+    limits.check_array(lz.device, lz.shape, lz.dtype)
     kernel, inputs = lower(lz)
+    limits.check_kernel(lz.device, kernel)
     return from_buffer(run(lz.device, kernel, inputs, reason, lz.origin)[0], lz.shape)
 

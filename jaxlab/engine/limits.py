@@ -53,12 +53,15 @@ def check_array(device: Device, shape: Sequence[int], dtype: DType) -> None:
             f"bytes per array ({device.backend.buffer_limit_reason})")
 
 
-def check_kernel(device: Device, shape: Sequence[int], dtype: DType,
-                 reduced: Sequence[int] = ()) -> None:
-    """A kernel writing `shape` and folding `reduced` more dims per output: the output
-    must fit the device, and the whole index space (output times reduction) int32."""
-    check_array(device, shape, dtype)
-    if reduced:
-        _check_index_space(device, math.prod(shape) * math.prod(reduced),
-                           f"a reduction over {_describe(tuple(shape) + tuple(reduced), dtype)} "
-                           "visits")
+def check_kernel(device: Device, kernel: Kernel) -> None:
+    """A lowered kernel's output must fit the device, and its index math int32: the
+    output and reduction counters and every load's position (a contraction's operands
+    are indexed apart, so a big matmul passes though output x reduction is large)."""
+    check_array(device, kernel.shape, kernel.dtype)
+    widest = kernel.widest_index()
+    if widest > device.backend.max_elements:
+        visits = kernel.size * (kernel.reduction.size if kernel.reduction else 1)
+        shape = tuple(kernel.shape) + tuple(kernel.reduce_shape)
+        _check_index_space(device, widest, f"{'a reduction over' if kernel.reduction else 'a kernel over'} "
+                           f"{_describe(shape, kernel.dtype)} visits {visits} elements; its "
+                           "index math reaches")

@@ -94,6 +94,27 @@ class Kernel:
         epilogue = _count_ops(self.reduction.epilogue) if self.reduction else 0
         return self.size * (steps * body + epilogue)
 
+    def widest_index(self) -> int:
+        """The largest magnitude the kernel's index math reaches: the output and
+        reduction counters and every integer node that computes a load's position.
+        Data arithmetic is left out (int32 values wrap by design), and so is any part
+        of a position that depends on loaded values or runtime scalars (a gather's
+        index is clamped or checked when it runs, not bounded here)."""
+        roots = [self.exp] + ([self.reduction.epilogue] if self.reduction else [])
+        widest = max(self.size, self.reduction.size if self.reduction else 0)
+        runtime: set[AluExp] = set()
+        for root in roots:
+            for load in root.leaves((AluOp.GlobalIndex,)):
+                for node in load.src[0].toposort():
+                    if node.op in _RUNTIME_VALUES or any(s in runtime for s in node.src):
+                        runtime.add(node)
+                    elif node.dtype.is_int:
+                        widest = max(widest, abs(node.vmin), abs(node.vmax))
+        return widest
+
+
+_RUNTIME_VALUES = frozenset({AluOp.GlobalIndex, AluOp.GlobalView, AluOp.Param, AluOp.Variable})
+
 
 def _count_ops(e: AluExp) -> int:
     skip = LEAVES | {AluOp.GlobalIndex, AluOp.Cast}

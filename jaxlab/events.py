@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional
 
 if TYPE_CHECKING:
     from jaxlab.backends.base import TuningRecord
+    from jaxlab.ir.provenance import LineOrigins, Origin
 
 
 @dataclass
@@ -25,11 +26,14 @@ class KernelEvent:
     output_shapes: list[tuple] = field(default_factory=list)
     output_dtypes: list[str] = field(default_factory=list)
     equations: list[str] = field(default_factory=list)   # jaxpr equations it fused
+    origins: list[Origin] = field(default_factory=list)  # the same, with the user's lines
     ir: str = ""                    # kernel IR before tuning
     tuned_ir: str = ""              # after tuning
     tuning: Optional[TuningRecord] = None  # choices and the reasons for them
     source: str = ""                # generated WGSL / WAT / NumPy plan
     source_language: str = ""
+    # per line of `source`, the equations it computes (where the generator records them)
+    line_origins: Optional[LineOrigins] = None
     compile_ms: float = 0.0
     dispatch_ms: float = 0.0        # host time of the dispatch call
     device_ms: Optional[float] = None  # GPU timestamp queries, where available

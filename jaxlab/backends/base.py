@@ -87,6 +87,11 @@ class Executable:
     tuned_ir: str = ""
     compile_ms: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
+    # per line of `source`, what it computes: nodes of the kernel as lowered (and
+    # provenance.FOLD for a reduction step); set by engine/dispatch.py from what the
+    # generator records (`traced_lines`), empty where it records nothing
+    line_marks: tuple[frozenset, ...] = ()
+    traced_lines: tuple[frozenset, ...] = ()   # the same, in nodes of the tuned kernel
 
 
 class Backend(abc.ABC):

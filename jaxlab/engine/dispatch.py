@@ -10,7 +10,7 @@ from typing import Iterator, Optional, Sequence
 import numpy as np
 
 from jaxlab import events
-from jaxlab.backends.base import Executable
+from jaxlab.backends.base import Backend, Executable
 from jaxlab.engine import lazy as lazy_mod
 from jaxlab.engine import limits
 from jaxlab.engine.buffer import Buffer
@@ -18,7 +18,9 @@ from jaxlab.engine.devices import Device
 from jaxlab.engine.lazy import Lazy, from_buffer
 from jaxlab.engine.lower import lower
 from jaxlab.ir.alu import AluOp
+from jaxlab.ir import provenance
 from jaxlab.ir.kernel import Kernel, Routine
+from jaxlab.ir.provenance import FOLD, LineOrigins
 
 
 def _prepare(device: Device, program: Kernel | Routine) -> tuple[Executable, bool, float]:
@@ -27,11 +29,32 @@ def _prepare(device: Device, program: Kernel | Routine) -> tuple[Executable, boo
         return exe, True, 0.0
     t0 = time.perf_counter()
     backend = device.backend
-    exe = backend.prepare_kernel(program) if isinstance(program, Kernel) \
-        else backend.prepare_routine(program)
+    if isinstance(program, Kernel):
+        exe = _prepare_traced(backend, program)
+    else:
+        exe = backend.prepare_routine(program)
     exe.compile_ms = exe.compile_ms or (time.perf_counter() - t0) * 1e3
     device.cache[program] = exe
     return exe, False, exe.compile_ms
+
+
+def _prepare_traced(backend: Backend, kernel: Kernel) -> Executable:
+    """prepare_kernel, tracing the tuned nodes each generated line computes back to the
+    nodes of `kernel` (tuning rewrites them: upcasts, unrolls, contraction indices)."""
+    roots = [kernel.exp] + ([kernel.reduction.epilogue] if kernel.reduction else [])
+    own = {n for r in roots for n in r.toposort() if n.src}
+    with provenance.lineage(lambda n: frozenset([n]) if n in own else frozenset()) as found:
+        exe = backend.prepare_kernel(kernel)
+    exe.line_marks = tuple(frozenset().union(*(frozenset([m]) if m == FOLD else found.of(m)
+                                                for m in marks))
+                           for marks in exe.traced_lines)
+    return exe
+
+
+def _line_origins(program: Kernel | Routine, exe: Executable) -> Optional[LineOrigins]:
+    if not isinstance(program, Kernel) or program.origins is None or not exe.line_marks:
+        return None
+    return LineOrigins(exe.line_marks, program.origins)
 
 
 class Recorder:
@@ -97,7 +120,8 @@ def make_event(device, program, exe, inputs, outs, hit, compile_ms, dispatch_ms,
         source=exe.source, source_language=exe.language,
         compile_ms=compile_ms, dispatch_ms=dispatch_ms, device_ms=device_ms,
         flops=program.flops() if is_kernel else 0, bytes=nbytes, cache_hit=hit,
-        key=program.key, reason=reason, equations=list(origin),
+        key=program.key, reason=reason, equations=[o.equation for o in origin],
+        origins=list(origin), line_origins=_line_origins(program, exe),
     )
 
 

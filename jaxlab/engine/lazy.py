@@ -24,7 +24,9 @@ from jaxlab.engine.buffer import Buffer
 from jaxlab.engine.devices import Device
 from jaxlab.ir.alu import COMPARE, UNARY_FLOAT, VIEW_LEAVES, AluExp, AluOp
 from jaxlab.ir.dtypes import DType
+from jaxlab.ir import provenance
 from jaxlab.ir.kernel import acc_variable, reduce_identity
+from jaxlab.ir.provenance import Origin
 from jaxlab.ir.shape import ShapeTracker
 
 # Past these, operands are realized before fusing more work onto them.
@@ -36,10 +38,12 @@ _CHEAP_EXPAND_NODES = 12   # an expression broadcast wider is recomputed per cop
 class Pending:
     """A reduction not yet run: fold `body` (shape out+red) over the red dims."""
 
-    __slots__ = ("op", "body", "out_shape", "red_shape")
+    __slots__ = ("op", "body", "out_shape", "red_shape", "origin")
 
-    def __init__(self, op: AluOp, body: AluExp, out_shape: tuple, red_shape: tuple) -> None:
+    def __init__(self, op: AluOp, body: AluExp, out_shape: tuple, red_shape: tuple,
+                 origin: Optional[Origin] = None) -> None:
         self.op, self.body, self.out_shape, self.red_shape = op, body, out_shape, red_shape
+        self.origin = origin   # the equation that asked for the fold
 
 
 class Lazy:
@@ -50,7 +54,7 @@ class Lazy:
                  buffer: Optional[Buffer] = None) -> None:
         self.shape, self.dtype, self.device = tuple(shape), dtype, device
         self._exp, self._buf, self.pending = exp, buffer, pending
-        self.origin = origin   # the jaxpr equations fused into this value so far
+        self.origin = origin   # the jaxpr equations (Origin) fused into this value so far
 
     @property
     def exp(self) -> AluExp:
@@ -209,6 +213,8 @@ def elementwise(op: AluOp, srcs: Sequence[Lazy], dtype: Optional[DType] = None,
     elif all(s.exp.op in _KNOWN for s in srcs):   # scalar arguments too, into an argument
         exp = _fold_params(exp)
     pending = next((s.pending for s in srcs if s.pending is not None), None)
+    if exp.loads:   # (a node without loads is index math or a constant, shared by all)
+        exp.tag(provenance.current())
     return Lazy(shape, out_dtype, device, exp, pending, merge_origins(*srcs))
 
 
@@ -319,7 +325,7 @@ def _move_pending(lz: Lazy, method: str, args: tuple) -> Lazy:
     epi = _push(Lazy(lz.shape, lz.dtype, lz.device, lz.exp), lambda st: getattr(st, method)(*args),
                 ())
     out_shape = getattr(ShapeTracker.contiguous(lz.shape), method)(*args).shape
-    pending = Pending(p.op, body.exp, out_shape, p.red_shape)
+    pending = Pending(p.op, body.exp, out_shape, p.red_shape, p.origin)
     return Lazy(out_shape, lz.dtype, lz.device, epi.exp, pending, lz.origin)
 
 
@@ -338,5 +344,5 @@ def reduce(lz: Lazy, op: AluOp, axes: Sequence[int]) -> Lazy:
     if lz.pending is not None:
         lz = realize(lz, "end of a reduction's epilogue (another reduction follows)")
     body = movement(lz, "permute", keep + axes) if keep + axes != list(range(len(lz.shape))) else lz
-    pending = Pending(op, body.exp, out_shape, red_shape)
+    pending = Pending(op, body.exp, out_shape, red_shape, provenance.current())
     return Lazy(out_shape, lz.dtype, lz.device, acc_variable(lz.dtype), pending, lz.origin)

@@ -6,6 +6,7 @@ tracker's validity; then the whole expression is simplified.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Sequence
 
@@ -13,9 +14,11 @@ from jaxlab.engine.buffer import Buffer
 from jaxlab.engine.devices import Device
 from jaxlab.engine.lazy import Lazy
 from jaxlab.engine.scalars import scalar_buffer
+from jaxlab.ir import provenance
 from jaxlab.ir.alu import AluExp, AluOp
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import GIDX, RIDX, Kernel, Reduction
+from jaxlab.ir.provenance import KernelOrigins
 
 
 class _Slots:
@@ -59,7 +62,18 @@ def _lower_exp(exp: AluExp, parts: Sequence[tuple[AluExp, int]], slots: _Slots,
 
 
 def lower(lz: Lazy) -> tuple[Kernel, list[Buffer]]:
-    """The kernel that computes `lz`, and its input buffers by slot."""
+    """The kernel that computes `lz`, and its input buffers by slot; the kernel's
+    `origins` say which equations each of its nodes came from."""
+    with provenance.lineage(lambda n: n.origins) as found:
+        kernel, buffers = _lower(lz)
+    roots = [kernel.exp] + ([kernel.reduction.epilogue] if kernel.reduction else [])
+    nodes = {n: found.of(n) for r in roots for n in r.toposort() if n.src}
+    fold = frozenset([lz.pending.origin]) if lz.pending and lz.pending.origin else frozenset()
+    origins = KernelOrigins({n: o for n, o in nodes.items() if o}, fold)
+    return dataclasses.replace(kernel, origins=origins), buffers
+
+
+def _lower(lz: Lazy) -> tuple[Kernel, list[Buffer]]:
     slots = _Slots()
     gidx = AluExp.special(GIDX, lz.size)
     out_parts = [(gidx, len(lz.shape))]

@@ -9,6 +9,7 @@ from typing import Any
 from jaxlab.ir.alu import LEAVES, AluExp, AluOp
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.printer import render
+from jaxlab.ir.provenance import KernelOrigins
 
 # Reductions a kernel can carry, with the identity each starts from.
 REDUCE_OPS = (AluOp.Add, AluOp.Mul, AluOp.Max, AluOp.Min)
@@ -54,6 +55,8 @@ class Kernel:
     reduction: Reduction | None = None
     reduce_shape: tuple[int, ...] = ()
     label: str = field(default="", compare=False)  # which ops it came from
+    # the equations behind its nodes (engine/lower.py); not part of its identity
+    origins: KernelOrigins | None = field(default=None, compare=False, repr=False)
 
     @property
     def size(self) -> int:

@@ -11,6 +11,7 @@ from typing import Callable, Optional
 
 from jaxlab.ir.alu import COMMUTATIVE, AluExp, AluOp
 from jaxlab.ir.dtypes import DType
+from jaxlab.ir.provenance import active_lineage
 
 _INT_RANGE = {DType.int32: (-(1 << 31), (1 << 31) - 1), DType.uint32: (0, (1 << 32) - 1),
               DType.bool: (0, 1)}
@@ -360,9 +361,12 @@ def _simplest(node: AluExp) -> AluExp:
 
 def simplify(e: AluExp) -> AluExp:
     """The simplest equal expression the rules find (memoised on each node)."""
-    if e._simple is not None:
+    found = active_lineage()
+    if e._simple is not None and found is None:
         return _simplest(e)
     for node in e.toposort():
+        if found is not None and node._simple is not None:
+            found.derive(_simplest(node), node)
         if node._simple is not None:
             continue
         src = tuple(_simplest(s) for s in node.src)
@@ -376,6 +380,8 @@ def simplify(e: AluExp) -> AluExp:
         if cur._simple is None:
             cur._simple = _SELF
         node._simple = _SELF if cur is node else cur
+        if found is not None:
+            found.derive(cur, node)
     return _simplest(e)
 
 

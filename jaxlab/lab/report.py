@@ -23,6 +23,7 @@ from typing import Any, Iterable, Optional, Sequence
 
 from jaxlab.backends.base import Autotuned, TuningRecord
 from jaxlab.events import KernelEvent
+from jaxlab.lab.lines import UserLine, generated_lines_table, user_lines, user_lines_nodes
 from jaxlab.lab.view import (Bar, Block, Code, Columns, Fold, Html, Line, Node, Pre, Style, Table,
                              capped_text, code, join, markup, page, to_html, to_json, to_text)
 
@@ -316,10 +317,17 @@ class Report:
         program = self.program_text()
         tail = [Fold("jit program", (Pre(capped_text(program)),), self.open_stages)] \
             if "program" in self.stages and program else []
+        lines = user_lines_nodes(self.user_lines()) if "source" in self.stages else []
+        head = [Fold("your code: time by line", tuple(lines), self.open_stages,
+                     cls="jl-lines")] if lines else []
         return Block(tuple([Line(self.heading(), Style.TITLE), Line(self.headline(), Style.MUTED),
                             *[Line(n, Style.MUTED) for n in self.notes],
                             *([self.summary_table()] if self.groups else []),
-                            *kernels, *tail]))
+                            *head, *kernels, *tail]))
+
+    def user_lines(self) -> list[UserLine]:
+        """The user's lines that fed kernels, with their share of the kernels' time."""
+        return user_lines([(g.first, g.ms) for g in self.groups])
 
     def grouped(self, kernels: list[Fold]) -> list[Node]:
         """Kernel folds, those of each jitted function under its name and site."""
@@ -399,8 +407,10 @@ class Report:
         elif name == "source" and e.source:
             language = e.source_language or "text"
             cap = None if self.full_sources else self.listing_cap
+            table = generated_lines_table(e, cap)
             found = f"source ({language})", [code(e.source, language, cap=cap,
-                                                  keep_full=id(g) in self.whole_sources)]
+                                                  keep_full=id(g) in self.whole_sources),
+                                             *([table] if table else [])]
         elif name == "timings":
             found = "timings", _timings(g)
         if found is None:
@@ -426,8 +436,11 @@ class Report:
                          "key": g.first.key, "source_language": g.first.source_language,
                          "calls": g.calls, "host_ms": g.host_ms, "device_ms": g.device_ms,
                          "compile_ms": g.compile_ms, "flops": g.flops, "bytes": g.bytes,
-                         "dispatch_ms": [e.dispatch_ms for e in g.events]}
+                         "dispatch_ms": [e.dispatch_ms for e in g.events],
+                         "equations": [{"equation": o.equation, "source": o.source}
+                                       for o in g.first.origins]}
                         for g in self.groups],
+            "lines": [vars(u) for u in self.user_lines()],
             "program": self.program_text(), "view": to_json(self.view)})
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:

@@ -94,8 +94,8 @@ def _origin_text(origins: frozenset[Origin], order: dict[Origin, int]) -> tuple[
 
 def generated_lines_table(event: KernelEvent, cap: Optional[int]) -> Optional[Table]:
     """The generated source as a table: each line beside the equations and user lines it
-    computes (None where the generator recorded nothing); longer than `cap` lines: the
-    lines that compute something, and the head."""
+    computes (None where the generator recorded nothing); longer than `cap` lines: only
+    the lines that compute something."""
     if event.line_origins is None:
         return None
     source = event.source.splitlines()
@@ -103,7 +103,7 @@ def generated_lines_table(event: KernelEvent, cap: Optional[int]) -> Optional[Ta
     order = {o: i for i, o in enumerate(event.origins)}
     picked = range(len(source))
     if cap is not None and len(source) > cap:
-        picked = sorted(set(range(cap // 3)) | {i for i, o in enumerate(per_line) if o})
+        picked = [i for i, o in enumerate(per_line) if o]
     rows = []
     for i in picked:
         origins = per_line[i] if i < len(per_line) else frozenset()

@@ -242,7 +242,8 @@ class WasmBackend(Backend):
             program=CompiledKernel(kernel.name, module, wat.scratch_bytes, tuple(chunks)),
             source=wat.text, language="wat", tuning=tuning,
             tuned_ir=_tuned_ir(kernel, form, plan), compile_ms=compile_ms,
-            extra={"module_cache_hit": hit, "codegen_ms": (t1 - t0) * 1e3})
+            extra={"module_cache_hit": hit, "codegen_ms": (t1 - t0) * 1e3},
+            traced_lines=wat.line_marks)
 
     def knobs(self, kernel: Kernel) -> tuple[Knob, ...]:
         plan, form = tune(kernel)

@@ -106,7 +106,7 @@ def test_report_shows_user_lines_and_generated_table() -> None:
     assert "split evenly over the user lines" in text
     assert "return b + np_.exp(b)" in text
     html = report.html()
-    assert "generated source beside what each line computes" in html
+    assert "generated lines beside what they compute" in html
     assert "<script" not in html
     # the live view draws the same rows as the static one
     tables = _tables(model["view"])

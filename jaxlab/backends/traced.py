@@ -37,10 +37,11 @@ def like(text: str, *sources: str) -> str:
 
 
 def line_marks(lines: Iterable[str]) -> tuple[frozenset, ...]:
-    """Per physical line of `"\\n".join(lines)`, the marks of the line it belongs to."""
+    """Per physical line of `"\\n".join(lines)`, the marks of the line it starts (a
+    line written over several, an inlined function, is marked once, where it starts)."""
     out: list[frozenset] = []
     for line in lines:
-        out += [marks_of(line)] * (line.count("\n") + 1)
+        out += [marks_of(line)] + [_NONE] * line.count("\n")
     return tuple(out)
 
 

@@ -19,6 +19,7 @@ from jaxlab.lab.view import Bar, Line, Node, Style, Table
 SPLIT_NOTE = ("each kernel's time is split evenly over the user lines it came from (device "
               "time where the device measured it, host time otherwise)")
 _MAX_SPAN = 60   # user lines shown around the ones that fed kernels, per file
+_MAX_CHARS = 100  # of a generated line in the table (the listing above has it whole)
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,17 @@ def user_lines_nodes(lines: list[UserLine]) -> list[Node]:
     return nodes
 
 
+def equations_text(event: KernelEvent) -> str:
+    """A kernel's equations, those of each user line together after its number."""
+    if not any(o.source for o in event.origins):
+        return "\n".join(event.equations)
+    by_line: dict[str, list[str]] = {}
+    for o in event.origins:
+        place = f"line {o.source.line} ({o.source.function})" if o.source else "-"
+        by_line.setdefault(place, []).append(o.equation)
+    return "\n".join(f"{place}: {'; '.join(eqs)}" for place, eqs in by_line.items())
+
+
 def _origin_text(origins: frozenset[Origin], order: dict[Origin, int]) -> tuple[str, str]:
     """The equations and user lines of one generated line, in the kernel's order."""
     ranked = sorted(origins, key=lambda o: order.get(o, len(order)))
@@ -92,25 +104,21 @@ def _origin_text(origins: frozenset[Origin], order: dict[Origin, int]) -> tuple[
     return equations, ", ".join(places)
 
 
-def generated_lines_table(event: KernelEvent, cap: Optional[int]) -> Optional[Table]:
-    """The generated source as a table: each line beside the equations and user lines it
-    computes (None where the generator recorded nothing); longer than `cap` lines: only
-    the lines that compute something."""
-    if event.line_origins is None:
-        return None
+def generated_lines_table(event: KernelEvent, rows: int) -> Table:
+    """The generated lines that compute something (the first `rows` of them), each
+    beside the equations and user lines it computes (event.line_origins must be set)."""
     source = event.source.splitlines()
     per_line = event.line_origins.lines
     order = {o: i for i, o in enumerate(event.origins)}
-    picked = range(len(source))
-    if cap is not None and len(source) > cap:
-        picked = [i for i, o in enumerate(per_line) if o]
-    rows = []
+    picked = [i for i, o in enumerate(per_line) if o][:rows]
+    table = []
     for i in picked:
         origins = per_line[i] if i < len(per_line) else frozenset()
         equations, places = _origin_text(origins, order) if origins else ("", "")
-        rows.append([str(i + 1), source[i], equations, places])
-    title = ("generated source beside what each line computes" +
-             (f" ({len(rows)} of {len(source)} lines: those that compute)"
-              if len(rows) < len(source) else ""))
-    return Table(["#", event.source_language or "source", "equations", "user line"], rows,
+        text = source[i] if len(source[i]) <= _MAX_CHARS else source[i][:_MAX_CHARS] + " …"
+        table.append([str(i + 1), text, equations, places])
+    computing = sum(1 for o in per_line if o)
+    title = (f"generated lines beside what they compute ({len(table)} of the {computing} "
+             f"of {len(source)} lines that compute)")
+    return Table(["#", event.source_language or "source", "equations", "user line"], table,
                  align="rlll", title=title, name="provenance")

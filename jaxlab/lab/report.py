@@ -23,7 +23,8 @@ from typing import Any, Iterable, Optional, Sequence
 
 from jaxlab.backends.base import Autotuned, TuningRecord
 from jaxlab.events import KernelEvent
-from jaxlab.lab.lines import UserLine, generated_lines_table, user_lines, user_lines_nodes
+from jaxlab.lab.lines import (UserLine, equations_text, generated_lines_table, user_lines,
+                              user_lines_nodes)
 from jaxlab.lab.view import (Bar, Block, Code, Columns, Fold, Html, Line, Node, Pre, Style, Table,
                              capped_text, code, join, markup, page, to_html, to_json, to_text)
 
@@ -41,6 +42,9 @@ _LISTING_BUDGET = 160
 # cell stays under 200 kB.
 _FULL_TEXT_BUDGET = 100_000
 _MIN_LISTING = 10
+# Rows of the generated-line provenance tables a report embeds, given to its kernels by
+# time, longest first (the lines beside their equations repeat the listing, so few).
+_PROVENANCE_ROWS = 8
 
 
 # --- numbers a person reads ------------------------------------------------------------
@@ -263,6 +267,7 @@ class Report:
         self.groups = group_events(self.events)
         self.listing_cap = max(_MIN_LISTING, _LISTING_BUDGET // max(len(self.groups), 1))
         self.whole_sources = self._whole_sources()
+        self.provenance_rows = self._provenance_rows()
 
     def _whole_sources(self) -> set[int]:
         """The groups (by id) whose capped source also goes in whole, for the renderer's
@@ -278,6 +283,19 @@ class Report:
             chosen.add(key)
             spent += size
         return chosen
+
+    def _provenance_rows(self) -> dict[int, int]:
+        """Rows of its provenance table per group (by id), for the longest kernels while
+        the budget lasts (all of them in the live widget)."""
+        left, rows = _PROVENANCE_ROWS, {}
+        for g in sorted(self.groups, key=lambda g: -g.ms):
+            lines = g.first.line_origins
+            if lines is None:
+                continue
+            wanted = sum(1 for o in lines.lines if o)
+            rows[id(g)] = wanted if self.full_sources else min(wanted, self.listing_cap, left)
+            left -= rows[id(g)]
+        return {k: v for k, v in rows.items() if v > 0}
 
     # -- the model --
     def devices(self) -> list[str]:
@@ -397,7 +415,7 @@ class Report:
         found: Optional[tuple[str, list[Node]]] = None
         if name == "jaxpr" and e.equations:
             found = f"jaxpr equations ({len(e.equations)})", \
-                [Pre(capped_text("\n".join(e.equations)))]
+                [Pre(capped_text(equations_text(e)))]
         elif name == "ir" and e.ir:
             found = "IR", [Pre(capped_text(e.ir))]
         elif name == "tuned" and e.tuned_ir:
@@ -407,7 +425,8 @@ class Report:
         elif name == "source" and e.source:
             language = e.source_language or "text"
             cap = None if self.full_sources else self.listing_cap
-            table = generated_lines_table(e, cap)
+            rows = self.provenance_rows.get(id(g))
+            table = generated_lines_table(e, rows) if rows else None
             found = f"source ({language})", [code(e.source, language, cap=cap,
                                                   keep_full=id(g) in self.whole_sources),
                                              *([table] if table else [])]
@@ -436,9 +455,7 @@ class Report:
                          "key": g.first.key, "source_language": g.first.source_language,
                          "calls": g.calls, "host_ms": g.host_ms, "device_ms": g.device_ms,
                          "compile_ms": g.compile_ms, "flops": g.flops, "bytes": g.bytes,
-                         "dispatch_ms": [e.dispatch_ms for e in g.events],
-                         "equations": [{"equation": o.equation, "source": o.source}
-                                       for o in g.first.origins]}
+                         "dispatch_ms": [e.dispatch_ms for e in g.events]}
                         for g in self.groups],
             "lines": [vars(u) for u in self.user_lines()],
             "program": self.program_text(), "view": to_json(self.view)})

@@ -380,9 +380,9 @@ def test_a_ten_kernel_report_stays_under_200_kb(ip, platform):
     data = report_of(out)
     assert len(data[MIME]["kernels"]) >= 10
     size = sum(len(json.dumps(v)) for v in data.values())
-    # (provenance adds about 10%: every kernel's equations by user line, eager ones too,
+    # (provenance adds about 12%: every kernel's equations by user line, eager ones too,
     # and the generated lines beside what they compute for the longest kernels)
-    assert size < 220_000, (size, len(data[MIME]["kernels"]))
+    assert size < 230_000, (size, len(data[MIME]["kernels"]))
     if platform != "cpu":      # long generated sources: head and tail, the gap counted
         assert re.search(r"… \d+ lines omitted …", data["text/plain"])
         # the renderer's "show all lines": some capped listings carry their whole text,

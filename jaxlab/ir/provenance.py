@@ -15,6 +15,8 @@ import functools
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Optional
 
+from jaxlab.graph import toposort
+
 # a generated line that folds a reduction step is marked with FOLD among its nodes
 FOLD = "fold"
 
@@ -71,6 +73,14 @@ class Lineage:
         found = self.of(old)
         if found:
             self.derived[new] = self.derived.get(new, frozenset()) | found
+
+    def derive_all(self, new_root: Any, old: Any, kept: tuple) -> None:
+        """Every node of `new_root` built to replace `old` (all but the `kept` sources
+        it was built on, and theirs) was made from `old`."""
+        stop = set(kept)
+        for node in toposort((new_root,), lambda n: () if n in stop else n.src):
+            if node not in stop:
+                self.derive(node, old)
 
     def of(self, node: Any) -> frozenset:
         return self.derived.get(node, frozenset()) | self.seed(node)

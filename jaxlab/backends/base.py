@@ -92,6 +92,7 @@ class Executable:
     # generator records (`traced_lines`), empty where it records nothing
     line_marks: tuple[frozenset, ...] = ()
     traced_lines: tuple[frozenset, ...] = ()   # the same, in nodes of the tuned kernel
+    flops: Optional[int] = None       # a routine's, where its backend can count them
 
 
 class Backend(abc.ABC):

@@ -14,8 +14,7 @@ from typing import Callable, Iterator
 from jaxlab.backends.traced import Listing, join, like, listing, marks_of, traced
 from jaxlab.backends.webgpu.contraction import BIDX, MIDX, NIDX
 from jaxlab.backends.webgpu.expr import ExpWriter, Name
-from jaxlab.backends.webgpu.ops import (Lang, bare, cast_text, const_text, library_for,
-                                        op_text)
+from jaxlab.backends.webgpu.ops import Lang, bare, cast_text, const_text, library, op_text
 from jaxlab.backends.webgpu.tune import Limits, Tuning, grid_for
 from jaxlab.ir.alu import AluExp, AluOp
 from jaxlab.ir.dtypes import DType
@@ -79,6 +78,7 @@ class _Shader:
         body_dtype = kernel.exp.dtype
         self.acc_dtype = DType.float32 if body_dtype is DType.float16 else body_dtype
         self.words = math.ceil(kernel.size / self.pack)   # stored u32 words (or elements)
+        self.needs: set[str] = set()   # the library helpers the written code calls
 
     # --- the frame ---------------------------------------------------------
     def program(self) -> Program:
@@ -95,10 +95,10 @@ class _Shader:
             main.lines.extend(body.lines)
         code = join([p for p in [*self._declarations(), *shared, *functions, main.text()] if p],
                     "\n\n")
-        library = library_for(code)
+        helpers = library(self.needs)
         head = ["enable f16;"] if self._uses_f16() else []
         head.append(f"// {self.k.name}: {self._summary()}")
-        text = join([*head, library, code] if library else [*head, code], "\n\n")
+        text = join([*head, helpers, code] if helpers else [*head, code], "\n\n")
         return Program(text + "\n", grid, self.t.workgroup, self.k.name, text.line_marks)
 
     def _uses_f16(self) -> bool:
@@ -133,7 +133,7 @@ class _Shader:
         return f"load_in{slot}({index})" if self.lang.packed(dtype) > 1 else f"in{slot}[{index}]"
 
     def _writer(self, roots: list[AluExp], names: dict[str, Name]) -> ExpWriter:
-        return ExpWriter(self.lang, names, roots, self._load)
+        return ExpWriter(self.lang, names, roots, self._load, self.needs)
 
     # --- outputs: `upcast` consecutive ones per thread, packed into words --
     def _outputs(self, src: Src, first: str, count: int, compute: Callable[[Src], str],
@@ -156,8 +156,7 @@ class _Shader:
                 src(like(guard(f"out[gidx] = {bare(value)};"), value))
                 return
             value = compute(src)
-            src(like(f"word |= {_word_bits(value, self.k.dtype)} << ({32 // p}u * (lane % {p}u));",
-                     value))
+            src(like(f"word |= {self._word_bits(value)} << ({32 // p}u * (lane % {p}u));", value))
             with src.block(f"if (lane % {p}u == {p - 1}u)"):
                 src(f"let w = ({first} + lane) / {p}u;")
                 src(guard(f"if (w < {self.words}u) {{ out[w] = word; }}"))
@@ -267,7 +266,7 @@ class _Shader:
         k, tile, c = self.k, self.t.tile, self.t.contraction
         red = k.reduction
         vt, acc_t = self.lang.vtype(k.exp.dtype), self._acc_type()
-        zero = const_text(0, k.exp.dtype, self.lang)
+        zero = const_text(0, k.exp.dtype, self.lang, self.needs)
         tiles_m, tiles_n = math.ceil(c.m / tile.m), math.ceil(c.n / tile.n)
         threads_m, threads_n = tile.m // tile.reg_m, tile.n // tile.reg_n
         functions = [
@@ -353,29 +352,32 @@ class _Shader:
         compiler would see `x - (0 + x)` and fold it to 0, assuming no NaN (var of a
         lone NaN must stay NaN)."""
         if self.acc_dtype.is_float:
-            var = f"exact_{self._acc_type()}({var})"
-        return Name(cast_text(self.acc_dtype, self.k.exp.dtype, var, self.lang))
+            exact = f"exact_{self._acc_type()}"
+            self.needs.add(exact)
+            var = f"{exact}({var})"
+        return Name(cast_text(self.acc_dtype, self.k.exp.dtype, var, self.lang, self.needs))
 
     def _identity(self) -> str:
         red = self.k.reduction
-        return const_text(reduce_identity(red.op, self.acc_dtype), self.acc_dtype, self.lang)
+        return const_text(reduce_identity(red.op, self.acc_dtype), self.acc_dtype, self.lang,
+                          self.needs)
 
     def _combine(self, acc: str, value: str) -> str:
         if self.acc_dtype is not self.k.exp.dtype:
-            value = cast_text(self.k.exp.dtype, self.acc_dtype, value, self.lang)
-        return op_text(self.k.reduction.op, self.acc_dtype, [acc, value], self.lang)
+            value = cast_text(self.k.exp.dtype, self.acc_dtype, value, self.lang, self.needs)
+        return op_text(self.k.reduction.op, self.acc_dtype, [acc, value], self.lang, self.needs)
+
+    def _word_bits(self, value: str) -> str:
+        """The low bits of a packed element: a bool byte, or f16 bits (computed in f32)."""
+        if self.k.dtype is DType.bool:
+            return f"u32({value})"
+        self.needs.add("round_f16")
+        return f"pack2x16float(vec2<f32>(round_f16({bare(value)}), 0.0))"  # exact: pre-rounded
 
 
 def _fold(line: str, value: str) -> str:
     """A reduction step: it computes its value's nodes and the fold itself."""
     return traced(line, marks_of(value) | {FOLD})
-
-
-def _word_bits(value: str, dtype: DType) -> str:
-    """The low bits of a packed element: a bool byte, or f16 bits (computed in f32)."""
-    if dtype is DType.bool:
-        return f"u32({value})"
-    return f"pack2x16float(vec2<f32>(round_f16({bare(value)}), 0.0))"  # exact: pre-rounded
 
 
 def _packed_loader(slot: int, dtype: DType, lang: Lang) -> str:

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional
 
 if TYPE_CHECKING:
     from jaxlab.backends.base import TuningRecord
+    from jaxlab.engine.fusion import Unfused
+    from jaxlab.ir.kernel import KernelPipeline
     from jaxlab.ir.provenance import LineOrigins, Origin
 
 
@@ -42,6 +44,10 @@ class KernelEvent:
     cache_hit: bool = False
     key: str = ""
     reason: str = ""                # why this value had to exist in memory
+    # the same as the fuser decided it: its kind, the equation that made the value and
+    # the one that wanted it (engine/fusion.py)
+    unfused: Optional[Unfused] = None
+    pipeline: Optional[KernelPipeline] = None   # the kernel as lowered, and the rules that fired
     calls: int = 1                  # dispatches it stands for (a loop body's kernel: one
                                     # event for all iterations; times, flops and bytes
                                     # are their sums)

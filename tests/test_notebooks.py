@@ -145,6 +145,15 @@ def check_static_export(nb: nbformat.NotebookNode, views: list[dict]) -> None:
         assert plain(html_of(report)) in plain(body)   # nbconvert re-serializes entities
 
 
+def check_reading(nb: nbformat.NotebookNode) -> None:
+    """The report-reading tutorial shows each tool: user lines, roofline, fusion story, diffs."""
+    text = "\n".join(o.get("data", {}).get("text/plain", "") for o in outputs(nb))
+    for shown in ("your code: time by line", "roofline (", "fusion story", "jaxlab diff:",
+                  "kernels matched by structure"):
+        assert shown in text, shown
+    assert "<svg" in "".join(html_of(o) for o in outputs(nb))
+
+
 def check_each_device_runs_or_is_noted(nb: nbformat.NotebookNode) -> None:
     text = "".join(o.get("text", "") for o in outputs(nb) if o.output_type == "stream")
     shown = {k["backend"] for r in reports_in(nb) for k in r["kernels"]}
@@ -153,6 +162,7 @@ def check_each_device_runs_or_is_noted(nb: nbformat.NotebookNode) -> None:
 
 
 CHECKS = {"01_tour.ipynb": (check_reports, check_tour, check_widget),
+          "08_reading_a_report.ipynb": (check_reports, check_reading),
           "02_transformations.ipynb": (check_reports,),
           "03_backends.ipynb": (check_each_device_runs_or_is_noted,),
           "lab_smoke.ipynb": (check_reports, check_widget, check_highlighted_sources)}

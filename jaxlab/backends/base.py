@@ -104,6 +104,9 @@ class Backend(abc.ABC):
     max_elements: int = (1 << 31) - 1  # kernels index in int32 (ir: Special gidx/ridx)
     max_buffer_bytes: int = 1 << 62    # the largest array the device holds (engine/limits.py)
     buffer_limit_reason: str = ""      # what sets max_buffer_bytes, for the error message
+    # dispatch returns when the work is done, so its host time is the kernel's own time
+    # (the lab's roofline counts only measured times)
+    host_timed: bool = False
 
     @abc.abstractmethod
     def allocate(self, nbytes: int) -> Any: ...

@@ -23,6 +23,7 @@ from jaxlab.engine import dispatch, prepared
 from jaxlab.engine import lazy as lz
 from jaxlab.engine.buffer import Buffer
 from jaxlab.engine.devices import Device
+from jaxlab.engine.fusion import Break, Reason
 from jaxlab.ir import provenance
 from jaxlab.ir.provenance import Origin
 
@@ -172,7 +173,8 @@ def compile_program(closed: ClosedJaxpr, device: Device) -> Program:
     with dispatch.recording() as rec:
         results = lower_jaxpr(closed, [lz.from_buffer(p, a.shape)
                                        for p, a in zip(placeholders, in_avals)], device, rec)
-        results = [lz.realize(r, "jit output") if _needs_buffer(r) else r for r in results]
+        results = [lz.realize(r, Reason(Break.OUTPUT, "jit output")) if _needs_buffer(r) else r
+                   for r in results]
     return _assemble(device, closed, placeholders, rec.steps, results)
 
 
@@ -183,7 +185,8 @@ def compile_body(device: Device, avals: Sequence[Any],
     placeholders = [Buffer.placeholder(device, a.dtype, _size(a.shape)) for a in avals]
     with dispatch.recording() as rec:
         results = body([lz.from_buffer(p, a.shape) for p, a in zip(placeholders, avals)], rec)
-        results = [lz.realize(r, "carried to the next iteration") for r in results]
+        results = [lz.realize(r, Reason(Break.CARRIED, "carried to the next iteration"))
+                   for r in results]
     return _assemble(device, None, placeholders, rec.steps, results)
 
 
@@ -221,7 +224,7 @@ def lower_jaxpr(closed: ClosedJaxpr, inputs: Sequence[lz.Lazy], device: Device,
         for v, o in zip(eqn.out_binders, outs):
             note_origin(o, ins, origin)
             if uses.get(id(v), 0) > 1 and _worth_sharing(o):
-                o = lz.realize(o, f"used by {uses[id(v)]} equations")
+                o = lz.realize(o, Reason(Break.CONSUMERS, f"used by {uses[id(v)]} equations"))
             env[id(v)] = o
     return [read(a) for a in jaxpr.outs]
 

@@ -15,6 +15,7 @@ from jaxlab.engine import lazy as lazy_mod
 from jaxlab.engine import limits
 from jaxlab.engine.buffer import Buffer
 from jaxlab.engine.devices import Device
+from jaxlab.engine.fusion import Reason, Unfused, unfused
 from jaxlab.engine.lazy import Lazy, from_buffer
 from jaxlab.engine.lower import lower
 from jaxlab.ir.alu import AluOp
@@ -86,7 +87,7 @@ def output_buffers(device: Device, program: Kernel | Routine, make=Buffer) -> li
 
 
 def run(device: Device, program: Kernel | Routine, inputs: Sequence[Buffer],
-        reason: str = "", origin: tuple = ()) -> list[Buffer]:
+        reason: str | Unfused = "", origin: tuple = ()) -> list[Buffer]:
     """Prepare (or fetch from cache) and dispatch; returns the output buffers."""
     exe, hit, compile_ms = _prepare(device, program)
     rec = _recording.get()
@@ -120,12 +121,14 @@ def make_event(device, program, exe, inputs, outs, hit, compile_ms, dispatch_ms,
         source=exe.source, source_language=exe.language,
         compile_ms=compile_ms, dispatch_ms=dispatch_ms, device_ms=device_ms,
         flops=program.flops() if is_kernel else (exe.flops or 0), bytes=nbytes, cache_hit=hit,
-        key=program.key, reason=reason, equations=[o.equation for o in origin],
+        key=program.key, reason=str(reason), pipeline=program.pipeline if is_kernel else None,
+        unfused=reason if isinstance(reason, Unfused) else None,
+        equations=[o.equation for o in origin],
         origins=list(origin), line_origins=_line_origins(program, exe),
     )
 
 
-def realize_lazy(lz: Lazy, reason: str) -> Lazy:
+def realize_lazy(lz: Lazy, reason: str | Reason) -> Lazy:
     if lz.size == 0 or getattr(lz.device.backend, "shape_only", False):
         return from_buffer(Buffer(lz.device, lz.dtype, lz.size), lz.shape)
     if lz.shape == () and lz.pending is None and lz.exp.op is AluOp.Param:
@@ -135,7 +138,8 @@ def realize_lazy(lz: Lazy, reason: str) -> Lazy:
     limits.check_kernel(lz.device, lz.shape, lz.dtype,
                         lz.pending.red_shape if lz.pending is not None else ())
     kernel, inputs = lower(lz)
-    return from_buffer(run(lz.device, kernel, inputs, reason, lz.origin)[0], lz.shape)
+    return from_buffer(run(lz.device, kernel, inputs, unfused(reason, lz.origin), lz.origin)[0],
+                       lz.shape)
 
 
 lazy_mod.set_realizer(realize_lazy)

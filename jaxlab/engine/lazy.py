@@ -22,6 +22,7 @@ import numpy as np
 
 from jaxlab.engine.buffer import Buffer
 from jaxlab.engine.devices import Device
+from jaxlab.engine.fusion import READ_TEXT, Break, Reason
 from jaxlab.ir.alu import COMPARE, UNARY_FLOAT, VIEW_LEAVES, AluExp, AluOp
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir import provenance
@@ -142,10 +143,10 @@ def pad_mask(shape: Sequence[int], pads: Sequence[tuple[int, int]], device: Devi
 
 # --- realization hooks (set by dispatch.py, which imports this module) --------
 
-_realizer: Callable[[Lazy, str], Lazy] = lambda lz, reason: lz  # set by dispatch.py
+_realizer: Callable[[Lazy, Any], Lazy] = lambda lz, reason: lz  # set by dispatch.py
 
 
-def set_realizer(fn: Callable[[Lazy, str], Lazy]) -> None:
+def set_realizer(fn: Callable[[Lazy, Any], Lazy]) -> None:
     global _realizer
     _realizer = fn
 
@@ -156,8 +157,9 @@ def set_realizer(fn: Callable[[Lazy, str], Lazy]) -> None:
 _REALIZING = [threading.RLock() for _ in range(64)]
 
 
-def realize(lz: Lazy, reason: str = "its value is read") -> Lazy:
-    """Run the kernel that computes lz; `reason` says why it must exist in memory.
+def realize(lz: Lazy, reason: str | Reason = READ_TEXT) -> Lazy:
+    """Run the kernel that computes lz; `reason` says why it must exist in memory (a
+    Reason where the fuser decides; free text where an op needs its input stored).
 
     lz itself becomes the realized value (same value, new representation), so
     every array and every later consumer holding it reads the buffer instead
@@ -202,10 +204,12 @@ def elementwise(op: AluOp, srcs: Sequence[Lazy], dtype: Optional[DType] = None,
     srcs = _one_pending(list(srcs))
     if _more_nodes_than(srcs, MAX_FUSED_NODES) or \
             _more_inputs_than(srcs, device.backend.max_kernel_inputs - 1):
-        srcs = [realize(s, "kernel size or input-count limit") for s in srcs]
+        srcs = [realize(s, Reason(Break.SIZE_LIMIT, "kernel size or input-count limit"))
+                for s in srcs]
     elif max(s.exp.depth for s in srcs) >= device.backend.max_fused_depth:
-        srcs = [realize(s, f"{device.platform} fuses at most {device.backend.max_fused_depth} "
-                           f"nested ops") if s.exp.depth > 1 else s for s in srcs]
+        srcs = [realize(s, Reason(Break.DEPTH_LIMIT, f"{device.platform} fuses at most "
+                                  f"{device.backend.max_fused_depth} nested ops"))
+                if s.exp.depth > 1 else s for s in srcs]
     out_dtype = _result_dtype(op, srcs, dtype)
     exp = AluExp(op, out_dtype, tuple(s.exp for s in srcs), arg)
     if all(s.exp.is_const for s in srcs):   # constants fold now, never become kernels
@@ -262,7 +266,8 @@ def _one_pending(srcs: list[Lazy]) -> list[Lazy]:
             if first is None:
                 first = s.pending
             elif s.pending is not first:
-                s = realize(s, "a second reduction meets this one's epilogue")
+                s = realize(s, Reason(Break.SECOND_EPILOGUE,
+                                      "a second reduction meets this one's epilogue"))
         out.append(s)
     return out
 
@@ -296,11 +301,13 @@ def movement(lz: Lazy, method: str, *args: Any) -> Lazy:
     if lz.pending is not None and method in ("permute", "reshape"):
         return _move_pending(lz, method, args)
     if lz.pending is not None:
-        lz = realize(lz, f"end of a reduction's epilogue ({method} follows)")
+        kind = Break.REDUCE_THEN_BROADCAST if method == "expand" else Break.REDUCE_THEN_MOVE
+        lz = realize(lz, Reason(kind, f"end of a reduction's epilogue ({method} follows)"))
     probe = getattr(ShapeTracker.contiguous(lz.shape), method)(*args)
     if method == "expand" and probe.size > lz.size and not is_cheap(lz):
-        lz = realize(lz, "broadcast into a wider op (recomputing it per copy would "
-                         "multiply work)")
+        lz = realize(lz, Reason(Break.EXPENSIVE_BROADCAST,
+                                "broadcast into a wider op (recomputing it per copy would "
+                                "multiply work)"))
     out = _push(lz, lambda st: getattr(st, method)(*args), probe.shape)
     if method == "pad" and lz.exp.op is not AluOp.GlobalView:
         # a bare load reads 0 in the padding; any other expression must be masked
@@ -342,7 +349,8 @@ def reduce(lz: Lazy, op: AluOp, axes: Sequence[int]) -> Lazy:
     if math.prod(red_shape) == 0:
         return full(out_shape, reduce_identity(op, lz.dtype), lz.dtype, lz.device)
     if lz.pending is not None:
-        lz = realize(lz, "end of a reduction's epilogue (another reduction follows)")
+        lz = realize(lz, Reason(Break.TWO_REDUCTIONS,
+                                "end of a reduction's epilogue (another reduction follows)"))
     body = movement(lz, "permute", keep + axes) if keep + axes != list(range(len(lz.shape))) else lz
     pending = Pending(op, body.exp, out_shape, red_shape, provenance.current())
     return Lazy(out_shape, lz.dtype, lz.device, acc_variable(lz.dtype), pending, lz.origin)

@@ -46,6 +46,14 @@ class Reduction:
 
 
 @dataclass(frozen=True)
+class KernelPipeline:
+    """A kernel as lowered, before simplification, and the simplifier's rules that
+    fired on it (name, times)."""
+    lowered: str
+    rules: tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True)
 class Kernel:
     """out[gidx] = body(gidx) for gidx < size, or with a reduction
     out[gidx] = epilogue(fold_{ridx < reduction.size} body(gidx, ridx))."""
@@ -57,6 +65,8 @@ class Kernel:
     label: str = field(default="", compare=False)  # which ops it came from
     # the equations behind its nodes (engine/lower.py); not part of its identity
     origins: KernelOrigins | None = field(default=None, compare=False, repr=False)
+    # how lowering made it (engine/lower.py, where someone listens); not its identity
+    pipeline: KernelPipeline | None = field(default=None, compare=False, repr=False)
 
     @property
     def size(self) -> int:

@@ -6,8 +6,11 @@ index arithmetic: unravelling a flat index into dimensions and folding it back
 """
 from __future__ import annotations
 
+import collections
+import contextlib
+import contextvars
 import math
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional
 
 from jaxlab.ir.alu import COMMUTATIVE, AluExp, AluOp
 from jaxlab.ir.dtypes import DType
@@ -348,8 +351,27 @@ def _rewrite_once(e: AluExp) -> Optional[AluExp]:
     for rule in _GENERAL + RULES.get(e.op, ()):
         out = rule(e)
         if out is not None and out is not e:
+            fired = _fired.get()
+            if fired is not None:
+                fired[rule.__name__.lstrip("_")] += 1
             return out
     return None
+
+
+_fired: contextvars.ContextVar[Optional[collections.Counter]] = contextvars.ContextVar(
+    "jaxlab_rules_fired", default=None)
+
+
+@contextlib.contextmanager
+def counting_rules() -> Iterator[collections.Counter]:
+    """Inside, every rewrite that fires is counted by rule name (the lab's pipeline view;
+    a node simplified before is memoised: its rules do not fire again)."""
+    fired: collections.Counter = collections.Counter()
+    token = _fired.set(fired)
+    try:
+        yield fired
+    finally:
+        _fired.reset(token)
 
 
 _SELF = object()  # marks "already simplest" without a self-reference cycle

@@ -79,9 +79,8 @@ def user_lines_nodes(lines: list[UserLine]) -> list[Node]:
             rows.append([str(n), text, ", ".join(f"#{k}" for k in u.kernels),
                          f"{100 * u.ms / total:.0f}%", Bar(u.ms / total)])
             keys.append([n, text, u.kernels[0], u.ms, u.ms])
-        function = next(iter(fed.values())).function
         nodes.append(Table(["line", "code", "kernels", "time share", ""], rows, align="rllrl",
-                           title=f"{file} ({function})", keys=keys, name="lines"))
+                           title=file, keys=keys, name="lines"))
     return nodes
 
 

@@ -173,6 +173,7 @@ MAX_CANDIDATES = 16         # autotune timings per kernel
 
 class WasmBackend(Backend):
     name = "wasm"
+    host_timed = True     # dispatch returns when every thread has finished
     max_buffer_bytes = MAX_BYTES - 2 * GUARD
     buffer_limit_reason = "the 4 GiB of a 32-bit Wasm memory"
 

@@ -52,8 +52,8 @@ def test_routine_boundary_is_a_reason() -> None:
 
 
 def test_report_tells_the_story_and_draws_it() -> None:
-    x = jnp.asarray(DATA)
     with jaxlab.default_device("cpu"), jaxlab.capture() as log:
+        x = jnp.asarray(DATA)
         jaxlab.jit(softmax)(x)
     report = Report(log, stages=["fusion", "pipeline"])
     text = report.text()
@@ -88,3 +88,36 @@ def _nodes(node: dict, kind: str) -> list[dict]:
     for child in node.get("children", []):
         found += _nodes(child, kind)
     return found
+
+
+def _texts(node: dict) -> list[str]:
+    """Every text the live view draws from a view node."""
+    found = []
+    if node.get("t") == "line":
+        found.append(node["text"])
+    elif node.get("t") == "table":
+        found += [node["title"], *node["headers"]]
+        found += [c for row in node["rows"] for c in row if isinstance(c, str)]
+    elif node.get("t") == "figure":
+        found += [m["text"] for m in node["marks"] if m.get("text")]
+    elif node.get("t") == "fold":
+        found.append(node["label"])
+    for child in node.get("children", []):
+        found += _texts(child)
+    return found
+
+
+def test_static_and_live_views_draw_the_same_texts() -> None:
+    from jaxlab.engine.roofline import Roof
+    with jaxlab.default_device("cpu"), jaxlab.capture() as log:
+        x = jnp.asarray(DATA)
+        jaxlab.jit(softmax)(x)
+        (x @ x.T).block_until_ready()
+    roof = Roof("cpu", gbps=5.0, gflops=20.0, launch_ms=0.0001, measured_at="now",
+                host_timed=True)
+    report = Report(log, peaks={"cpu": roof})
+    html = report.html()
+    texts = [t for t in _texts(to_json(report.view)) if t]
+    assert any("roofline" in t for t in texts) and any("fusion story" in t for t in texts)
+    for text in texts:
+        assert escape(text) in html, text

@@ -112,6 +112,11 @@ def test_report_shows_user_lines_and_generated_table() -> None:
     provenance = [t for t in tables if t["name"] == "provenance"]
     assert provenance and any(str(FIRST) in " ".join(map(str, r)) for r in provenance[0]["rows"])
     lines_table = next(t for t in tables if t["name"] == "lines")
+    # the live view lights a generated line and the user lines it computes together
+    user_places = {k for row in lines_table["links"] for k in row}
+    linked = [set(row) for row in provenance[0]["links"] if row]
+    assert linked and all(row <= user_places for row in linked)
+    assert f"{__file__}:{FIRST}" in user_places
     for row in lines_table["rows"]:
         assert all(str(c) in html or isinstance(c, dict) for c in row[2:4])
     json.dumps(model)

@@ -68,10 +68,11 @@ def user_lines_nodes(lines: list[UserLine]) -> list[Node]:
     for file, fed in by_file.items():
         first, last = min(fed), max(fed)
         shown = range(first, last + 1) if last - first < _MAX_SPAN else sorted(fed)
-        rows, keys = [], []
+        rows, keys, links = [], [], []
         for n in shown:
             u = fed.get(n)
             text = linecache.getline(file, n).rstrip()
+            links.append([place_key(file, n)])
             if u is None:
                 rows.append([str(n), text, "", "", ""])
                 keys.append([n, text, "", 0, 0])
@@ -80,7 +81,7 @@ def user_lines_nodes(lines: list[UserLine]) -> list[Node]:
                          f"{100 * u.ms / total:.0f}%", Bar(u.ms / total)])
             keys.append([n, text, u.kernels[0], u.ms, u.ms])
         nodes.append(Table(["line", "code", "kernels", "time share", ""], rows, align="rllrl",
-                           title=file, keys=keys, name="lines"))
+                           title=file, keys=keys, name="lines", links=links))
     return nodes
 
 
@@ -93,6 +94,11 @@ def equations_text(event: KernelEvent) -> str:
         place = f"line {o.source.line} ({o.source.function})" if o.source else "-"
         by_line.setdefault(place, []).append(o.equation)
     return "\n".join(f"{place}: {'; '.join(eqs)}" for place, eqs in by_line.items())
+
+
+def place_key(file: str, line: int) -> str:
+    """What links a user line's rows across a report's tables (the live view's hover)."""
+    return f"{file}:{line}"
 
 
 def _origin_text(origins: frozenset[Origin], order: dict[Origin, int]) -> tuple[str, str]:
@@ -110,14 +116,15 @@ def generated_lines_table(event: KernelEvent, rows: int) -> Table:
     per_line = event.line_origins.lines
     order = {o: i for i, o in enumerate(event.origins)}
     picked = [i for i, o in enumerate(per_line) if o][:rows]
-    table = []
+    table, links = [], []
     for i in picked:
         origins = per_line[i] if i < len(per_line) else frozenset()
         equations, places = _origin_text(origins, order) if origins else ("", "")
         text = source[i] if len(source[i]) <= _MAX_CHARS else source[i][:_MAX_CHARS] + " …"
         table.append([str(i + 1), text, equations, places])
+        links.append([place_key(s.file, s.line) for s in _places(origins)])
     computing = sum(1 for o in per_line if o)
     title = (f"generated lines beside what they compute ({len(table)} of the {computing} "
              f"of {len(source)} lines that compute)")
     return Table(["#", event.source_language or "source", "equations", "user line"], table,
-                 align="rlll", title=title, name="provenance")
+                 align="rlll", title=title, name="provenance", links=links)

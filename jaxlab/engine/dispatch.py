@@ -11,7 +11,6 @@ import numpy as np
 
 from jaxlab import events
 from jaxlab.backends.base import Backend, Executable
-from jaxlab.engine import lazy as lazy_mod
 from jaxlab.engine import limits
 from jaxlab.engine.buffer import Buffer
 from jaxlab.engine.devices import Device
@@ -141,5 +140,3 @@ def realize_lazy(lz: Lazy, reason: str | Reason) -> Lazy:
     return from_buffer(run(lz.device, kernel, inputs, unfused(reason, lz.origin), lz.origin)[0],
                        lz.shape)
 
-
-lazy_mod.set_realizer(realize_lazy)

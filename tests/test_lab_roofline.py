@@ -20,6 +20,10 @@ from jaxlab.lab.view import to_json
 from tests.conftest import BACKENDS
 
 MEASURED = [b for b in BACKENDS if b in ("wasm", "webgpu")]   # cpu: NumPy, no kernels to time
+# Fractions of a roof are asserted in (0, 1.2] on known numbers (below); on a device they
+# come from two timings taken apart on a shared machine, so only a units error (x1000)
+# is caught there: the bound is what those tests assert.
+UNITS_WRONG = 5
 
 
 @pytest.fixture(scope="module")
@@ -68,14 +72,14 @@ def test_copy_is_memory_bound_and_matmul_compute_bound(platform: str, roofs) -> 
         jnp.flip(x).block_until_ready()     # a copy: no arithmetic at all
     point = _judged(Report(log, peaks={platform: roof}), roof)
     assert point.judgement.bound is Bound.MEMORY
-    assert 0 < point.judgement.fraction <= 1.2
-    a = jaxlab.device_put(np.ones((192, 192), np.float32), device)
+    assert 0 < point.judgement.fraction < UNITS_WRONG
+    a = jaxlab.device_put(np.ones((256, 256), np.float32), device)
     with jaxlab.capture() as log:
         (a @ a).block_until_ready()
     point = _judged(Report(log, peaks={platform: roof}), roof)
     assert point.judgement.intensity > roof.ridge
     assert point.judgement.bound is Bound.COMPUTE
-    assert 0 < point.judgement.fraction <= 1.2
+    assert 0 < point.judgement.fraction < UNITS_WRONG
 
 
 def test_roofline_in_every_view() -> None:
@@ -136,6 +140,9 @@ def test_diff_of_two_tunings_shows_the_changed_lines(platform: str) -> None:
     assert all(line[1:] in event.source.splitlines() for line in changed if line.startswith("-"))
     text = diff.text()
     assert "same IR" in text and "tuning" in text
+    # the retuned kernel's lines map through its own source, not the cached one's
+    assert len(after.line_origins.lines) == len(after.source.splitlines())
+    assert "generated lines beside what they compute" in Report([after]).text()
 
 
 def test_diff_matches_kernels_by_structure() -> None:

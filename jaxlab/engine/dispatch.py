@@ -30,7 +30,7 @@ def _prepare(device: Device, program: Kernel | Routine) -> tuple[Executable, boo
     t0 = time.perf_counter()
     backend = device.backend
     if isinstance(program, Kernel):
-        exe = _prepare_traced(backend, program)
+        exe = prepare_traced(backend, program)
     else:
         exe = backend.prepare_routine(program)
     exe.compile_ms = exe.compile_ms or (time.perf_counter() - t0) * 1e3
@@ -38,13 +38,14 @@ def _prepare(device: Device, program: Kernel | Routine) -> tuple[Executable, boo
     return exe, False, exe.compile_ms
 
 
-def _prepare_traced(backend: Backend, kernel: Kernel) -> Executable:
+def prepare_traced(backend: Backend, kernel: Kernel,
+                   overrides: Optional[dict] = None) -> Executable:
     """prepare_kernel, tracing the tuned nodes each generated line computes back to the
     nodes of `kernel` (tuning rewrites them: upcasts, unrolls, contraction indices)."""
     roots = [kernel.exp] + ([kernel.reduction.epilogue] if kernel.reduction else [])
     own = {n for r in roots for n in r.toposort() if n.src}
     with provenance.lineage(lambda n: frozenset([n]) if n in own else frozenset()) as found:
-        exe = backend.prepare_kernel(kernel)
+        exe = backend.prepare_kernel(kernel, overrides)
     exe.line_marks = tuple(frozenset().union(*(frozenset([m]) if m == FOLD else found.of(m)
                                                 for m in marks))
                            for marks in exe.traced_lines)

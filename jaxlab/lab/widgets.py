@@ -19,9 +19,10 @@ from jaxlab import events
 from jaxlab.backends.base import Executable, Knob
 from jaxlab.engine.buffer import Buffer
 from jaxlab.engine.devices import Device, get_device
-from jaxlab.engine.dispatch import output_buffers
+from jaxlab.engine.dispatch import output_buffers, prepare_traced
 from jaxlab.events import KernelEvent
 from jaxlab.ir.kernel import Kernel
+from jaxlab.ir.provenance import LineOrigins
 from jaxlab.engine import roofline
 from jaxlab.engine.roofline import Roof
 from jaxlab.lab.diff import ReportDiff
@@ -58,7 +59,7 @@ def recompile(device: Device, kernel: Kernel, overrides: Overrides) -> tuple[Exe
     """A fresh executable for `kernel` with `overrides` (bypassing the cache), and
     its compile milliseconds."""
     t0 = time.perf_counter()
-    exe = device.backend.prepare_kernel(kernel, overrides)
+    exe = prepare_traced(device.backend, kernel, overrides)
     return exe, exe.compile_ms or (time.perf_counter() - t0) * 1e3
 
 
@@ -91,8 +92,11 @@ def time_executable(device: Device, kernel: Kernel, exe: Executable,
 def as_event(event: KernelEvent, exe: Executable, timing: Timing,
              compile_ms: float = 0.0) -> KernelEvent:
     """`event` as if `exe` had produced it: the Report then renders it like any other."""
+    lines = event.line_origins   # (the same kernel's origins, through exe's own lines)
     return dataclasses.replace(
-        event, source=exe.source, source_language=exe.language, tuning=exe.tuning,
+        event, line_origins=LineOrigins(exe.line_marks, lines.origins)
+        if lines is not None and exe.line_marks else None,
+        source=exe.source, source_language=exe.language, tuning=exe.tuning,
         tuned_ir=exe.tuned_ir or event.ir, compile_ms=compile_ms, cache_hit=not compile_ms,
         dispatch_ms=timing.host_ms, device_ms=timing.device_ms)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import linecache
 from dataclasses import dataclass
-from typing import Iterable, Optional, Sequence
+from typing import Iterable, Sequence
 
 from jaxlab.events import KernelEvent
 from jaxlab.ir.provenance import Origin, SourceInfo

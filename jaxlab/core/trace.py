@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterator, Optional, Sequence
 
 from jaxlab.array import Array, ArrayBase, wrap
 from jaxlab.core.avals import ShapedArray
-from jaxlab.core.primitives import Primitive, lowerings, result_weak
+from jaxlab.core.primitives import Primitive, lower, result_weak
 from jaxlab import events
 from jaxlab.engine.lazy import Lazy, is_constant, merge_origins
 from jaxlab.errors import ConcretizationTypeError
@@ -161,11 +161,11 @@ class EvalTrace(Trace):
             from jaxlab.core.jaxpr import equation_text   # (jaxpr.py imports this module)
             origin = Origin(equation_text(prim, params), source_info())
             with provenance.equation(origin):
-                out = lowerings[prim](*ins, **params)
+                out = lower(prim, ins, params)
             for o in out if prim.multiple_results else [out]:
                 note_origin(o, ins, origin)
         else:
-            out = lowerings[prim](*ins, **params)
+            out = lower(prim, ins, params)
         weak = result_weak(prim, [t._weak for t in tracers], params)
         return [wrap(o, weak) for o in out] if prim.multiple_results else [wrap(out, weak)]
 

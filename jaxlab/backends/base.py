@@ -97,6 +97,9 @@ class Executable:
 
 class Backend(abc.ABC):
     name: str = ""
+    # dispatch returns when the work is done, so its host time is the kernel's own time
+    # (the lab's roofline counts only measured times)
+    host_timed: bool = False
     max_kernel_inputs: int = 1 << 30   # storage-buffer limits cap fusion on GPUs
     # ops nested on one path of a fused expression; past it operands are realized
     # first (shader compilers slow down sharply on deep expressions)
@@ -104,9 +107,6 @@ class Backend(abc.ABC):
     max_elements: int = (1 << 31) - 1  # kernels index in int32 (ir: Special gidx/ridx)
     max_buffer_bytes: int = 1 << 62    # the largest array the device holds (engine/limits.py)
     buffer_limit_reason: str = ""      # what sets max_buffer_bytes, for the error message
-    # dispatch returns when the work is done, so its host time is the kernel's own time
-    # (the lab's roofline counts only measured times)
-    host_timed: bool = False
 
     @abc.abstractmethod
     def allocate(self, nbytes: int) -> Any: ...

@@ -4,7 +4,7 @@ from __future__ import annotations
 import contextlib
 import math
 import time
-from typing import Iterator, Optional, Sequence
+from typing import Callable, Iterator, Optional, Sequence
 
 import numpy as np
 
@@ -28,26 +28,46 @@ def _prepare(device: Device, program: Kernel | Routine) -> tuple[Executable, boo
         return exe, True, 0.0
     t0 = time.perf_counter()
     backend = device.backend
-    if isinstance(program, Kernel):
-        exe = prepare_traced(backend, program)
-    else:
-        exe = backend.prepare_routine(program)
+    exe = backend.prepare_kernel(program) if isinstance(program, Kernel) \
+        else backend.prepare_routine(program)
     exe.compile_ms = exe.compile_ms or (time.perf_counter() - t0) * 1e3
     device.cache[program] = exe
     return exe, False, exe.compile_ms
 
 
-def prepare_traced(backend: Backend, kernel: Kernel,
-                   overrides: Optional[dict] = None) -> Executable:
-    """prepare_kernel, tracing the tuned nodes each generated line computes back to the
-    nodes of `kernel` (tuning rewrites them: upcasts, unrolls, contraction indices)."""
+@contextlib.contextmanager
+def _tracing(kernel: Kernel) -> Iterator[Callable[[Executable], None]]:
+    """Inside, preparing `kernel` traces the tuned nodes each generated line computes back
+    to the kernel's own nodes (tuning rewrites them: upcasts, unrolls, contraction
+    indices); the callable yielded then sets an executable's `line_marks`."""
     roots = [kernel.exp] + ([kernel.reduction.epilogue] if kernel.reduction else [])
     own = {n for r in roots for n in r.toposort() if n.src}
     with provenance.lineage(lambda n: frozenset([n]) if n in own else frozenset()) as found:
+        def mark(exe: Executable) -> None:
+            exe.line_marks = tuple(
+                frozenset().union(*(frozenset([m]) if m == FOLD else found.of(m) for m in marks))
+                for marks in exe.traced_lines)
+        yield mark
+
+
+def _prepare_traced(device: Device, program: Kernel | Routine) -> tuple[Executable, bool, float]:
+    """_prepare, with each generated line traced to the kernel's nodes when it compiles."""
+    if not isinstance(program, Kernel):
+        return _prepare(device, program)
+    with _tracing(program) as mark:
+        exe, hit, compile_ms = _prepare(device, program)
+        if not hit:
+            mark(exe)
+    return exe, hit, compile_ms
+
+
+def prepare_traced(backend: Backend, kernel: Kernel,
+                   overrides: Optional[dict] = None) -> Executable:
+    """backend.prepare_kernel(kernel, overrides), its generated lines traced (the lab's
+    recompile with other tuning knobs)."""
+    with _tracing(kernel) as mark:
         exe = backend.prepare_kernel(kernel, overrides)
-    exe.line_marks = tuple(frozenset().union(*(frozenset([m]) if m == FOLD else found.of(m)
-                                                for m in marks))
-                           for marks in exe.traced_lines)
+        mark(exe)
     return exe
 
 
@@ -80,8 +100,10 @@ def output_buffers(device: Device, program: Kernel | Routine, make=Buffer) -> li
 
 def run(device: Device, program: Kernel | Routine, inputs: Sequence[Buffer],
         reason: str | Unfused = "", origin: tuple = ()) -> list[Buffer]:
-    """Prepare (or fetch from cache) and dispatch; returns the output buffers."""
-    exe, hit, compile_ms = _prepare(device, program)
+    """Prepare (or fetch from cache) and dispatch; returns the output buffers. `reason`
+    (why the result is stored) becomes the fuser's Unfused record, with `origin`."""
+    reason = reason if isinstance(reason, Unfused) else unfused(reason, origin)
+    exe, hit, compile_ms = _prepare_traced(device, program)
     rec = state.recorder.get()
     if rec is not None:
         outs = output_buffers(device, program, Buffer.placeholder)
@@ -131,6 +153,5 @@ def realize_lazy(lz: Lazy, reason: str | Reason) -> Lazy:
     limits.check_kernel(lz.device, lz.shape, lz.dtype,
                         lz.pending.red_shape if lz.pending is not None else ())
     kernel, inputs = lower(lz)
-    return from_buffer(run(lz.device, kernel, inputs, unfused(reason, lz.origin), lz.origin)[0],
-                       lz.shape)
+    return from_buffer(run(lz.device, kernel, inputs, reason, lz.origin)[0], lz.shape)
 

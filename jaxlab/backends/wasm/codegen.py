@@ -41,7 +41,6 @@ class Generated:
     text: str                 # the module
     scratch_bytes: int        # size of the $scratch argument (0: the kernel takes none)
     split: tuple[str, int, int]   # (axis, extent, unit): [$lo, $hi) of that axis is computed
-    line_marks: tuple[frozenset, ...] = ()   # per line of text, what it computes (traced.py)
 
 
 MEMORY_PAGES = 65536          # a shared memory declares its maximum: all of memory32
@@ -57,8 +56,8 @@ def generate(kernel: Kernel, plan: Plan, form: AxisForm) -> Generated:
     and only a shared memory can be imported by several stores.
     """
     gen = KernelWat(kernel, plan, form)
-    text = gen.module()
-    return Generated(text, gen.scratch_bytes, gen.split, text.line_marks)
+    # (the text is a traced.Listing: its line_marks say what each line computes)
+    return Generated(gen.module(), gen.scratch_bytes, gen.split)
 
 
 def _indent(lines: list[str], n: int = 1) -> list[str]:

@@ -247,7 +247,7 @@ class WasmBackend(Backend):
             source=wat.text, language="wat", tuning=tuning,
             tuned_ir=_tuned_ir(kernel, form, plan), compile_ms=compile_ms,
             extra={"module_cache_hit": hit, "codegen_ms": (t1 - t0) * 1e3},
-            traced_lines=wat.line_marks)
+            traced_lines=wat.text.line_marks)
 
     def knobs(self, kernel: Kernel) -> tuple[Knob, ...]:
         plan, form = tune(kernel)

@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
+from jaxlab.backends.traced import traced
 from jaxlab.backends.wasm import mathlib
 from jaxlab.backends.wasm.analysis import COL, RIDX, ROW, affine, contiguous, in_bounds
-from jaxlab.backends.traced import traced
 from jaxlab.backends.wasm.optable import (F16_EXACT, INLINED, MEM, SCALAR_TYPE,
                                           bound_by_constant, const, divide_by_constant, extract, replace, splat,
                                           templates)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from jaxlab.backends.traced import like, listing, traced
 from jaxlab.backends.wasm import mathlib
 from jaxlab.backends.wasm.analysis import COL, RIDX, ROW, AxisForm, Deps, panel_operands
 from jaxlab.backends.wasm.optable import (MEM, SCALAR_TYPE, const, extract,
@@ -31,6 +32,7 @@ from jaxlab.backends.wasm.tune import Plan
 from jaxlab.ir.alu import AluExp
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import Kernel, reduce_identity
+from jaxlab.ir.provenance import FOLD
 from jaxlab.ir.vocabulary import kind_of as kind
 
 
@@ -54,12 +56,13 @@ def generate(kernel: Kernel, plan: Plan, form: AxisForm) -> Generated:
     and only a shared memory can be imported by several stores.
     """
     gen = KernelWat(kernel, plan, form)
+    # (the text is a traced.Listing: its line_marks say what each line computes)
     return Generated(gen.module(), gen.scratch_bytes, gen.split)
 
 
 def _indent(lines: list[str], n: int = 1) -> list[str]:
     pad = "  " * n
-    return [pad + line.replace("\n", "\n" + pad) for line in lines]
+    return [like(pad + line.replace("\n", "\n" + pad), line) for line in lines]
 
 
 class KernelWat:
@@ -114,7 +117,7 @@ class KernelWat:
         dtypes = {d for d, _ in k.inputs} | {k.dtype} | {n.dtype for r in roots for n in r.toposort()}
         math = [line for fn in mathlib.texts(functions_for(roots, dtypes)) for line in fn.splitlines()]
         text = (head + [f'(import "env" "memory" (memory 1 {MEMORY_PAGES} shared))'] + math + func)
-        return "\n".join(["(module"] + _indent(text) + [")"])
+        return listing(["(module"] + _indent(text) + [")"])
 
     # --- loops over the outputs ----------------------------------------------
     def _loop(self, var: str, start: int, stop: int, step: int, body: list[str],
@@ -315,8 +318,9 @@ class KernelWat:
                 for ci, pos in enumerate(copies):
                     acc = accs[ci, u % plan.accumulators]
                     step = self._accumulate(loop, acc, {**pos, RIDX: u}, op, vector)
-                    loop.lines.append(f"(local.set ${acc} {step})"
-                                      f"  ;; acc {red.op.name.lower()}= body[{self._where(pos)}]")
+                    loop.lines.append(traced(f"(local.set ${acc} {step})  ;; acc "
+                                             f"{red.op.name.lower()}= body[{self._where(pos)}]",
+                                             [FOLD, self.form.body]))
             loops += self._ridx_loop(loop, start, stop, unroll)
         for ci, pos in enumerate(copies):
             acc = accs[ci, 0]
@@ -339,8 +343,8 @@ class KernelWat:
             loop = Scope(self, RIDX, parent=tile)
             for u, vacc in enumerate(vaccs):
                 step = self._accumulate(loop, vacc, {**pos, RIDX: 4 * u}, v_op, True)
-                loop.lines.append(f"(local.set ${vacc} {step})"
-                                  f"  ;; lanes of acc: ridx+{4 * u}..+3")
+                loop.lines.append(traced(f"(local.set ${vacc} {step})"
+                                         f"  ;; lanes of acc: ridx+{4 * u}..+3", [FOLD, self.form.body]))
             loops += self._ridx_loop(loop, 0, main, 4 * nvec)
             loops.append(";; fold the vector accumulators, then their lanes")
             width = nvec
@@ -359,8 +363,8 @@ class KernelWat:
         if main < steps:
             loop = Scope(self, None, parent=tile, start=main)
             v = loop.sca(self.form.body, {**pos, RIDX: 0})
-            loop.lines.append(f"(local.set ${acc} {s_op.format(a=f'(local.get ${acc})', b=v)})"
-                              "  ;; the last ridx one at a time")
+            loop.lines.append(traced(f"(local.set ${acc} {s_op.format(a=f'(local.get ${acc})', b=v)})"
+                                     "  ;; the last ridx one at a time", [FOLD, self.form.body]))
             loops += self._ridx_loop(loop, main, steps, 1)
         tile.accs[self._acc_key(pos)] = self._round_acc(loops, acc, dtype, False)
         return loops

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
+from jaxlab.backends.traced import traced
 from jaxlab.backends.wasm import mathlib
 from jaxlab.backends.wasm.analysis import COL, RIDX, ROW, affine, contiguous, in_bounds
 from jaxlab.backends.wasm.optable import (F16_EXACT, INLINED, MEM, SCALAR_TYPE,
@@ -121,14 +122,15 @@ class Scope:
         return scope.memo[key].text
 
     def bind(self, text: str, vector: bool, dtype: DType, comment: str,
-             name: Optional[str] = None) -> str:
-        """Set a new local to `text`; returns its local.get."""
+             name: Optional[str] = None, node: Optional[AluExp] = None) -> str:
+        """Set a new local to `text` (the value of `node`); returns its local.get."""
         name = self.gen.local(name or self.gen.fresh("t"),
                               "v128" if vector else SCALAR_TYPE[kind(dtype)])
+        marks = [node] if node is not None else []
         if "\n" in text:   # an inlined function: the comment goes first
-            self.lines += [f";; {comment}", f"(local.set ${name} {text})"]
+            self.lines += [f";; {comment}", traced(f"(local.set ${name} {text})", marks)]
         else:
-            self.lines.append(f"(local.set ${name} {text})  ;; {comment}")
+            self.lines.append(traced(f"(local.set ${name} {text})  ;; {comment}", marks))
         return f"(local.get ${name})"
 
     # --- computing one node ----------------------------------------------------------
@@ -156,7 +158,7 @@ class Scope:
         ident = self.gen.label(node)
         name = f"{'v' if vector else 's'}{ident[1:]}{_suffix(key)}"
         comment = f"{ident} = {self._describe(node)}" + (f"  @ {_suffix(key)[1:]}" if _suffix(key) else "")
-        return Val(self.bind(text, vector, node.dtype, comment, name), vector)
+        return Val(self.bind(text, vector, node.dtype, comment, name, node), vector)
 
     def _describe(self, node: AluExp) -> str:
         if node.op is AluOp.GlobalIndex:

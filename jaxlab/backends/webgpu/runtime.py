@@ -251,7 +251,8 @@ class WebGpuBackend(Backend):
         self._compile_plan(plan)
         return Executable(plan, source=program.source, language="wgsl",
                           tuning=tuned.record(), tuned_ir=_tuned_text(kernel, tuned),
-                          compile_ms=(time.perf_counter() - t0) * 1e3)
+                          compile_ms=(time.perf_counter() - t0) * 1e3,
+                          traced_lines=program.line_marks)
 
     def knobs(self, kernel: Kernel) -> tuple[Knob, ...]:
         return knobs(widen(kernel), self.lang, self.limits)

@@ -14,7 +14,7 @@ from typing import Callable, Iterator
 from jaxlab.backends.webgpu.contraction import BIDX, MIDX, NIDX
 from jaxlab.backends.webgpu.expr import ExpWriter, Name
 from jaxlab.backends.webgpu.ops import Lang, bare, cast_text, const_text, library, op_text
-from jaxlab.backends.webgpu.tune import Limits, Tuning, grid_for
+from jaxlab.backends.webgpu.tune import Limits, Strategy, Tuning, grid_for
 from jaxlab.ir.alu import AluExp, AluOp
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import ACC, GIDX, RIDX, Kernel, reduce_identity
@@ -80,8 +80,8 @@ class _Shader:
     # --- the frame ---------------------------------------------------------
     def program(self) -> Program:
         body = Src(1)
-        make = {"elementwise": self._elementwise, "reduce": self._reduce,
-                "group_reduce": self._group_reduce, "tiled": self._tiled}[self.t.strategy]
+        make = {Strategy.ELEMENTWISE: self._elementwise, Strategy.REDUCE: self._reduce,
+                Strategy.GROUP_REDUCE: self._group_reduce, Strategy.TILED: self._tiled}[self.t.strategy]
         groups, shared, functions = make(body)
         grid, prologue = group_prologue(groups, self.limits)
         main = Src()
@@ -107,14 +107,14 @@ class _Shader:
 
     def _summary(self) -> str:
         t = self.t
-        if t.strategy == "tiled":
+        if t.strategy is Strategy.TILED:
             return (f"tiled, {t.tile.m}x{t.tile.n} outputs per workgroup, "
                     f"{t.tile.reg_m}x{t.tile.reg_n} per thread")
         extra = f", unroll {t.unroll}" if t.unroll > 1 else ""
-        if t.strategy == "group_reduce":
+        if t.strategy is Strategy.GROUP_REDUCE:
             return f"group_reduce, {t.workgroup // t.group_outputs} threads per output, " \
                    f"{t.group_outputs} outputs per workgroup{extra}"
-        return f"{t.strategy}, {t.workgroup} threads per workgroup, {t.upcast} outputs " \
+        return f"{t.strategy.value}, {t.workgroup} threads per workgroup, {t.upcast} outputs " \
                f"per thread{extra}"
 
     def _declarations(self) -> list[str]:

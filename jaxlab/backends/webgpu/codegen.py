@@ -51,6 +51,23 @@ class Src:
         return "\n".join(self.lines)
 
 
+MAIN = ("fn main(@builtin(workgroup_id) wid: vec3<u32>, "
+        "@builtin(local_invocation_index) lid: u32)")
+
+
+@dataclass(frozen=True)
+class HandWritten:
+    """A hand-written compute shader: its module-scope declarations, and main's
+    statements (indented by two spaces), which run once `group` is defined."""
+    declarations: str
+    body: str
+
+    def source(self, threads: int, prologue: list[str]) -> str:
+        head = [f"@compute @workgroup_size({threads})", f"{MAIN} {{", *(f"  {p}" for p in prologue)]
+        return "\n".join([self.declarations.rstrip("\n"), "", *head,
+                          self.body.strip("\n"), "}"]) + "\n"
+
+
 def group_prologue(groups: int, limits: Limits) -> tuple[tuple[int, int, int], list[str]]:
     """The launch grid for `groups` workgroups, and the WGSL lines that define
     `group`, this workgroup's flat index (needs `wid`, the workgroup id)."""
@@ -81,13 +98,13 @@ class _Shader:
     def program(self) -> Program:
         body = Src(1)
         make = {Strategy.ELEMENTWISE: self._elementwise, Strategy.REDUCE: self._reduce,
-                Strategy.GROUP_REDUCE: self._group_reduce, Strategy.TILED: self._tiled}[self.t.strategy]
+                Strategy.GROUP_REDUCE: self._group_reduce,
+                Strategy.TILED: self._tiled}[self.t.strategy]
         groups, shared, functions = make(body)
         grid, prologue = group_prologue(groups, self.limits)
         main = Src()
         main(f"@compute @workgroup_size({self.t.workgroup})")
-        with main.block("fn main(@builtin(workgroup_id) wid: vec3<u32>, "
-                        "@builtin(local_invocation_index) lid: u32)"):
+        with main.block(MAIN):
             main(*prologue)
             main.lines.extend(body.lines)
         code = "\n\n".join(p for p in [*self._declarations(), *shared, *functions,

@@ -31,6 +31,10 @@ class Axis(enum.Enum):
         """WAT that reads the loop variable."""
         return f"(local.get ${self.value})"
 
+    # members are singletons: hash by identity in C, not Enum's hash of the name in Python
+    # (axes key every memo of the code generator)
+    __hash__ = object.__hash__
+
 
 ROW, COL, RIDX = Axis.ROW, Axis.COL, Axis.RIDX
 

@@ -24,6 +24,7 @@ from jaxlab.array import wrap
 from jaxlab.core.avals import ShapedArray
 from jaxlab.core.jaxpr import ClosedJaxpr, eval_closed
 from jaxlab.core.primitives import abstract_evals, lowerings, primitive
+from jaxlab.engine import complex as cx
 from jaxlab.engine import lazy as lz
 from jaxlab.engine.lazy import Lazy
 from jaxlab.ir.alu import AluExp, AluOp
@@ -79,6 +80,8 @@ def row_index(counter: Lazy, length: int, reverse: bool) -> Lazy:
 
 def read_row(xs: Lazy, index: Lazy) -> Lazy:
     """xs[index] for a scalar int32 index array: a load that fuses into its consumers."""
+    if cx.is_complex(xs):   # the row of the interleaved storage
+        return cx.from_pair(read_row(xs.pair, index), xs.dtype)
     src = lz.realize(xs, "scanned over")
     row = int(np.prod(xs.shape[1:]))
     shape = xs.shape[1:]
@@ -94,6 +97,8 @@ def read_row(xs: Lazy, index: Lazy) -> Lazy:
 
 def write_row(ys: Lazy, y: Lazy, index: Lazy) -> Lazy:
     """ys with row `index` replaced by y (one kernel over ys, the same every step)."""
+    if cx.is_complex(ys):
+        return cx.from_pair(write_row(ys.pair, y.pair, index), ys.dtype)
     from jaxlab.core.reductions import iota
     shape = ys.shape
     ones = (1,) * len(shape)

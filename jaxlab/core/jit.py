@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 from jaxlab import events
 from jaxlab.array import Array, wrap
 from jaxlab.core.jaxpr import ClosedJaxpr, Lit, Var
-from jaxlab.core.primitives import lowerings
+from jaxlab.core.primitives import lower
 from jaxlab.core.trace import placement
 from jaxlab.engine import dispatch, prepared
 from jaxlab.engine import lazy as lz
@@ -44,9 +44,9 @@ class Program:
     """The compiled form of a jitted function for one set of input avals."""
 
     def __init__(self, device: Device, n_inputs: int, steps: list[Step],
-                 outputs: list, out_shapes: list, n_slots: int, jaxpr: ClosedJaxpr) -> None:
+                 outputs: list, out_avals: list, n_slots: int, jaxpr: ClosedJaxpr) -> None:
         self.device, self.n_inputs, self.steps = device, n_inputs, steps
-        self.outputs, self.out_shapes, self.n_slots, self.jaxpr = outputs, out_shapes, n_slots, jaxpr
+        self.outputs, self.out_avals, self.n_slots, self.jaxpr = outputs, out_avals, n_slots, jaxpr
         self.calls = 0   # the first call's events report the compilation it needed
         # A program of kernel steps only runs prepared (engine/prepared.py); one with
         # loops or branches runs step by step (_run), its sub-programs as their steps say.
@@ -55,9 +55,10 @@ class Program:
         if all(type(st) is Step for st in steps):
             kept = {v for k, v in outputs if k == "slot"}
             self.plan = prepared.Plan(n_inputs, steps, kept)
-            # each result: (place of its buffer, shape), or (None, a constant lazy value)
-            self._results = [(self.plan.place[v], shape) if k == "slot" else (None, v)
-                             for (k, v), shape in zip(outputs, out_shapes)]
+            # each result: (place of its buffer, (shape, dtype)), or (None, a constant
+            # lazy value)
+            self._results = [(self.plan.place[v], aval) if k == "slot" else (None, v)
+                             for (k, v), aval in zip(outputs, out_avals)]
 
     def __call__(self, args: Sequence[Array]) -> list[Array]:
         if self.plan is None:
@@ -78,16 +79,16 @@ class Program:
         finally:
             self._idle.append(runner)
         # a constant (or constant-shaped) lazy value is computed without kernels
-        return [wrap(lz.from_buffer(bufs[place], shape)) if place is not None else wrap(shape)
-                for place, shape in self._results]
+        return [wrap(lz.from_buffer(bufs[place], *aval)) if place is not None else wrap(aval)
+                for place, aval in self._results]
 
     def _run_stepwise(self, args: Sequence[Array]) -> list[Array]:
         slots = self._run([_as_buffer(a, self.device) for a in args], None)
         results = []
-        for out, shape in zip(self.outputs, self.out_shapes):
+        for out, aval in zip(self.outputs, self.out_avals):
             kind, value = out
             if kind == "slot":
-                results.append(wrap(lz.from_buffer(slots[value], shape)))
+                results.append(wrap(lz.from_buffer(slots[value], *aval)))
             else:   # a constant (or constant-shaped) lazy value computed without kernels
                 results.append(wrap(value))
         return results
@@ -168,7 +169,7 @@ def compile_program(closed: ClosedJaxpr, device: Device) -> Program:
     for c in closed.consts:   # now, not while recording: the user's arrays must keep
         c._realize()          # real buffers, not the program's placeholders
     with dispatch.recording() as rec:
-        results = lower_jaxpr(closed, [lz.from_buffer(p, a.shape)
+        results = lower_jaxpr(closed, [lz.from_buffer(p, a.shape, a.dtype)
                                        for p, a in zip(placeholders, in_avals)], device, rec)
         results = [lz.realize(r, "jit output") if _needs_buffer(r) else r for r in results]
     return _assemble(device, closed, placeholders, rec.steps, results)
@@ -180,7 +181,8 @@ def compile_body(device: Device, avals: Sequence[Any],
     its results, which all end in buffers, since a loop feeds them back in."""
     placeholders = [Buffer.placeholder(device, a.dtype, _size(a.shape)) for a in avals]
     with dispatch.recording() as rec:
-        results = body([lz.from_buffer(p, a.shape) for p, a in zip(placeholders, avals)], rec)
+        results = body([lz.from_buffer(p, a.shape, a.dtype)
+                        for p, a in zip(placeholders, avals)], rec)
         results = [lz.realize(r, "carried to the next iteration") for r in results]
     return _assemble(device, None, placeholders, rec.steps, results)
 
@@ -212,7 +214,7 @@ def lower_jaxpr(closed: ClosedJaxpr, inputs: Sequence[lz.Lazy], device: Device,
         if eqn.primitive in structured:
             outs = structured[eqn.primitive](device, rec, ins, **eqn.params)
         else:
-            out = lowerings[eqn.primitive](*ins, **eqn.params)
+            out = lower(eqn.primitive, ins, eqn.params)
             outs = list(out) if eqn.primitive.multiple_results else [out]
         text = _eqn_text(eqn)
         for v, o in zip(eqn.out_binders, outs):
@@ -280,4 +282,4 @@ def _assemble(device: Device, closed: ClosedJaxpr, placeholders: list[Buffer],
         if slot not in kept and slot >= len(placeholders):
             steps[i].frees.append(slot)
     return Program(device, len(placeholders), steps, outputs,
-                   [r.shape for r in results], len(slot_of), closed)
+                   [(r.shape, r.dtype) for r in results], len(slot_of), closed)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from jaxlab.backends.traced import like, listing, traced
 from jaxlab.backends.wasm import mathlib
-from jaxlab.backends.wasm.analysis import COL, RIDX, ROW, AxisForm, Deps, panel_operands
+from jaxlab.backends.wasm.analysis import COL, RIDX, ROW, Axis, AxisForm, Deps, panel_operands
 from jaxlab.backends.wasm.optable import (MEM, SCALAR_TYPE, const, extract,
                                           functions_for, splat, templates)
 from jaxlab.backends.wasm.scope import AXES, Pos, Scope, Val, round_f16
@@ -40,7 +40,7 @@ from jaxlab.ir.vocabulary import kind_of as kind
 class Generated:
     text: str                 # the module
     scratch_bytes: int        # size of the $scratch argument (0: the kernel takes none)
-    split: tuple[str, int, int]   # (axis, extent, unit): [$lo, $hi) of that axis is computed
+    split: tuple[Axis, int, int]  # (axis, extent, unit): [$lo, $hi) of that axis is computed
 
 
 MEMORY_PAGES = 65536          # a shared memory declares its maximum: all of memory32
@@ -70,7 +70,7 @@ class KernelWat:
         self.kernel, self.plan, self.form = kernel, plan, form
         self.deps = Deps()
         self.ids: dict[AluExp, int] = {}
-        self.locals: dict[str, str] = {"row": "i32", "col": "i32", "ridx": "i32"}
+        self.locals: dict[str, str] = {axis.value: "i32" for axis in Axis}
         self.labels = 0
         self.packed: dict[AluExp, int] = {}    # panel operands being read from $scratch
         self.warming = False                   # Scope is computing sources ahead of use
@@ -107,8 +107,8 @@ class KernelWat:
         head = [f";; {line}" for line in k.text().splitlines()]
         head.append(f";; loops: {form.rows} rows x {form.cols} cols"
                     + (f", reduction of {form.steps}" if k.reduction else "")
-                    + f"; lanes along {plan.lane or 'nothing (scalar)'}"
-                    + f"; this call computes {self.split[0]}s [lo, hi)")
+                    + f"; lanes along {plan.lane.value if plan.lane else 'nothing (scalar)'}"
+                    + f"; this call computes {self.split[0].value}s [lo, hi)")
         decls = [f"(local ${n} {t})" for n, t in self.locals.items()]
         decls = [" ".join(decls[i:i + 6]) for i in range(0, len(decls), 6)]
         func = ([f'(func $kernel (export "kernel") {params}']
@@ -120,13 +120,14 @@ class KernelWat:
         return listing(["(module"] + _indent(text) + [")"])
 
     # --- loops over the outputs ----------------------------------------------
-    def _loop(self, var: str, start: int, stop: int, step: int, body: list[str],
+    def _loop(self, axis: Axis, start: int, stop: int, step: int, body: list[str],
               what: str) -> list[str]:
-        """for var in range(start, stop, step); over the split axis, only this call's share."""
+        """for axis in range(start, stop, step); over the split axis, only this call's share."""
         if stop <= start:
             return []
+        var = axis.value
         label = self.fresh(var)
-        if self.splitting and var == self.split[0]:
+        if self.splitting and axis is self.split[0]:
             # [max(lo, start), min(hi, stop)), which may be empty
             lo = "(local.get $lo)" if start == 0 else \
                 f"(select (local.get $lo) (i32.const {start}) (i32.gt_u (local.get $lo) (i32.const {start})))"
@@ -163,12 +164,12 @@ class KernelWat:
         inner = self._pack_strip()
         self.splitting = False
         for r0, r1, tm in self._row_parts():
-            inner += self._loop("row", r0, r1, tm, self._tile(tm, plan.tile_vectors, width),
+            inner += self._loop(ROW, r0, r1, tm, self._tile(tm, plan.tile_vectors, width),
                                 f"rows {tm} at a time over the packed strip")
         self.packed = {}
         rest = self._grid(self._col_parts(packed_cols, 1, width))
         self.splitting = True
-        lines = self._loop("col", 0, packed_cols, strip, inner,
+        lines = self._loop(COL, 0, packed_cols, strip, inner,
                            f"strips of {strip} columns, each packed once")
         if rest:   # the columns after the last strip, done by the call that ends the range
             lines += ([f"(if (i32.gt_u (local.get $hi) (i32.const {packed_cols}))", "  (then"]
@@ -184,9 +185,9 @@ class KernelWat:
         for r0, r1, w in ((0, rows // 4 * 4, 4), (rows // 4 * 4, rows, 1)):
             inner: list[str] = []
             for c0, c1, step in ((0, cols // tn * tn, tn), (cols // tn * tn, cols, 1)):
-                inner += self._loop("col", c0, c1, step, self._tile(1, step, w, ROW),
+                inner += self._loop(COL, c0, c1, step, self._tile(1, step, w, ROW),
                                     f"{step} column(s) of {w} row(s)")
-            lines += self._loop("row", r0, r1, w, inner, f"rows {w} at a time, as lanes")
+            lines += self._loop(ROW, r0, r1, w, inner, f"rows {w} at a time, as lanes")
         return lines
 
     def _row_parts(self) -> list[tuple[int, int, int]]:
@@ -202,8 +203,8 @@ class KernelWat:
             for c0, c1, tn, w in col_parts:
                 what = (f"tiles of {tm} row(s) x {tn * w} column(s)"
                         + (f" ({tn} x {w} lanes)" if w > 1 else ""))
-                inner += self._loop("col", c0, c1, tn * w, self._tile(tm, tn, w), what)
-            lines += self._loop("row", r0, r1, tm, inner, f"rows {tm} at a time")
+                inner += self._loop(COL, c0, c1, tn * w, self._tile(tm, tn, w), what)
+            lines += self._loop(ROW, r0, r1, tm, inner, f"rows {tm} at a time")
         return lines
 
     def _col_parts(self, start: int, tn: int, width: int) -> list[tuple[int, int, int, int]]:
@@ -239,7 +240,7 @@ class KernelWat:
         return tile.lines + self._ridx_loop(loop, 0, self.form.steps, 1)
 
     # --- one tile ----------------------------------------------------------------
-    def _tile(self, tm: int, tn: int, w: int, lane: str = COL) -> list[str]:
+    def _tile(self, tm: int, tn: int, w: int, lane: Axis = COL) -> list[str]:
         """tm x tn copies of the kernel; each copy is w lanes along `lane`."""
         tile = Scope(self, lane if w > 1 else None)
         step = {ROW: w if lane == ROW else 1, COL: w if lane == COL else 1}
@@ -286,7 +287,7 @@ class KernelWat:
 
     @staticmethod
     def _where(pos: Pos) -> str:
-        return ", ".join(f"{a}+{o}" if o else a for a, o in pos.items())
+        return ", ".join(f"{a.value}+{o}" if o else a.value for a, o in pos.items())
 
     # --- reductions ------------------------------------------------------------------
     def _reduce(self, tile: "Scope", copies: list[Pos]) -> list[str]:
@@ -387,11 +388,12 @@ class KernelWat:
         return tuple((a, pos[a]) for a in (ROW, COL) if a in pos)
 
     def _ridx_loop(self, loop: "Scope", start: int, stop: int, step: int) -> list[str]:
-        label = self.fresh("ridx")
+        var = RIDX.value
+        label = self.fresh(var)
         bumps = [f"(local.set ${p} (i32.add (local.get ${p}) (i32.const {per * step})))"
                  for p, per in loop.increments.items()]
-        return (loop.prelude + [f"(local.set $ridx (i32.const {start}))",
-                                f"(loop ${label}  ;; reduce: ridx = {start}, {start + step}, ... < {stop}"]
+        return (loop.prelude + [f"(local.set ${var} (i32.const {start}))",
+                                f"(loop ${label}  ;; reduce: {var} = {start}, {start + step}, ... < {stop}"]
                 + _indent(loop.lines + bumps
-                          + [f"(local.set $ridx (i32.add (local.get $ridx) (i32.const {step})))",
-                             f"(br_if ${label} (i32.lt_u (local.get $ridx) (i32.const {stop}))))"]))
+                          + [f"(local.set ${var} (i32.add {RIDX.get} (i32.const {step})))",
+                             f"(br_if ${label} (i32.lt_u {RIDX.get} (i32.const {stop}))))"]))

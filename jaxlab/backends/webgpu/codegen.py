@@ -15,7 +15,7 @@ from jaxlab.backends.traced import Listing, join, like, listing, marks_of, trace
 from jaxlab.backends.webgpu.contraction import BIDX, MIDX, NIDX
 from jaxlab.backends.webgpu.expr import ExpWriter, Name
 from jaxlab.backends.webgpu.ops import Lang, bare, cast_text, const_text, library, op_text
-from jaxlab.backends.webgpu.tune import Limits, Tuning, grid_for
+from jaxlab.backends.webgpu.tune import Limits, Strategy, Tuning, grid_for
 from jaxlab.ir.alu import AluExp, AluOp
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import ACC, GIDX, RIDX, Kernel, reduce_identity
@@ -54,6 +54,23 @@ class Src:
         return listing(self.lines)
 
 
+MAIN = ("fn main(@builtin(workgroup_id) wid: vec3<u32>, "
+        "@builtin(local_invocation_index) lid: u32)")
+
+
+@dataclass(frozen=True)
+class HandWritten:
+    """A hand-written compute shader: its module-scope declarations, and main's
+    statements (indented by two spaces), which run once `group` is defined."""
+    declarations: str
+    body: str
+
+    def source(self, threads: int, prologue: list[str]) -> str:
+        head = [f"@compute @workgroup_size({threads})", f"{MAIN} {{", *(f"  {p}" for p in prologue)]
+        return "\n".join([self.declarations.rstrip("\n"), "", *head,
+                          self.body.strip("\n"), "}"]) + "\n"
+
+
 def group_prologue(groups: int, limits: Limits) -> tuple[tuple[int, int, int], list[str]]:
     """The launch grid for `groups` workgroups, and the WGSL lines that define
     `group`, this workgroup's flat index (needs `wid`, the workgroup id)."""
@@ -83,14 +100,14 @@ class _Shader:
     # --- the frame ---------------------------------------------------------
     def program(self) -> Program:
         body = Src(1)
-        make = {"elementwise": self._elementwise, "reduce": self._reduce,
-                "group_reduce": self._group_reduce, "tiled": self._tiled}[self.t.strategy]
+        make = {Strategy.ELEMENTWISE: self._elementwise, Strategy.REDUCE: self._reduce,
+                Strategy.GROUP_REDUCE: self._group_reduce,
+                Strategy.TILED: self._tiled}[self.t.strategy]
         groups, shared, functions = make(body)
         grid, prologue = group_prologue(groups, self.limits)
         main = Src()
         main(f"@compute @workgroup_size({self.t.workgroup})")
-        with main.block("fn main(@builtin(workgroup_id) wid: vec3<u32>, "
-                        "@builtin(local_invocation_index) lid: u32)"):
+        with main.block(MAIN):
             main(*prologue)
             main.lines.extend(body.lines)
         code = join([p for p in [*self._declarations(), *shared, *functions, main.text()] if p],
@@ -109,14 +126,14 @@ class _Shader:
 
     def _summary(self) -> str:
         t = self.t
-        if t.strategy == "tiled":
+        if t.strategy is Strategy.TILED:
             return (f"tiled, {t.tile.m}x{t.tile.n} outputs per workgroup, "
                     f"{t.tile.reg_m}x{t.tile.reg_n} per thread")
         extra = f", unroll {t.unroll}" if t.unroll > 1 else ""
-        if t.strategy == "group_reduce":
+        if t.strategy is Strategy.GROUP_REDUCE:
             return f"group_reduce, {t.workgroup // t.group_outputs} threads per output, " \
                    f"{t.group_outputs} outputs per workgroup{extra}"
-        return f"{t.strategy}, {t.workgroup} threads per workgroup, {t.upcast} outputs " \
+        return f"{t.strategy.value}, {t.workgroup} threads per workgroup, {t.upcast} outputs " \
                f"per thread{extra}"
 
     def _declarations(self) -> list[str]:

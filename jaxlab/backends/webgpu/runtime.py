@@ -559,7 +559,7 @@ def _pipeline_key(p: Pass) -> tuple:
 
 
 def _tuned_text(kernel: Kernel, t: Tuning) -> str:
-    lines = [kernel.text(), f"  layout: {t.strategy}, {t.workgroup} threads per workgroup"]
+    lines = [kernel.text(), f"  layout: {t.strategy.value}, {t.workgroup} threads per workgroup"]
     if t.contraction is not None:
         c = t.contraction
         lines += [f"  as a contraction: batch {c.batch}, M {c.m}, N {c.n}",

@@ -25,6 +25,8 @@ def _prepare(device: Device, program: Kernel | Routine) -> tuple[Executable, boo
         return exe, True, 0.0
     t0 = time.perf_counter()
     backend = device.backend
+    if isinstance(program, Kernel):
+        limits.check_kernel_dtypes(device, program)
     exe = backend.prepare_kernel(program) if isinstance(program, Kernel) \
         else backend.prepare_routine(program)
     exe.compile_ms = exe.compile_ms or (time.perf_counter() - t0) * 1e3

@@ -23,8 +23,25 @@ def _check_index_space(device: Device, count: int, what: str) -> None:
             f"index at most {limit} (int32 index math)")
 
 
+def check_dtype(device: Device, dtype: DType) -> None:
+    """Raise TypeError if `device` does not compute `dtype`."""
+    if dtype not in device.backend.dtypes:
+        raise TypeError(f"{dtype.value} is not supported on the {device.platform} device "
+                        f"({device.backend.dtype_limit_reason}); put the array on a device "
+                        f"that computes it (cpu computes every dtype)")
+
+
+def check_kernel_dtypes(device: Device, kernel: Kernel) -> None:
+    """check_dtype for every value a kernel computes."""
+    roots = [kernel.exp] + ([kernel.reduction.epilogue] if kernel.reduction else [])
+    for dtype in {node.dtype for root in roots for node in root.toposort()}:
+        check_dtype(device, dtype)
+
+
 def check_array(device: Device, shape: Sequence[int], dtype: DType) -> None:
-    """Raise ResourceExhaustedError if `device` cannot hold or index this array."""
+    """Raise ResourceExhaustedError if `device` cannot hold or index this array
+    (TypeError if it does not compute its dtype)."""
+    check_dtype(device, dtype)
     count = math.prod(shape)
     _check_index_space(device, count, f"{_describe(shape, dtype)} has")
     nbytes = count * dtype.itemsize

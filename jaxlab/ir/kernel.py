@@ -28,8 +28,8 @@ def reduce_identity(op: AluOp, dtype: DType) -> Any:
         return -math.inf if op is AluOp.Max else math.inf
     if dtype is DType.bool:
         return op is AluOp.Min
-    info = {DType.int32: (-(1 << 31), (1 << 31) - 1), DType.uint32: (0, (1 << 32) - 1)}[dtype]
-    return info[0] if op is AluOp.Max else info[1]
+    lowest, highest = dtype.bounds
+    return lowest if op is AluOp.Max else highest
 
 
 def acc_variable(dtype: DType) -> AluExp:

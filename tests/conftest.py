@@ -6,7 +6,11 @@ import os
 import numpy as np
 import pytest
 
-import jaxlab
+# JAX is the reference: on a machine with a GPU it would run there, where its float32
+# matmuls default to TF32/bf16 passes (1e-3 off); the CPU gives float32 references
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+import jaxlab  # noqa: E402
 
 _WANTED = os.environ.get("JAXLAB_TEST_BACKENDS")
 BACKENDS = [d.platform for d in jaxlab.devices()

@@ -67,11 +67,10 @@ def _int(value: int) -> AluExp:
 def exp(x: AluExp) -> AluExp:
     """Cephes expf: x = n ln2 + r, e^r by a polynomial, times 2^n."""
     x = x.min(K.EXP_MAX).max(K.EXP_MIN)   # 2^n stays finite; NaN stays NaN
-    # n = x log2(e) rounded to nearest by adding 1.5 * 2^23: the sum's low mantissa bits
-    # hold n as an integer (no rounding op, no float -> int conversion)
-    t = x * K.LOG2E + K.ROUNDING_SHIFT
-    n = t - K.ROUNDING_SHIFT
-    k = t.bitcast(I32) - _f(K.ROUNDING_SHIFT).bitcast(I32)
+    # n = x log2(e) rounded by floor(. + 1/2). Not the add-1.5*2^23 trick: GPU drivers
+    # may fold (y + c) - c to y (NVIDIA's did: exp off by up to 30% on an H200)
+    n = (x * K.LOG2E + 0.5).unary(AluOp.Floor)
+    k = n.cast(I32)
     r = (x - n * K.LN2_HI) - n * K.LN2_LO
     e = _horner(r, K.EXP_POLY) * (r * r) + r + 1.0
     # times 2^n as 2^(n/2) 2^(n - n/2): one factor alone would overflow before the

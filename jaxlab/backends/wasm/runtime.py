@@ -217,6 +217,9 @@ class WasmBackend(Backend):
     def read(self, handle: int, dtype: DType, count: int):
         return self.memory.read(handle, dtype, count)
 
+    def copy(self, src: int, src_offset: int, dst: int, dst_offset: int, nbytes: int) -> None:
+        self.memory.copy(src + src_offset, dst + dst_offset, nbytes)
+
     # --- programs ------------------------------------------------------------------
     def prepare_kernel(self, kernel: Kernel,
                        overrides: Optional[Mapping[str, Any]] = None) -> Executable:

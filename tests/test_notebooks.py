@@ -1,23 +1,21 @@
-"""The tutorial notebooks and the lab smoke notebook, executed headless by nbclient
-(no cell errors, reports in the recorded outputs, the widget view beside its static
-HTML); the kernel browser widget they show; the Binder files that run them."""
+"""The course's notebooks and the lab smoke notebook, executed headless by nbclient in
+the Binder replay (tests/binder_replay.py: a fresh environment built from binder/, the
+notebooks run through binder/start by its kernel; each notebook runs once, here): no cell
+errors, reports in the recorded outputs, the widget view beside its static HTML, saved
+files under 1 MB; the kernel browser widget they show; the Binder files and links."""
 from __future__ import annotations
 
 import html
+import importlib.util
 import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
-pytest.importorskip("ipykernel")
-from jupyter_client import KernelManager  # noqa: E402  (after the skips)
-from jupyter_client.kernelspec import KernelSpecManager  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -26,37 +24,28 @@ import jaxlab.numpy as jnp  # noqa: E402
 from jaxlab.engine.devices import get_device  # noqa: E402
 from jaxlab.lab.widgets import (TABS, browse, find_kernel, recompile,  # noqa: E402
                                 time_executable)
+from tests import binder_replay  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-TUTORIALS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+TUTORIALS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 NOTEBOOKS = TUTORIALS + [ROOT / "tests" / "notebooks" / "lab_smoke.ipynb"]
-KERNEL = "jaxlab-test"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 REPORT_JSON = "application/vnd.jaxlab.report+json"
 MAX_SAVED_BYTES = 1_000_000
 
 
 @pytest.fixture(scope="module")
-def kernel_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A kernel spec that runs this interpreter (whatever kernels Jupyter knows here)."""
-    prefix = tmp_path_factory.mktemp("kernels")
-    subprocess.run([sys.executable, "-m", "ipykernel", "install", "--prefix", str(prefix),
-                    "--name", KERNEL], check=True, capture_output=True)
-    return prefix / "share" / "jupyter" / "kernels"
+def binder_env(tmp_path_factory: pytest.TempPathFactory) -> binder_replay.BinderEnv:
+    """Binder's build, replayed in a fresh virtual environment (once per worker: the
+    notebook tests share an xdist group)."""
+    return binder_replay.build(tmp_path_factory.mktemp("binder") / "venv")
 
 
-def execute(path: Path, kernel_dir: Path) -> nbformat.NotebookNode:
-    """Runs every cell; nbclient's per-cell timeout bounds a hung cell (speed itself is
-    not asserted here: a busy machine would fail it)."""
-    nb = nbformat.read(path, as_version=4)
-    km = KernelManager(kernel_name=KERNEL,
-                       kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(kernel_dir)]))
-    client = nbclient.NotebookClient(nb, km=km, timeout=60,
-                                     resources={"metadata": {"path": str(path.parent)}})
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    client.execute(env=env)
-    return nb
+def execute(path: Path, env: binder_replay.BinderEnv, saved: Path) -> nbformat.NotebookNode:
+    """Runs every cell in the Binder environment; nbclient's per-cell timeout bounds a hung
+    cell (speed itself is not asserted here: a busy machine would fail it)."""
+    binder_replay.execute(env, path, saved)
+    return nbformat.read(saved, as_version=4)
 
 
 def outputs(nb: nbformat.NotebookNode) -> list[dict]:
@@ -169,19 +158,30 @@ CHECKS = {"01_tour.ipynb": (check_reports, check_tour, check_widget),
           "lab_smoke.ipynb": (check_reports, check_widget, check_highlighted_sources)}
 
 
-def test_tutorials_exist() -> None:
-    assert [p.name for p in TUTORIALS] == ["01_tour.ipynb", "02_transformations.ipynb",
-                                           "03_backends.ipynb"]
-    assert set(CHECKS) == {p.name for p in NOTEBOOKS}
+def test_checks_name_notebooks_that_exist() -> None:
+    assert TUTORIALS and set(CHECKS) <= {p.name for p in NOTEBOOKS}
 
 
-# one test per notebook: each runs once, also when xdist spreads the tests
+# one test per notebook, each run once; the xdist group keeps them on one worker, which
+# builds the Binder environment once
+@pytest.mark.xdist_group("binder")
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
-def test_notebook(path: Path, kernel_dir: Path) -> None:
-    nb = execute(path, kernel_dir)
+def test_notebook(path: Path, binder_env: binder_replay.BinderEnv, tmp_path: Path) -> None:
+    nb = execute(path, binder_env, tmp_path / path.name)
     check_clean(nb)
-    for check in CHECKS[path.name]:
+    for check in CHECKS.get(path.name, ()):
         check(nb)
+
+
+@pytest.mark.parametrize("path", TUTORIALS, ids=[p.name for p in TUTORIALS])
+def test_saved_notebook_is_small_and_was_run_top_to_bottom(path: Path) -> None:
+    """As committed: outputs kept (they read on GitHub and nbviewer), under 1 MB, every
+    code cell executed once, in order (`make notebooks` saves them so)."""
+    assert path.stat().st_size < MAX_SAVED_BYTES, f"{path.stat().st_size} bytes"
+    nb = nbformat.read(path, as_version=4)
+    counts = [c.execution_count for c in nb.cells if c.cell_type == "code"]
+    assert counts == list(range(1, len(counts) + 1)), counts
+    assert outputs(nb), "saved without outputs"
 
 
 # --- the kernel browser the notebooks show ---------------------------------------------------
@@ -251,23 +251,51 @@ def test_recompile_takes_overrides_and_cpu_refuses_them(cpu_log) -> None:
 # --- Binder -----------------------------------------------------------------------------
 
 BINDER = ROOT / "binder"
+# what the course needs beside jaxlab's own dependencies (Binder's environment only)
+COURSE_ONLY = {"scikit-learn", "matplotlib"}
 
 
 def _requirement_name(line: str) -> str:
     return re.split(r"[\s<>=!~;\[]", line, maxsplit=1)[0].lower().replace("_", "-")
 
 
-def test_binder_requirements_name_what_pyproject_declares() -> None:
+def _requirements(name: str) -> list[str]:
+    return [ln.strip() for ln in (BINDER / name).read_text().splitlines()
+            if ln.strip() and not ln.lstrip().startswith("#")]
+
+
+def _links():
+    spec = importlib.util.spec_from_file_location("binder_links", BINDER / "links.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_binder_requirements_name_what_the_course_needs() -> None:
     tomllib = pytest.importorskip("tomllib")
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     declared = {_requirement_name(d) for d in project["dependencies"]}
     declared |= {_requirement_name(d) for deps in project["optional-dependencies"].values()
                  for d in deps}
-    lines = [ln.strip() for ln in (BINDER / "requirements.txt").read_text().splitlines()
-             if ln.strip() and not ln.lstrip().startswith("#")]
-    assert "-e ." in lines, "jaxlab itself is not installed from the repository root"
-    names = [_requirement_name(ln) for ln in lines if not ln.startswith("-")]
-    assert names and set(names) <= declared, set(names) - declared
+    wanted = _requirements("requirements.in")
+    assert "-e ." in wanted, "jaxlab itself is not installed from the repository root"
+    names = {_requirement_name(ln) for ln in wanted if not ln.startswith("-")}
+    assert COURSE_ONLY <= names and names <= declared | COURSE_ONLY, names
+    assert not COURSE_ONLY & declared, "the course's extras became jaxlab's dependencies"
+
+
+def test_binder_requirements_are_exact_pins_of_everything_installed() -> None:
+    tomllib = pytest.importorskip("tomllib")
+    pinned = _requirements("requirements.txt")
+    assert pinned[0] == "-e .", pinned[:1]
+    for line in pinned[1:]:
+        assert re.fullmatch(r"[A-Za-z0-9._-]+==[A-Za-z0-9.+!-]+", line), line
+    pins = {_requirement_name(ln) for ln in pinned[1:]}
+    runtime = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    needed = {_requirement_name(d) for d in runtime}
+    needed |= {_requirement_name(ln) for ln in _requirements("requirements.in")
+               if not ln.startswith("-")}
+    assert needed <= pins, f"not pinned (run `make binder-pins`): {needed - pins}"
 
 
 def test_binder_scripts_are_executable_shell() -> None:
@@ -283,13 +311,18 @@ def test_binder_scripts_are_executable_shell() -> None:
     assert (ROOT / "extension" / "pyproject.toml").is_file()
     assert (ROOT / "extension" / "jaxlab_report" / "labextension" / "package.json").is_file(), \
         "postBuild installs the prebuilt extension, which is missing"
+    assert "mesa-vulkan-drivers" in (BINDER / "apt.txt").read_text().split()
 
 
-def test_binder_apt_and_notebooks() -> None:
-    apt = (BINDER / "apt.txt").read_text().split()
-    assert "mesa-vulkan-drivers" in apt
-    linked = re.findall(r"\((\.\./notebooks/[^)]+\.ipynb)\)", (BINDER / "README.md").read_text())
-    linked += re.findall(r"lab/tree/(notebooks/\S+?\.ipynb)", (BINDER / "README.md").read_text())
-    assert len(linked) >= 4
-    for ref in linked:
-        assert (BINDER / ref).resolve().is_file() or (ROOT / ref).is_file(), ref
+def test_readmes_launch_every_notebook_from_the_repository_url() -> None:
+    links = _links()
+    assert links.main(["--check"]) == 0, "a README's Binder links are stale: make binder-links"
+    owner, name = links.repository()
+    prefix = f"https://mybinder.org/v2/gh/{owner}/{name}/main?urlpath=lab/tree/"
+    for readme in links.READMES:
+        text = readme.read_text()
+        assert f"]({prefix}notebooks/01_tour.ipynb)" in text, readme   # the badge
+        launched = re.findall(re.escape(prefix) + r"(notebooks/[\w.]+)\)", text)
+        assert {ROOT / p for p in launched} == set(TUTORIALS), readme
+        for target in re.findall(r"\]\(([\w./]+\.ipynb)\)", text):
+            assert (readme.parent / target).is_file(), (readme, target)

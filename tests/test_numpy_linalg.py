@@ -159,7 +159,6 @@ def test_norm_of_ints_and_transposed(backend, rng):
 
 
 @pytest.mark.parametrize("kw,error", [
-    ({"ord": "nuc"}, NotImplementedError),
     ({"ord": 3}, ValueError),
     ({"ord": "fro", "axis": 0}, ValueError),
     ({"axis": (0, 1, 2)}, ValueError),

@@ -87,6 +87,7 @@ class Executable:
     tuned_ir: str = ""
     compile_ms: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
+    flops: Optional[int] = None       # a routine's, where its backend can count them
 
 
 class Backend(abc.ABC):

@@ -92,9 +92,33 @@ def _lu(a: np.ndarray, **_) -> list[np.ndarray]:
             perm.reshape(*shape, m)]
 
 
+def _eigh(a: np.ndarray, *, lower: bool) -> list[np.ndarray]:
+    """(vectors, values ascending) of the symmetric matrix one triangle spells."""
+    w, v = np.linalg.eigh(_batched(a), UPLO="L" if lower else "U")
+    n = a.shape[-1]
+    return [v.reshape(a.shape).astype(a.dtype), w.reshape(*a.shape[:-2], n).astype(a.dtype)]
+
+
+def _svd(a: np.ndarray, *, full_matrices: bool, compute_uv: bool) -> list[np.ndarray]:
+    """[s] or [s, u, vt] of a tall matrix (m >= n), s descending."""
+    batch, (m, n) = a.shape[:-2], a.shape[-2:]
+    if not compute_uv:
+        return [np.linalg.svd(_batched(a), compute_uv=False).reshape(*batch, n).astype(a.dtype)]
+    u, s, vt = np.linalg.svd(_batched(a), full_matrices=full_matrices)
+    return [s.reshape(*batch, n).astype(a.dtype), u.reshape(*batch, *u.shape[-2:]).astype(a.dtype),
+            vt.reshape(*batch, n, n).astype(a.dtype)]
+
+
+def _qr(a: np.ndarray, *, full_matrices: bool) -> list[np.ndarray]:
+    q, r = np.linalg.qr(_batched(a), mode="complete" if full_matrices else "reduced")
+    batch = a.shape[:-2]
+    return [q.reshape(*batch, *q.shape[-2:]).astype(a.dtype),
+            r.reshape(*batch, *r.shape[-2:]).astype(a.dtype)]
+
+
 ROUTINE_IMPLS: dict[str, Callable[..., list[np.ndarray]]] = {
     "sort": _sort, "argsort": _argsort, "cholesky": _cholesky,
-    "triangular_solve": _triangular_solve, "lu": _lu,
+    "triangular_solve": _triangular_solve, "lu": _lu, "eigh": _eigh, "svd": _svd, "qr": _qr,
 }
 
 

@@ -114,7 +114,71 @@ def _lu(a: Lazy) -> tuple[Lazy, Lazy, Lazy]:
                                          (batch + (m,), DType.int32)]))
 
 
+eigh_p = primitive("eigh", multiple_results=True)
+svd_p = primitive("svd", multiple_results=True)
+qr_p = primitive("qr", multiple_results=True)
+
+
+def _working(a: Lazy) -> Lazy:
+    """The dtype a decomposition computes in: float16 widens to float32."""
+    return lz.cast(a, DType.float32) if a.dtype is DType.float16 else a
+
+
+def _swap_last(x: Lazy) -> Lazy:
+    nd = len(x.shape)
+    return lz.movement(x, "permute", tuple(range(nd - 2)) + (nd - 1, nd - 2))
+
+
+def _float_matrix(name: str, a: Lazy) -> None:
+    if len(a.shape) < 2 or not a.dtype.is_float:
+        raise ValueError(f"{name} needs a floating point matrix (at least 2 axes), got "
+                         f"{a.dtype}{list(a.shape)}")
+
+
+def _eigh(a: Lazy, *, lower: bool = True) -> tuple[Lazy, Lazy]:
+    """(vectors, values): values ascending, vectors as columns; only the `lower`
+    (else upper) triangle is read."""
+    _square_float("eigh", a)
+    x = _working(a)
+    n, batch = a.shape[-1], a.shape[:-2]
+    v, w = run_routine("eigh", [x], [(a.shape, x.dtype), (batch + (n,), x.dtype)],
+                       lower=bool(lower))
+    return lz.cast(v, a.dtype), lz.cast(w, a.dtype)
+
+
+def _svd(a: Lazy, *, full_matrices: bool = True, compute_uv: bool = True) -> list[Lazy]:
+    """[s] or [s, u, vt], s descending. The routine takes tall matrices (m >= n): a wide
+    one is transposed, and its factors swap back (a = v' s u'^T)."""
+    _float_matrix("svd", a)
+    m, n = a.shape[-2:]
+    wide = m < n
+    x = _working(_swap_last(a) if wide else a)
+    rows, cols, batch = max(m, n), min(m, n), a.shape[:-2]
+    ucols = rows if full_matrices else cols
+    outputs = [(batch + (cols,), x.dtype)]
+    if compute_uv:
+        outputs += [(batch + (rows, ucols), x.dtype), (batch + (cols, cols), x.dtype)]
+    found = [lz.cast(o, a.dtype) for o in run_routine(
+        "svd", [x], outputs, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv))]
+    if compute_uv and wide:
+        s, u, vt = found
+        return [s, _swap_last(vt), _swap_last(u)]
+    return found
+
+
+def _qr(a: Lazy, *, full_matrices: bool = False) -> tuple[Lazy, Lazy]:
+    """Householder QR as LAPACK's geqrf/orgqr: (q, r), r's diagonal may be negative."""
+    _float_matrix("qr", a)
+    x = _working(a)
+    m, n = a.shape[-2:]
+    cols, batch = m if full_matrices else min(m, n), a.shape[:-2]
+    q, r = run_routine("qr", [x], [(batch + (m, cols), x.dtype), (batch + (cols, n), x.dtype)],
+                       full_matrices=bool(full_matrices))
+    return lz.cast(q, a.dtype), lz.cast(r, a.dtype)
+
+
 lowerings.update({
+    eigh_p: _eigh, svd_p: _svd, qr_p: _qr,
     sort_p: _last_axis("sort", None), argsort_p: _last_axis("argsort", DType.int32),
     cholesky_p: _cholesky, triangular_solve_p: _triangular_solve, lu_p: _lu,
 })
@@ -232,3 +296,83 @@ for _p in (sort_p, argsort_p):
     batch_rules[_p] = batch_at_front(_p, _shift_dimension)
 for _p in (cholesky_p, triangular_solve_p, lu_p):
     batch_rules[_p] = batch_at_front(_p)   # routines take leading batch dims
+
+
+# --- decompositions: JAX's derivative rules, through the primitives' own outputs -------
+
+def _matrix_t(x: Any) -> Any:
+    import jaxlab.numpy as jnp
+    return jnp.swapaxes(x, -1, -2)
+
+
+def _diagonal(x: Any) -> Any:
+    import jaxlab.numpy as jnp
+    return jnp.einsum("...ii->...i", x)
+
+
+def _jvp_eigh(primals, tangents, *, lower=True):
+    """dw = diag(V^T dA V), dV = V (F * V^T dA V) with F_ij = 1 / (w_j - w_i) off the
+    diagonal: infinite for repeated eigenvalues, as JAX's."""
+    import jaxlab.numpy as jnp
+    (a,), (ta,) = primals, tangents
+    v, w = eigh_p.bind(a, lower=lower)
+    inner = _matrix_t(v) @ ta @ v
+    eye = jnp.eye(a.shape[-1], dtype=w.dtype)
+    gaps = 1.0 / (eye + jnp.expand_dims(w, -2) - jnp.expand_dims(w, -1)) - eye
+    return [v, w], [v @ (gaps * inner), _diagonal(inner)]
+
+
+def _jvp_svd(primals, tangents, *, full_matrices=True, compute_uv=True):
+    """JAX's rule: ds = diag(U^T dA V); dU, dV from the antisymmetric parts, with the
+    part of dA outside U's (or V's) span for non-square matrices."""
+    import jaxlab.numpy as jnp
+    (a,), (ta,) = primals, tangents
+    m, n = a.shape[-2:]
+    if compute_uv and full_matrices and m != n:
+        raise NotImplementedError("Singular value decomposition JVP not implemented for "
+                                  "full matrices")
+    s, u, vt = svd_p.bind(a, full_matrices=False, compute_uv=True)
+    v = _matrix_t(vt)
+    ds_mat = _matrix_t(u) @ ta @ v
+    ds = _diagonal(ds_mat)
+    if not compute_uv:
+        return [s], [ds]
+    row = jnp.expand_dims(s, -2)                       # s_j along the columns
+    col = _matrix_t(row)                               # s_i along the rows
+    eye = jnp.eye(s.shape[-1], dtype=s.dtype)
+    diffs = (row + col) * (row - col)                  # s_j^2 - s_i^2
+    f = 1.0 / (diffs + eye) - eye
+    zero = jnp.where(s == 0, 1.0, 0.0).astype(s.dtype)
+    s_inv = 1.0 / (s + zero) - zero
+    du_dv_diag = 0.5 * (ds_mat - _matrix_t(ds_mat)) * (jnp.expand_dims(s_inv, -1) * eye)
+    dss, sds = row * ds_mat, col * ds_mat
+    du = u @ (f * (dss + _matrix_t(dss)) + du_dv_diag)
+    dv = v @ (f * (sds + _matrix_t(sds)))
+    if m > n:
+        dav = ta @ v
+        du = du + (dav - u @ (_matrix_t(u) @ dav)) / row
+    if n > m:
+        dau = _matrix_t(ta) @ u
+        dv = dv + (dau - v @ (vt @ dau)) / row
+    return [s, u, vt], [ds, du, _matrix_t(dv)]
+
+
+def _jvp_qr(primals, tangents, *, full_matrices=False):
+    """JAX's rule for m >= n (reduced): with C = Q^T dA R^-1 and its strictly lower part
+    L, dQ = Q (L - L^T - C) + dA R^-1 and dR = (C - L + L^T) R."""
+    import jaxlab.numpy as jnp
+    (a,), (ta,) = primals, tangents
+    m, n = a.shape[-2:]
+    if m < n or (full_matrices and m != n):
+        raise NotImplementedError("Unimplemented case of QR decomposition derivative")
+    q, r = qr_p.bind(a, full_matrices=full_matrices)
+    da_rinv = triangular_solve_p.bind(r, ta, left_side=False, lower=False)
+    c = _matrix_t(q) @ da_rinv
+    low = jnp.tril(c, -1)
+    skew = low - _matrix_t(low)
+    return [q, r], [q @ (skew - c) + da_rinv, (c - skew) @ r]
+
+
+jvp_rules.update({eigh_p: _jvp_eigh, svd_p: _jvp_svd, qr_p: _jvp_qr})
+for _p in (eigh_p, svd_p, qr_p):
+    batch_rules[_p] = batch_at_front(_p)

@@ -13,6 +13,7 @@ import numpy as np
 
 from jaxlab.ir.alu import AluExp, AluOp
 from jaxlab.ir.dtypes import DType
+from jaxlab.ir.mathconst import ERF_SERIES_BELOW, ERF_SERIES_TERMS, ERFC_COEFFS, TWO_OVER_SQRT_PI
 
 
 def _idiv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -77,28 +78,24 @@ def threefry2x32(k0, k1, c0, c1) -> tuple[np.ndarray, np.ndarray]:
 
 
 # Chebyshev-fitted erfc (fractional error < 1.2e-7 for all x), and a Taylor
-# series for erf near zero where 1 - erfc would cancel.
-_ERFC_COEFFS = (-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806,
-                0.27886807, -1.13520398, 1.48851587, -0.82215223, 0.17087277)
-
-
+# series for erf near zero where 1 - erfc would cancel (mathconst's constants).
 def _erfc64(x: np.ndarray) -> np.ndarray:
     z = np.abs(x)
     t = 1.0 / (1.0 + 0.5 * z)
     poly = np.zeros_like(t)
-    for c in reversed(_ERFC_COEFFS[1:]):
+    for c in reversed(ERFC_COEFFS[1:]):
         poly = (poly + c) * t
-    r = t * np.exp(-z * z + _ERFC_COEFFS[0] + poly)
+    r = t * np.exp(-z * z + ERFC_COEFFS[0] + poly)
     return np.where(x >= 0, r, 2.0 - r)
 
 
 def _erf64(x: np.ndarray) -> np.ndarray:
     x2, term, series = x * x, x.copy(), x.copy()
-    for n in range(1, 14):
+    for n in range(1, ERF_SERIES_TERMS + 1):
         term = term * -x2 / n
         series = series + term / (2 * n + 1)
-    small = series * (2.0 / np.sqrt(np.pi))
-    return np.where(np.abs(x) < 0.5, small, 1.0 - _erfc64(x))
+    small = series * TWO_OVER_SQRT_PI
+    return np.where(np.abs(x) < ERF_SERIES_BELOW, small, 1.0 - _erfc64(x))
 
 
 def _erf(x: np.ndarray) -> np.ndarray:

@@ -103,7 +103,7 @@ def _indent(text: str) -> str:
     return text.replace("\n", "\n    ")
 
 
-ROUTINES = ("sort", "argsort", "cholesky", "triangular_solve", "lu")
+ROUTINES = ("sort", "argsort", "cholesky", "triangular_solve", "lu", "eigh", "svd", "qr")
 
 
 @dataclass(frozen=True)

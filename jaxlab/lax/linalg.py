@@ -4,12 +4,12 @@ from __future__ import annotations
 from typing import Any
 
 from jaxlab.array import Array
-from jaxlab.core.linalg import cholesky_p, lu_p, triangular_solve_p
+from jaxlab.core.linalg import cholesky_p, eigh_p, lu_p, qr_p, svd_p, triangular_solve_p
 from jaxlab.numpy._util import asarray_
 from jaxlab.numpy.shape_ops import transpose
 from jaxlab.numpy.ufuncs import add, multiply
 
-__all__ = ["cholesky", "lu", "triangular_solve"]
+__all__ = ["cholesky", "eigh", "lu", "qr", "svd", "triangular_solve"]
 
 
 def _check_square(name: str, x: Array) -> None:
@@ -28,7 +28,7 @@ def cholesky(x: Any, *, symmetrize_input: bool = True) -> Array:
     uses both triangles, (x + x^T) / 2, as JAX does."""
     x = asarray_(x)
     if symmetrize_input:   # first, as JAX: a non-square x fails in the add (TypeError)
-        x = multiply(add(x, _swap_last(x)), 0.5)
+        x = _symmetrized(x)
     _check_square("cholesky", x)
     return cholesky_p.bind(x)
 
@@ -46,3 +46,48 @@ def triangular_solve(a: Any, b: Any, *, left_side: bool = False, lower: bool = F
     transposes when transpose_a. conjugate_a changes nothing for real dtypes."""
     return triangular_solve_p.bind(asarray_(a), asarray_(b), left_side=left_side, lower=lower,
                                    transpose_a=transpose_a, unit_diagonal=unit_diagonal)
+
+
+def _symmetrized(x: Array) -> Array:
+    return multiply(add(x, _swap_last(x)), 0.5)
+
+
+def eigh(x: Any, *, lower: bool = True, symmetrize_input: bool = True,
+         sort_eigenvalues: bool = True, subset_by_index: Any = None) -> tuple[Array, Array]:
+    """(v, w): eigenvectors as columns, eigenvalues ascending. Symmetrizing uses both
+    triangles, (x + x^T) / 2, as JAX does; else only the `lower` (or upper) one is read."""
+    if subset_by_index is not None:
+        raise NotImplementedError("eigh: subset_by_index is not supported")
+    x = asarray_(x)
+    _check_square("eigh", x)
+    if symmetrize_input:
+        x = _symmetrized(x)
+    v, w = eigh_p.bind(x, lower=lower)
+    return v, w
+
+
+def svd(x: Any, *, full_matrices: bool = True, compute_uv: bool = True,
+        subset_by_index: Any = None, algorithm: Any = None) -> Any:
+    """(u, s, vh) with x = u @ diag(s) @ vh, s descending; s alone without compute_uv."""
+    if subset_by_index is not None:
+        raise NotImplementedError("svd: subset_by_index is not supported")
+    x = asarray_(x)
+    if x.ndim < 2:
+        raise ValueError(f"svd needs at least 2 axes, got shape {x.shape}")
+    if not compute_uv:
+        (s,) = svd_p.bind(x, full_matrices=full_matrices, compute_uv=False)
+        return s
+    s, u, vh = svd_p.bind(x, full_matrices=full_matrices, compute_uv=True)
+    return u, s, vh
+
+
+def qr(x: Any, *, pivoting: bool = False, full_matrices: bool = True,
+       use_magma: Any = None) -> tuple[Array, Array]:
+    """Householder QR: (q, r) with x = q @ r, r upper triangular."""
+    if pivoting:
+        raise NotImplementedError("qr: pivoting is not supported")
+    x = asarray_(x)
+    if x.ndim < 2:
+        raise ValueError(f"qr needs at least 2 axes, got shape {x.shape}")
+    q, r = qr_p.bind(x, full_matrices=full_matrices)
+    return q, r

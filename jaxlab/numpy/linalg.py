@@ -199,9 +199,20 @@ def _vector_norm(ord: Any) -> Norm:
     return _p_norm(float(ord))
 
 
+def _singular(fold: Reduce) -> Norm:
+    """2 (largest), -2 (smallest) and 'nuc' (sum): folds of the singular values."""
+    def norm_(x: Array, axes: tuple[int, ...]) -> Array:
+        from jaxlab.numpy.linalg_decompositions import svdvals
+        from jaxlab.numpy.shape_ops import moveaxis
+        s = svdvals(moveaxis(x, axes, (-2, -1)))
+        return expand_dims(fold(s, axis=-1), axes)
+    return norm_
+
+
+_MATRIX_NORMS.update({2: _singular(amax), -2: _singular(amin), "nuc": _singular(asum)})
+
+
 def _matrix_norm(ord: Any) -> Norm:
-    if ord in ("nuc", 2, -2):
-        raise NotImplementedError(f"norm: ord={ord!r} needs singular values (no svd yet)")
     if ord not in _MATRIX_NORMS:
         raise ValueError(f"norm: invalid order {ord!r} for a matrix norm")
     return _MATRIX_NORMS[ord]
@@ -233,5 +244,11 @@ from jaxlab.numpy.linalg_products import (linalg_cross as cross,  # noqa: E402,F
                                           matrix_transpose, multi_dot, outer, tensordot,
                                           vecdot, vector_norm)
 
+from jaxlab.numpy.linalg_decompositions import (EighResult, QRResult, SVDResult,  # noqa: E402,F401
+                                                eigh, eigvalsh, lstsq, matrix_rank, pinv, qr,
+                                                svd, svdvals)
+from jaxlab.numpy import linalg_decompositions as _decompositions  # noqa: E402
+
+__all__ += _decompositions.__all__
 __all__ += ["cross", "diagonal", "trace", "matmul", "matrix_norm", "matrix_power",
             "matrix_transpose", "multi_dot", "outer", "tensordot", "vecdot", "vector_norm"]

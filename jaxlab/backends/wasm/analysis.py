@@ -12,9 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
+from jaxlab.backends.wasm.optable import CAPABILITIES
 from jaxlab.ir.alu import AluExp, AluOp
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import GIDX, Kernel
+from jaxlab.ir.mathlib import expand
 
 ROW, COL, RIDX = "row", "col", "ridx"
 
@@ -25,7 +27,7 @@ class AxisForm:
     rows: int
     cols: int
     steps: int                    # reduction length (0 without a reduction)
-    body: AluExp                  # the kernel's exp
+    body: AluExp                  # the kernel's exp (float math rewritten: optable.CAPABILITIES)
     epilogue: Optional[AluExp]    # over acc, row and col
     out_index: AluExp             # row * cols + col
 
@@ -43,7 +45,7 @@ def axis_form(kernel: Kernel, cols: int) -> AxisForm:
             if node.op in (AluOp.Idiv, AluOp.Mod) and node.src[0] is gidx \
                     and node.src[1].is_const and node.src[1].arg > 0:
                 mapping[node] = _unravel(node.op, node.src[1].arg, row, col, cols)
-        return e.substitute(mapping).simplify()
+        return expand(e.substitute(mapping).simplify(), CAPABILITIES)
 
     body = over_axes(kernel.exp)
     epilogue = over_axes(red.epilogue) if red else None

@@ -24,12 +24,14 @@ from dataclasses import dataclass
 
 from jaxlab.backends.wasm import mathlib
 from jaxlab.backends.wasm.analysis import COL, RIDX, ROW, AxisForm, Deps, panel_operands
-from jaxlab.backends.wasm.optable import MEM, SCALAR_TYPE, const, extract, kind, splat, templates
+from jaxlab.backends.wasm.optable import (MEM, SCALAR_TYPE, const, extract,
+                                          functions_for, splat, templates)
 from jaxlab.backends.wasm.scope import AXES, Pos, Scope, Val, round_f16
 from jaxlab.backends.wasm.tune import Plan
 from jaxlab.ir.alu import AluExp
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import Kernel, reduce_identity
+from jaxlab.ir.vocabulary import kind_of as kind
 
 
 @dataclass(frozen=True)
@@ -108,7 +110,9 @@ class KernelWat:
         decls = [" ".join(decls[i:i + 6]) for i in range(0, len(decls), 6)]
         func = ([f'(func $kernel (export "kernel") {params}']
                 + _indent(decls) + _indent(body) + [")"])
-        math = [line for fn in mathlib.functions_for("\n".join(body)) for line in fn.splitlines()]
+        roots = [form.body] + ([form.epilogue] if form.epilogue is not None else [])
+        dtypes = {d for d, _ in k.inputs} | {k.dtype} | {n.dtype for r in roots for n in r.toposort()}
+        math = [line for fn in mathlib.texts(functions_for(roots, dtypes)) for line in fn.splitlines()]
         text = (head + [f'(import "env" "memory" (memory 1 {MEMORY_PAGES} shared))'] + math + func)
         return "\n".join(["(module"] + _indent(text) + [")"])
 

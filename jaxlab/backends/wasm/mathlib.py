@@ -1,12 +1,12 @@
 """The wasm math library: WAT functions that kernels call.
 
-Float math works on four lanes (f32x4 in, f32x4 out) and is branch-free, so a
-vectorised kernel calls it once per four elements; scalar code splats its
-value and takes lane 0. Polynomials are Cephes' float32 ones (about 1 ulp);
-sin and cos reduce their argument in double precision, and erf/erfc compute
-ir/evaluate.py's own double-precision formula, so they agree with the cpu
-backend bit for bit but for rare roundings. Edges follow NumPy: NaN in gives
-NaN out, log(0) = -inf, log(-1) = NaN, exp(inf) = inf, tanh(inf) = 1.
+Only what ir/mathlib.py's rewrites do not give as well: sin and cos reduce their
+argument in double precision, and erf/erfc compute ir/evaluate.py's own
+double-precision formula, so they agree with the cpu backend bit for bit but for
+rare roundings (optable.CAPABILITIES declares them native). Float math works on
+four lanes (f32x4 in, f32x4 out), so a vectorised kernel calls it once per four
+elements; scalar code splats its value and takes lane 0. Constants come from
+ir/mathconst.py. Edges follow NumPy: NaN in gives NaN out.
 
 Integer division and float remainder are scalar helpers: Wasm's i32.div_s
 traps on x/0 and INT_MIN/-1, which the IR defines (x//0 = -1, x%0 = x).
@@ -16,9 +16,9 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Iterable, Sequence
 
-from jaxlab.ir.evaluate import _ERFC_COEFFS
+from jaxlab.ir import mathconst as K
 
 
 def _k(value: float, lanes: str = "f32x4") -> str:
@@ -34,10 +34,6 @@ def _horner(x: str, coeffs: Sequence[float], lanes: str = "f32x4") -> str:
     for c in coeffs[1:]:
         acc = f"({lanes}.add ({lanes}.mul {acc} {x}) {_k(c, lanes)})"
     return acc
-
-
-def _copysign(mag: str, sign_of: str) -> str:
-    return f"(v128.bitselect {sign_of} {mag} {_k(-(1 << 31), 'i32x4')})"
 
 
 def _get(name: str) -> str:
@@ -58,67 +54,7 @@ def _define(name: str, text: str, needs: tuple[str, ...] = ()) -> None:
     FUNCTIONS[name] = MathFunction(name, text.strip("\n"), needs)
 
 
-X, N, R, P = (_get(v) for v in ("x", "n", "r", "p"))
-
-# --- exp ---------------------------------------------------------------------
-_define("exp", f"""
-(func $exp (param $x v128) (result v128)  ;; e^x, four lanes
-  (local $n v128) (local $r v128) (local $p v128) (local $ni v128) (local $half v128)
-  ;; keep 2^n finite after the split below; pmin/pmax (one instruction each) keep a NaN x
-  (local.set $x (f32x4.pmax (f32x4.pmin {X} {_k(88.8)}) {_k(-103.98)}))
-  ;; x = n*ln2 + r with |r| <= ln2/2 (ln2 in two parts, so n*ln2_hi is exact)
-  (local.set $n (f32x4.nearest (f32x4.mul {X} {_k(1.4426950408889634)})))
-  (local.set $r (f32x4.sub (f32x4.sub {X} (f32x4.mul {N} {_k(0.693359375)}))
-                           (f32x4.mul {N} {_k(-2.12194440e-4)})))
-  ;; e^r = 1 + r + r^2 * P(r)
-  (local.set $p {_horner(R, [1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3,
-                            4.1665795894E-2, 1.6666665459E-1, 5.0000001201E-1])})
-  (local.set $p (f32x4.add (f32x4.add (f32x4.mul {P} (f32x4.mul {R} {R})) {R}) {_k(1.0)}))
-  ;; times 2^n as 2^(n/2) * 2^(n - n/2): a subnormal result is rounded once
-  (local.set $ni (i32x4.trunc_sat_f32x4_s {N}))
-  (local.set $half (i32x4.shr_s (local.get $ni) (i32.const 1)))
-  (f32x4.mul (f32x4.mul {P} (i32x4.shl (i32x4.add (local.get $half) {_k(127, 'i32x4')}) (i32.const 23)))
-             (i32x4.shl (i32x4.add (i32x4.sub (local.get $ni) (local.get $half))
-                                   {_k(127, 'i32x4')}) (i32.const 23))))
-""")
-
-# --- log ---------------------------------------------------------------------
-_define("log", f"""
-(func $log (param $x v128) (result v128)  ;; natural log, four lanes
-  (local $tiny v128) (local $bits v128) (local $e v128) (local $f v128) (local $z v128)
-  (local $small v128) (local $ef v128) (local $r v128)
-  ;; subnormals: scale into the normal range by 2^23 first
-  (local.set $tiny (f32x4.lt {X} {_k(1.17549435e-38)}))
-  (local.set $bits (v128.bitselect (f32x4.mul {X} {_k(8388608.0)}) {X} (local.get $tiny)))
-  ;; x = m * 2^e with m in [0.5, 1)
-  (local.set $e (i32x4.sub (i32x4.sub (i32x4.shr_u (local.get $bits) (i32.const 23)) {_k(126, 'i32x4')})
-                           (v128.and (local.get $tiny) {_k(23, 'i32x4')})))
-  (local.set $f (v128.or (v128.and (local.get $bits) {_k(0x7fffff, 'i32x4')})
-                         {_k(0x3f000000, 'i32x4')}))
-  ;; m < sqrt(1/2): use 2m and e - 1, so that f = m - 1 is in [sqrt(1/2) - 1, sqrt(2) - 1)
-  (local.set $small (f32x4.lt (local.get $f) {_k(0.707106781186547524)}))
-  (local.set $e (i32x4.add (local.get $e) (local.get $small)))
-  (local.set $f (f32x4.sub (f32x4.add (local.get $f)
-                                      (v128.and (local.get $f) (local.get $small))) {_k(1.0)}))
-  (local.set $ef (f32x4.convert_i32x4_s (local.get $e)))
-  (local.set $z (f32x4.mul (local.get $f) (local.get $f)))
-  ;; log(1 + f) = f - f^2/2 + f^3 * P(f), plus e*ln2 in two parts
-  (local.set $r (f32x4.mul (f32x4.mul (local.get $f) (local.get $z))
-                           {_horner('(local.get $f)', [7.0376836292E-2, -1.1514610310E-1,
-                                                       1.1676998740E-1, -1.2420140846E-1,
-                                                       1.4249322787E-1, -1.6668057665E-1,
-                                                       2.0000714765E-1, -2.4999993993E-1,
-                                                       3.3333331174E-1])}))
-  (local.set $r (f32x4.add {R} (f32x4.mul (local.get $ef) {_k(-2.12194440e-4)})))
-  (local.set $r (f32x4.sub {R} (f32x4.mul (local.get $z) {_k(0.5)})))
-  (local.set $r (f32x4.add (f32x4.add (local.get $f) {R})
-                           (f32x4.mul (local.get $ef) {_k(0.693359375)})))
-  ;; edges as NumPy: log(+-0) = -inf, log(x < 0) = NaN, log(inf) = inf, NaN stays NaN
-  (local.set $r (v128.bitselect {_k(-math.inf)} {R} (f32x4.eq {X} {_k(0.0)})))
-  (local.set $r (v128.bitselect {_k(math.nan)} {R} (f32x4.lt {X} {_k(0.0)})))
-  (v128.bitselect {X} {R} (v128.or (f32x4.ne {X} {X}) (f32x4.eq {X} {_k(math.inf)}))))
-""")
-
+X, N, R = (_get(v) for v in ("x", "n", "r"))
 
 # --- sin and cos ---------------------------------------------------------------
 def _reduce_half(lanes_expr: str, j: str, r: str) -> str:
@@ -126,17 +62,16 @@ def _reduce_half(lanes_expr: str, j: str, r: str) -> str:
     return f"""
   (local.set ${j} (f64x2.nearest (f64x2.mul {lanes_expr} {_k(2 / math.pi, 'f64x2')})))
   (local.set ${r} (f64x2.sub (f64x2.sub {lanes_expr}
-                                       (f64x2.mul (local.get ${j}) {_k(1.57079632673412561417, 'f64x2')}))
-                            (f64x2.mul (local.get ${j}) {_k(6.07710050650619224932e-11, 'f64x2')})))"""
+                                       (f64x2.mul (local.get ${j}) {_k(K.PIO2_HI, 'f64x2')}))
+                            (f64x2.mul (local.get ${j}) {_k(K.PIO2_LO, 'f64x2')})))"""
 
 
 _LOW_HALVES = "i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23"
 Z = _get("z")
 BIG_ARGUMENT = 1e6   # below this, two-part pi/2 in double precision reduces exactly enough
 
-# 2/pi in 24-bit chunks (fdlibm's ipio2): chunk k weighs 2^(-24(k+1))
-_TWO_OVER_PI = (0xA2F983, 0x6E4E44, 0x1529FC, 0x2757D1, 0xF534DD, 0xC0DB62, 0x95993C,
-                0x439041, 0xFE5163)
+# 2/pi in 24-bit chunks (as fdlibm's ipio2): chunk k weighs 2^(-24(k+1))
+_TWO_OVER_PI = K.two_over_pi_chunks(24, 9)
 
 
 def _big_terms() -> str:
@@ -201,11 +136,10 @@ _define("sincos", f"""
   ;; |r| <= pi/4: sin(r) = r + r^3 S(r^2), cos(r) = 1 - r^2/2 + r^4 C(r^2)
   (local.set $z (f32x4.mul {R} {R}))
   (local.set $s (f32x4.add {R} (f32x4.mul (f32x4.mul {R} {Z})
-      {_horner(Z, [-1.9515295891E-4, 8.3321608736E-3, -1.6666654611E-1])})))
+      {_horner(Z, K.SIN_POLY)})))
   (local.set $c (f32x4.add (f32x4.sub {_k(1.0)} (f32x4.mul {Z} {_k(0.5)}))
       (f32x4.mul (f32x4.mul {Z} {Z})
-                 {_horner(Z, [2.443315711809948E-005, -1.388731625493765E-003,
-                              4.166664568298827E-002])})))
+                 {_horner(Z, K.COS_POLY)})))
   ;; quadrant q: odd quadrants take the cosine, quadrants 2 and 3 flip the sign
   (local.set $s (v128.bitselect (local.get $c) (local.get $s)
                                 (i32x4.ne (v128.and (local.get $q) {_k(1, 'i32x4')}) {_k(0, 'i32x4')})))
@@ -215,63 +149,6 @@ _define("sin", "(func $sin (param $x v128) (result v128) (call $sincos (local.ge
         ("sincos",))
 _define("cos", "(func $cos (param $x v128) (result v128) (call $sincos (local.get $x) (i32.const 1)))",
         ("sincos",))
-
-# --- tanh, atan, asin ------------------------------------------------------------
-A = _get("a")
-_define("tanh", f"""
-(func $tanh (param $x v128) (result v128)  ;; four lanes
-  (local $a v128) (local $z v128) (local $big v128)
-  (local.set $a (f32x4.abs {X}))
-  (local.set $z (f32x4.mul {X} {X}))
-  ;; |x| >= 0.625: 1 - 2/(e^2|x| + 1), which is 1 for large |x| and NaN for NaN
-  (local.set $big (f32x4.sub {_k(1.0)} (f32x4.div {_k(2.0)}
-      (f32x4.add (call $exp (f32x4.add {A} {A})) {_k(1.0)}))))
-  ;; |x| < 0.625: x + x^3 P(x^2)
-  (v128.bitselect
-    (f32x4.add {X} (f32x4.mul (f32x4.mul {X} {Z})
-        {_horner(Z, [-5.70498872745E-3, 2.06390887954E-2, -5.37397155531E-2,
-                     1.33314422036E-1, -3.33332819422E-1])}))
-    {_copysign('(local.get $big)', X)}
-    (f32x4.lt {A} {_k(0.625)})))
-""", ("exp",))
-
-_define("atan", f"""
-(func $atan (param $x v128) (result v128)  ;; four lanes
-  (local $a v128) (local $big v128) (local $mid v128) (local $t v128) (local $z v128)
-  (local.set $a (f32x4.abs {X}))
-  ;; reduce: |x| > tan(3pi/8): pi/2 + atan(-1/|x|); |x| > tan(pi/8): pi/4 + atan((|x|-1)/(|x|+1))
-  (local.set $big (f32x4.gt {A} {_k(2.414213562373095)}))
-  (local.set $mid (v128.andnot (f32x4.gt {A} {_k(0.4142135623730950)}) (local.get $big)))
-  (local.set $t (v128.bitselect (f32x4.div {_k(-1.0)} {A})
-      (v128.bitselect (f32x4.div (f32x4.sub {A} {_k(1.0)}) (f32x4.add {A} {_k(1.0)})) {A}
-                      (local.get $mid))
-      (local.get $big)))
-  (local.set $z (f32x4.mul (local.get $t) (local.get $t)))
-  {_copysign(f'''(f32x4.add
-      (v128.or (v128.and (local.get $big) {_k(math.pi / 2)}) (v128.and (local.get $mid) {_k(math.pi / 4)}))
-      (f32x4.add (local.get $t) (f32x4.mul (f32x4.mul {Z} (local.get $t))
-          {_horner(Z, [8.05374449538e-2, -1.38776856032E-1, 1.99777106478E-1,
-                       -3.33329491539E-1])})))''', X)})
-""")
-
-_define("asin", f"""
-(func $asin (param $x v128) (result v128)  ;; four lanes
-  (local $a v128) (local $big v128) (local $z v128) (local $t v128) (local $p v128)
-  (local.set $a (f32x4.abs {X}))
-  ;; |x| > 1/2: asin(|x|) = pi/2 - 2 asin(sqrt((1 - |x|)/2))
-  (local.set $big (f32x4.gt {A} {_k(0.5)}))
-  (local.set $z (v128.bitselect (f32x4.mul {_k(0.5)} (f32x4.sub {_k(1.0)} {A}))
-                                (f32x4.mul {A} {A}) (local.get $big)))
-  (local.set $t (v128.bitselect (f32x4.sqrt {Z}) {A} (local.get $big)))
-  (local.set $p (f32x4.add (local.get $t) (f32x4.mul (f32x4.mul {Z} (local.get $t))
-      {_horner(Z, [4.2163199048E-2, 2.4181311049E-2, 4.5470025998E-2, 7.4953002686E-2,
-                   1.6666752422E-1])})))
-  (local.set $p (v128.bitselect (f32x4.sub {_k(math.pi / 2)} (f32x4.add {P} {P})) {P}
-                                (local.get $big)))
-  ;; |x| > 1 has no arcsine
-  (v128.bitselect {_k(math.nan)} {_copysign(P, X)} (f32x4.gt {A} {_k(1.0)})))
-""")
-
 
 # --- erf and erfc: ir/evaluate.py's formula, in double precision ----------------------
 def _exp64_poly() -> list[float]:
@@ -299,7 +176,7 @@ T = _get("t")
 
 def _erfc_poly() -> str:
     poly = _k(0.0, "f64x2")
-    for c in reversed(_ERFC_COEFFS[1:]):
+    for c in reversed(K.ERFC_COEFFS[1:]):
         poly = f"(f64x2.mul (f64x2.add {poly} {_k(c, 'f64x2')}) {T})"
     return poly
 
@@ -311,7 +188,7 @@ _define("erfc64", f"""
   (local.set $t (f64x2.div {_k(1.0, 'f64x2')} (f64x2.add {_k(1.0, 'f64x2')}
                                                         (f64x2.mul {_k(0.5, 'f64x2')} {Z}))))
   (local.set $r (f64x2.mul {T} (call $exp64 (f64x2.add (f64x2.add
-      (f64x2.neg (f64x2.mul {Z} {Z})) {_k(_ERFC_COEFFS[0], 'f64x2')}) {_erfc_poly()}))))
+      (f64x2.neg (f64x2.mul {Z} {Z})) {_k(K.ERFC_COEFFS[0], 'f64x2')}) {_erfc_poly()}))))
   (v128.bitselect {R} (f64x2.sub {_k(2.0, 'f64x2')} {R}) (f64x2.ge {X} {_k(0.0, 'f64x2')})))
 """, ("exp64",))
 
@@ -319,7 +196,7 @@ _define("erfc64", f"""
 def _erf_series() -> str:
     """|x| < 0.5: Taylor series of erf, term by term as evaluate.py sums it."""
     lines = []
-    for n in range(1, 14):
+    for n in range(1, K.ERF_SERIES_TERMS + 1):
         lines.append(f"  (local.set $term (f64x2.div (f64x2.mul (local.get $term) (local.get $mx2)) "
                      f"{_k(n, 'f64x2')}))")
         lines.append(f"  (local.set $sum (f64x2.add (local.get $sum) (f64x2.div (local.get $term) "
@@ -334,9 +211,9 @@ _define("erf64", f"""
   (local.set $term {X})
   (local.set $sum {X})
 {_erf_series()}
-  (v128.bitselect (f64x2.mul (local.get $sum) {_k(2.0 / math.sqrt(math.pi), 'f64x2')})
+  (v128.bitselect (f64x2.mul (local.get $sum) {_k(K.TWO_OVER_SQRT_PI, 'f64x2')})
                   (f64x2.sub {_k(1.0, 'f64x2')} (call $erfc64 {X}))
-                  (f64x2.lt (f64x2.abs {X}) {_k(0.5, 'f64x2')})))
+                  (f64x2.lt (f64x2.abs {X}) {_k(K.ERF_SERIES_BELOW, 'f64x2')})))
 """, ("erfc64",))
 
 
@@ -386,7 +263,7 @@ _define("threefry2x32", f"""
 """)
 
 # --- float16 <-> float32 (IEEE half bit patterns in the low 16 bits of i32 lanes) ---------
-H = _get("h")
+A, H = _get("a"), _get("h")
 _define("f16_to_f32", f"""
 (func $f16_to_f32 (param $h v128) (result v128)
   (local $body v128)
@@ -471,11 +348,8 @@ _define("fmod", """
   (f32.copysign (f32.demote_f64 (local.get $x)) (local.get $a)))
 """)
 
-_CALL = re.compile(r"\(call \$([A-Za-z0-9_]+)")
-
-
-def functions_for(code: str) -> list[str]:
-    """The texts of every function `code` calls, with their own needs, each once."""
+def texts(names: Iterable[str]) -> list[str]:
+    """The texts of the functions named, with their own needs, each once."""
     order: list[str] = []
 
     def visit(name: str) -> None:
@@ -486,7 +360,7 @@ def functions_for(code: str) -> list[str]:
             visit(dep)
         order.append(name)
 
-    for name in sorted(set(_CALL.findall(code))):
+    for name in sorted(names):
         visit(name)
     return [FUNCTIONS[n].text for n in order]
 

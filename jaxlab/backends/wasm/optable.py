@@ -1,15 +1,17 @@
 """WAT text for each IR op: the one place an AluOp meets a Wasm instruction.
 
-Values have a kind: "f" (float32, and float16 held in an f32 rounded to half
-precision), "i" (int32), "u" (uint32) and "b" (bool: 0/1 in an i32 scalar; in
-a vector each lane is a mask, 0 or -1, which is what SIMD comparisons give and
-v128.bitselect takes).
+Values have a kind (ir/vocabulary.Kind): a FLOAT is an f32 (float16 is held in an
+f32 rounded to half precision), INT and UINT an i32, and a BOOL is 0/1 in an i32
+scalar; in a vector each lane is a mask, 0 or -1, which is what SIMD comparisons
+give and v128.bitselect takes.
 
 Every entry is (scalar template, vector template). None means the form does
 not exist: the code generator then computes the scalar form through the
 vector one (splat, then lane 0) or the vector form lane by lane.
 Templates name operands {a} {b} {c} {d}; {b_s} asks for operand b as a scalar
 that is the same in every lane (i32x4.shl shifts all lanes by one amount).
+Ops done by a function of mathlib.py name it in CALLS; the kernel's module
+includes the functions its IR's ops name (functions_for).
 """
 from __future__ import annotations
 
@@ -17,50 +19,67 @@ import math
 from dataclasses import dataclass
 from typing import Optional
 
-from jaxlab.ir.alu import AluOp
+from jaxlab.backends.wasm.mathlib import FUNCTIONS
+from jaxlab.ir.alu import AluExp, AluOp
 from jaxlab.ir.dtypes import DType
+from jaxlab.ir.vocabulary import IDIV_BY_ZERO, Capabilities, Kind, kind_of
 
 Templates = tuple[Optional[str], Optional[str]]
+F, I, U, B = Kind.FLOAT, Kind.INT, Kind.UINT, Kind.BOOL
 
-KIND = {DType.float32: "f", DType.float16: "f", DType.int32: "i", DType.uint32: "u",
-        DType.bool: "b"}
-SCALAR_TYPE = {"f": "f32", "i": "i32", "u": "i32", "b": "i32"}
-LANES = {"f": "f32x4", "i": "i32x4", "u": "i32x4", "b": "i32x4"}
+SCALAR_TYPE = {F: "f32", I: "i32", U: "i32", B: "i32"}
+LANES = {F: "f32x4", I: "i32x4", U: "i32x4", B: "i32x4"}
+SIGN = {I: "s", U: "u"}
 
-
-def kind(dtype: DType) -> str:
-    return KIND[dtype]
+# Float math this renderer spells itself (mathlib.py, in double precision where that
+# is what keeps 4 ulp); the rest is rewritten into primitive ops by ir/mathlib.py.
+CAPABILITIES = Capabilities(native=frozenset({AluOp.Sin, AluOp.Cos, AluOp.Erf, AluOp.Erfc}))
 
 
 def _both(s: str, v: str) -> Templates:
     return (s, v)
 
 
-_ARITH: dict[tuple[AluOp, str], Templates] = {
-    (AluOp.Add, "f"): _both("(f32.add {a} {b})", "(f32x4.add {a} {b})"),
-    (AluOp.Sub, "f"): _both("(f32.sub {a} {b})", "(f32x4.sub {a} {b})"),
-    (AluOp.Mul, "f"): _both("(f32.mul {a} {b})", "(f32x4.mul {a} {b})"),
-    (AluOp.Div, "f"): _both("(f32.div {a} {b})", "(f32x4.div {a} {b})"),
-    (AluOp.Mod, "f"): ("(call $fmod {a} {b})", None),
-    (AluOp.Min, "f"): _both("(f32.min {a} {b})", "(f32x4.min {a} {b})"),  # both propagate NaN
-    (AluOp.Max, "f"): _both("(f32.max {a} {b})", "(f32x4.max {a} {b})"),
-    (AluOp.Cmplt, "f"): _both("(f32.lt {a} {b})", "(f32x4.lt {a} {b})"),
-    (AluOp.Cmpne, "f"): _both("(f32.ne {a} {b})", "(f32x4.ne {a} {b})"),  # true on NaN
-    # bool arithmetic is logic, as NumPy's bool + bool and bool * bool
-    (AluOp.Add, "b"): _both("(i32.or {a} {b})", "(v128.or {a} {b})"),
-    (AluOp.Mul, "b"): _both("(i32.and {a} {b})", "(v128.and {a} {b})"),
-    (AluOp.Max, "b"): _both("(i32.or {a} {b})", "(v128.or {a} {b})"),
-    (AluOp.Min, "b"): _both("(i32.and {a} {b})", "(v128.and {a} {b})"),
-    (AluOp.Cmplt, "b"): _both("(i32.lt_u {a} {b})", "(i32x4.lt_u {a} {b})"),  # -1 > 0 unsigned
-    (AluOp.Shr, "i"): _both("(i32.shr_s {a} {b})", "(i32x4.shr_s {a} {b_s})"),
-    (AluOp.Shr, "u"): _both("(i32.shr_u {a} {b})", "(i32x4.shr_u {a} {b_s})"),
-    # Wasm division traps on x/0 and INT_MIN/-1: the helpers give x//0 = -1, x%0 = x
-    (AluOp.Idiv, "i"): ("(call $idiv_s {a} {b})", None),
-    (AluOp.Idiv, "u"): ("(call $idiv_u {a} {b})", None),
-    (AluOp.Mod, "i"): ("(call $rem_s {a} {b})", None),
-    (AluOp.Mod, "u"): ("(call $rem_u {a} {b})", None),
+# Ops computed by a function of mathlib.py: (op, operand kind) -> its name. Wasm
+# division traps on x/0 and INT_MIN/-1: the helpers give the IR's answers instead.
+CALLS: dict[tuple[AluOp, Kind], str] = {
+    (AluOp.Mod, F): "fmod", (AluOp.Idiv, I): "idiv_s", (AluOp.Idiv, U): "idiv_u",
+    (AluOp.Mod, I): "rem_s", (AluOp.Mod, U): "rem_u",
+    (AluOp.Sin, F): "sin", (AluOp.Cos, F): "cos", (AluOp.Erf, F): "erf", (AluOp.Erfc, F): "erfc",
+    (AluOp.Threefry2x32, U): "threefry2x32",
 }
-for _k, _sign in (("i", "s"), ("u", "u")):
+# Ops whose function is pasted into the kernel (mathlib.INLINE): (function, extra args)
+INLINED: dict[AluOp, tuple[str, tuple[str, ...]]] = {
+    AluOp.Sin: ("sincos", ("(i32.const 0)",)), AluOp.Cos: ("sincos", ("(i32.const 1)",)),
+}
+
+
+def _call(name: str, operands: str) -> str:
+    return f"(call ${name} {operands})"
+
+
+_ARITH: dict[tuple[AluOp, Kind], Templates] = {
+    (AluOp.Add, F): _both("(f32.add {a} {b})", "(f32x4.add {a} {b})"),
+    (AluOp.Sub, F): _both("(f32.sub {a} {b})", "(f32x4.sub {a} {b})"),
+    (AluOp.Mul, F): _both("(f32.mul {a} {b})", "(f32x4.mul {a} {b})"),
+    (AluOp.Div, F): _both("(f32.div {a} {b})", "(f32x4.div {a} {b})"),
+    (AluOp.Mod, F): (_call(CALLS[AluOp.Mod, F], "{a} {b}"), None),
+    (AluOp.Min, F): _both("(f32.min {a} {b})", "(f32x4.min {a} {b})"),  # both propagate NaN
+    (AluOp.Max, F): _both("(f32.max {a} {b})", "(f32x4.max {a} {b})"),
+    (AluOp.Cmplt, F): _both("(f32.lt {a} {b})", "(f32x4.lt {a} {b})"),
+    (AluOp.Cmpne, F): _both("(f32.ne {a} {b})", "(f32x4.ne {a} {b})"),  # true on NaN
+    # bool arithmetic is logic, as NumPy's bool + bool and bool * bool
+    (AluOp.Add, B): _both("(i32.or {a} {b})", "(v128.or {a} {b})"),
+    (AluOp.Mul, B): _both("(i32.and {a} {b})", "(v128.and {a} {b})"),
+    (AluOp.Max, B): _both("(i32.or {a} {b})", "(v128.or {a} {b})"),
+    (AluOp.Min, B): _both("(i32.and {a} {b})", "(v128.and {a} {b})"),
+    (AluOp.Cmplt, B): _both("(i32.lt_u {a} {b})", "(i32x4.lt_u {a} {b})"),  # -1 > 0 unsigned
+    (AluOp.Shr, I): _both("(i32.shr_s {a} {b})", "(i32x4.shr_s {a} {b_s})"),
+    (AluOp.Shr, U): _both("(i32.shr_u {a} {b})", "(i32x4.shr_u {a} {b_s})"),
+    **{(op, k): (_call(CALLS[op, k], "{a} {b}"), None)
+       for op in (AluOp.Idiv, AluOp.Mod) for k in (I, U)},
+}
+for _k, _sign in SIGN.items():
     _ARITH.update({
         (AluOp.Add, _k): _both("(i32.add {a} {b})", "(i32x4.add {a} {b})"),
         (AluOp.Sub, _k): _both("(i32.sub {a} {b})", "(i32x4.sub {a} {b})"),
@@ -72,7 +91,7 @@ for _k, _sign in (("i", "s"), ("u", "u")):
         (AluOp.Cmplt, _k): _both(f"(i32.lt_{_sign} {{a}} {{b}})", f"(i32x4.lt_{_sign} {{a}} {{b}})"),
         (AluOp.Shl, _k): _both("(i32.shl {a} {b})", "(i32x4.shl {a} {b_s})"),  # count mod 32
     })
-for _k in "iub":
+for _k in (I, U, B):
     _ARITH.update({
         (AluOp.Cmpne, _k): _both("(i32.ne {a} {b})", "(i32x4.ne {a} {b})"),
         (AluOp.And, _k): _both("(i32.and {a} {b})", "(v128.and {a} {b})"),
@@ -80,54 +99,47 @@ for _k in "iub":
         (AluOp.Xor, _k): _both("(i32.xor {a} {b})", "(v128.xor {a} {b})"),
     })
 
-# Float math: the vector functions of mathlib.py (the scalar form goes through lane 0).
+# Float math: the primitive ops, and the vector functions of mathlib.py (the scalar form
+# goes through lane 0).
 _UNARY: dict[AluOp, Templates] = {
     AluOp.Sqrt: _both("(f32.sqrt {a})", "(f32x4.sqrt {a})"),
     AluOp.Floor: _both("(f32.floor {a})", "(f32x4.floor {a})"),
     AluOp.Ceil: _both("(f32.ceil {a})", "(f32x4.ceil {a})"),
     AluOp.Reciprocal: _both("(f32.div (f32.const 1) {a})",
                             "(f32x4.div (v128.const f32x4 1 1 1 1) {a})"),
-    **{op: (None, f"(call ${op.name.lower()} {{a}})")
-       for op in (AluOp.Exp, AluOp.Log, AluOp.Sin, AluOp.Cos, AluOp.Asin, AluOp.Atan,
-                  AluOp.Erf, AluOp.Erfc, AluOp.Tanh)},
+    **{op: (None, _call(CALLS[op, F], "{a}"))
+       for op in (AluOp.Sin, AluOp.Cos, AluOp.Erf, AluOp.Erfc)},
 }
 
-# Vector math pasted into the kernel (mathlib.INLINE) instead of called: (function, extra args)
-INLINED: dict[AluOp, tuple[str, tuple[str, ...]]] = {
-    AluOp.Exp: ("exp", ()), AluOp.Log: ("log", ()), AluOp.Tanh: ("tanh", ()),
-    AluOp.Atan: ("atan", ()), AluOp.Asin: ("asin", ()),
-    AluOp.Sin: ("sincos", ("(i32.const 0)",)), AluOp.Cos: ("sincos", ("(i32.const 1)",)),
+# Cast by (from kind, to kind); a cast to float16 is a cast to FLOAT then a rounding.
+_CAST: dict[tuple[Kind, Kind], Templates] = {
+    (F, F): _both("{a}", "{a}"),
+    (F, I): _both("(i32.trunc_sat_f32_s {a})", "(i32x4.trunc_sat_f32x4_s {a})"),
+    (F, U): _both("(i32.trunc_sat_f32_u {a})", "(i32x4.trunc_sat_f32x4_u {a})"),
+    (F, B): _both("(f32.ne {a} (f32.const 0))", "(f32x4.ne {a} (v128.const f32x4 0 0 0 0))"),
+    (I, F): _both("(f32.convert_i32_s {a})", "(f32x4.convert_i32x4_s {a})"),
+    (U, F): _both("(f32.convert_i32_u {a})", "(f32x4.convert_i32x4_u {a})"),
+    (B, F): _both("(f32.convert_i32_u {a})", "(f32x4.convert_i32x4_u (i32x4.neg {a}))"),
+    (B, I): _both("{a}", "(i32x4.neg {a})"),
+    (B, U): _both("{a}", "(i32x4.neg {a})"),
 }
-
-# Cast by (from kind, to kind); a cast to float16 is a cast to "f" then a rounding.
-_CAST: dict[tuple[str, str], Templates] = {
-    ("f", "f"): _both("{a}", "{a}"),
-    ("f", "i"): _both("(i32.trunc_sat_f32_s {a})", "(i32x4.trunc_sat_f32x4_s {a})"),
-    ("f", "u"): _both("(i32.trunc_sat_f32_u {a})", "(i32x4.trunc_sat_f32x4_u {a})"),
-    ("f", "b"): _both("(f32.ne {a} (f32.const 0))", "(f32x4.ne {a} (v128.const f32x4 0 0 0 0))"),
-    ("i", "f"): _both("(f32.convert_i32_s {a})", "(f32x4.convert_i32x4_s {a})"),
-    ("u", "f"): _both("(f32.convert_i32_u {a})", "(f32x4.convert_i32x4_u {a})"),
-    ("b", "f"): _both("(f32.convert_i32_u {a})", "(f32x4.convert_i32x4_u (i32x4.neg {a}))"),
-    ("b", "i"): _both("{a}", "(i32x4.neg {a})"),
-    ("b", "u"): _both("{a}", "(i32x4.neg {a})"),
-}
-for _f in "iu":
-    _CAST[(_f, "b")] = _both("(i32.ne {a} (i32.const 0))", "(i32x4.ne {a} (v128.const i32x4 0 0 0 0))")
-    for _t in "iu":
+for _f in (I, U):
+    _CAST[(_f, B)] = _both("(i32.ne {a} (i32.const 0))", "(i32x4.ne {a} (v128.const i32x4 0 0 0 0))")
+    for _t in (I, U):
         _CAST[(_f, _t)] = _both("{a}", "{a}")
 
 # Bitcasts only join 4-byte types: v128 is untyped, so vectors need nothing.
-_BITCAST: dict[tuple[str, str], Templates] = {
-    ("f", "i"): _both("(i32.reinterpret_f32 {a})", "{a}"),
-    ("f", "u"): _both("(i32.reinterpret_f32 {a})", "{a}"),
-    ("i", "f"): _both("(f32.reinterpret_i32 {a})", "{a}"),
-    ("u", "f"): _both("(f32.reinterpret_i32 {a})", "{a}"),
-    ("i", "u"): _both("{a}", "{a}"),
-    ("u", "i"): _both("{a}", "{a}"),
+_BITCAST: dict[tuple[Kind, Kind], Templates] = {
+    (F, I): _both("(i32.reinterpret_f32 {a})", "{a}"),
+    (F, U): _both("(i32.reinterpret_f32 {a})", "{a}"),
+    (I, F): _both("(f32.reinterpret_i32 {a})", "{a}"),
+    (U, F): _both("(f32.reinterpret_i32 {a})", "{a}"),
+    (I, U): _both("{a}", "{a}"),
+    (U, I): _both("{a}", "{a}"),
 }
 
 WHERE: Templates = _both("(select {b} {c} {a})", "(v128.bitselect {b} {c} {a})")
-THREEFRY = "(call $threefry2x32 {a} {b} {c} {d} (i32.const {arg}))"
+THREEFRY = _call(CALLS[AluOp.Threefry2x32, U], "{a} {b} {c} {d} (i32.const {arg})")
 
 # Ops whose float16 result needs no rounding: they return one of their inputs
 # or an integer-valued float that half precision holds exactly.
@@ -135,7 +147,7 @@ F16_EXACT = frozenset({AluOp.Min, AluOp.Max, AluOp.Where, AluOp.Floor, AluOp.Cei
                        AluOp.Const, AluOp.GlobalIndex, AluOp.Variable})
 
 
-def templates(op: AluOp, out_kind: str, in_kind: str) -> Templates:
+def templates(op: AluOp, out_kind: Kind, in_kind: Kind) -> Templates:
     """(scalar, vector) templates of `op` with operands of in_kind and result out_kind."""
     if op is AluOp.Where:
         return WHERE
@@ -163,34 +175,34 @@ def _float_text(v: float) -> str:
 
 
 def const(value, dtype: DType, vector: bool) -> str:
-    k = KIND[dtype]
-    if k == "f":
+    k = kind_of(dtype)
+    if k is F:
         text = _float_text(value)
         return f"(v128.const f32x4 {text} {text} {text} {text})" if vector else f"(f32.const {text})"
     v = int(value)
     if vector:
-        lane = -v if k == "b" else v     # a true bool lane is the mask -1
+        lane = -v if k is B else v     # a true bool lane is the mask -1
         return f"(v128.const i32x4 {lane} {lane} {lane} {lane})"
     return f"(i32.const {v})"
 
 
 def splat(dtype: DType, scalar: str) -> str:
-    k = KIND[dtype]
-    if k == "b":
+    k = kind_of(dtype)
+    if k is B:
         return f"(i32x4.neg (i32x4.splat {scalar}))"
     return f"({LANES[k]}.splat {scalar})"
 
 
 def extract(dtype: DType, vector: str, lane: int) -> str:
-    k = KIND[dtype]
-    if k == "b":
+    k = kind_of(dtype)
+    if k is B:
         return f"(i32.and (i32x4.extract_lane {lane} {vector}) (i32.const 1))"
     return f"({LANES[k]}.extract_lane {lane} {vector})"
 
 
 def replace(dtype: DType, vector: str, lane: int, scalar: str) -> str:
-    k = KIND[dtype]
-    if k == "b":
+    k = kind_of(dtype)
+    if k is B:
         scalar = f"(i32.sub (i32.const 0) {scalar})"
     return f"({LANES[k]}.replace_lane {lane} {vector} {scalar})"
 
@@ -230,20 +242,39 @@ MEM = {
 }
 
 
-def divide_by_constant(op: AluOp, in_kind: str, c: int, nonneg: bool) -> Optional[Templates]:
+def divide_by_constant(op: AluOp, in_kind: Kind, c: int, nonneg: bool) -> Optional[Templates]:
     """Integer // and % by a constant: no trap is possible, and powers of two are shifts."""
-    if in_kind not in "iu":
+    if in_kind not in SIGN:
         return None
     idiv = op is AluOp.Idiv
-    if c == 0:   # x // 0 = -1, x % 0 = x
-        return ("(i32.const -1)", "(v128.const i32x4 -1 -1 -1 -1)") if idiv else ("{a}", "{a}")
-    if in_kind == "i" and c == -1:   # INT_MIN // -1 wraps instead of trapping
+    if c == 0:   # x // 0 = IDIV_BY_ZERO, x % 0 = x
+        z = IDIV_BY_ZERO
+        return (f"(i32.const {z})", f"(v128.const i32x4 {z} {z} {z} {z})") if idiv else ("{a}", "{a}")
+    if in_kind is I and c == -1:   # INT_MIN // -1 wraps instead of trapping
         return ("(i32.sub (i32.const 0) {a})", "(i32x4.neg {a})") if idiv else \
             ("(i32.const 0)", "(v128.const i32x4 0 0 0 0)")
-    if c > 0 and c & (c - 1) == 0 and (nonneg or in_kind == "u"):
+    if c > 0 and c & (c - 1) == 0 and (nonneg or in_kind == U):
         shift = c.bit_length() - 1
         return ((f"(i32.shr_u {{a}} (i32.const {shift}))", f"(i32x4.shr_u {{a}} (i32.const {shift}))")
                 if idiv else (f"(i32.and {{a}} (i32.const {c - 1}))",
                               f"(v128.and {{a}} (v128.const i32x4 {c - 1} {c - 1} {c - 1} {c - 1}))"))
-    sign = "s" if in_kind == "i" else "u"
+    sign = SIGN[in_kind]
     return (f"(i32.{'div' if idiv else 'rem'}_{sign} {{a}} (i32.const {c}))", None)
+
+
+def functions_for(roots: list[AluExp], dtypes: set[DType]) -> set[str]:
+    """The mathlib functions a kernel calls, from the ops in its (expanded) IR and the
+    dtypes it loads, stores and computes."""
+    names = {"f16_round", "f16_to_f32", "f32_to_f16"} if DType.float16 in dtypes else set()
+    for root in roots:
+        for node in root.toposort():
+            if not node.src or node.op is AluOp.Cast:
+                continue
+            operand = kind_of(node.src[-1].dtype)
+            if node.op in (AluOp.Idiv, AluOp.Mod) and operand in SIGN and node.src[1].is_const:
+                continue   # divide_by_constant: no call
+            if (node.op, operand) in CALLS:
+                names.add(CALLS[node.op, operand])
+            if node.op in INLINED:   # what the pasted body calls
+                names.update(FUNCTIONS[INLINED[node.op][0]].needs)
+    return names

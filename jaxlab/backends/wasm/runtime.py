@@ -3,7 +3,8 @@
 Every module imports the device's one linear memory, so a dispatch passes byte
 offsets (the buffer handles) as i32 arguments and nothing is copied. Modules
 are cached by their text, so two kernels that generate the same code share
-one compiled module. Routines run with NumPy on zero-copy views of the memory.
+one compiled module. Routines generated as WebAssembly (routines.py) run like
+kernels; the others still run with NumPy on zero-copy views of the memory.
 
 wasmtime releases the GIL while Wasm runs, and a shared memory can be imported
 by many stores: a large kernel's outer loop is split into ranges run at once on
@@ -28,7 +29,8 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 import wasmtime
 
 from jaxlab.backends import autotuning
-from jaxlab.backends.base import Backend, Executable, Knob
+from jaxlab.backends.base import Backend, Choice, Executable, Knob, TuningRecord
+from jaxlab.backends.wasm import routines as wasm_routines
 from jaxlab.backends.numpy_routines import run_routine
 from jaxlab.backends.wasm.analysis import AxisForm
 from jaxlab.backends.wasm.codegen import generate
@@ -295,9 +297,35 @@ class WasmBackend(Backend):
         return best
 
     def prepare_routine(self, routine: Routine) -> Executable:
+        code = wasm_routines.generate(routine)
+        if code is not None:
+            return self._generated_routine(routine, code)
         return Executable(program=routine, language="text",
                           source=f"{routine.text()}\nNumPy ({routine.name}) on zero-copy "
                                  "views of the wasm linear memory")
+
+    def _generated_routine(self, routine: Routine, code: "wasm_routines.RoutineCode") \
+            -> Executable:
+        """A routine's module, called like a split kernel: threads take ranges of the
+        batch's matrices, each with scratch of its own."""
+        t0 = time.perf_counter()
+        key = hashlib.sha1(code.text.encode()).hexdigest()
+        nargs = len(routine.outputs) + len(routine.inputs) + 3
+        module, hit = self.wasm.compile(key, code.text, nargs)
+        compile_ms = (time.perf_counter() - t0) * 1e3
+        work = code.flops if code.flops is not None else code.matrices * self.min_thread_work
+        chunks = self._chunks(("matrix", code.matrices, 1), work)
+        threads = (f"{len(chunks)} thread(s) over {code.matrices} matri"
+                   f"{'x' if code.matrices == 1 else 'ces'}: "
+                   + ("each a range of the batch, in its own store" if len(chunks) > 1 else
+                      "the batch is one matrix, or too little work to hand off"))
+        choices = tuple(Choice(k, v, why) for k, (v, why) in code.notes.items())
+        return Executable(
+            program=CompiledKernel(f"{routine.name}_{'_'.join(map(str, routine.shape))}", module,
+                                   code.scratch_bytes, tuple(chunks)),
+            source=code.text, language="wat", compile_ms=compile_ms, flops=code.flops,
+            tuning=TuningRecord(choices + (Choice("threads", len(chunks), threads),)),
+            extra={"module_cache_hit": hit})
 
     # An evicted executable needs no release: its module lives while an executable
     # (a jit program's step too) holds it, and goes with the last one.
@@ -330,6 +358,8 @@ class WasmBackend(Backend):
                 self.memory.view(h, d, math.prod(s))[:] = value.reshape(-1)
             return None
         module, chunks = prog.module, prog.chunks
+        if not chunks:   # a routine over an empty batch
+            return None
         if len(chunks) == 1 and not prog.scratch_bytes and self.fuel is None:
             instance = module.take()   # the common small kernel: one call, nothing to set up
             try:
@@ -338,7 +368,7 @@ class WasmBackend(Backend):
                 raise WasmTrapError(prog.name, _cause(exc)) from None   # not given back
             module.give(instance)
             return None
-        parts = [self._part(module, prog, (outputs[0], *inputs), chunk) for chunk in chunks]
+        parts = [self._part(module, prog, (*outputs, *inputs), chunk) for chunk in chunks]
         try:
             helpers = [self.wasm.pool.submit(_run, *part) for part in parts[1:]]
             errors = [_run(*parts[0])] + [h.result() for h in helpers]

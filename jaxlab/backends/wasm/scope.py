@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING, Optional
 from jaxlab.backends.wasm import mathlib
 from jaxlab.backends.wasm.analysis import COL, RIDX, ROW, affine, contiguous, in_bounds
 from jaxlab.backends.wasm.optable import (F16_EXACT, INLINED, MEM, SCALAR_TYPE, const,
-                                          divide_by_constant, extract, kind, replace, splat,
+                                          divide_by_constant, extract, replace, splat,
                                           templates)
 from jaxlab.graph import toposort
 from jaxlab.ir.alu import AluExp, AluOp
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.printer import render
+from jaxlab.ir.vocabulary import kind_of as kind
 
 if TYPE_CHECKING:
     from jaxlab.backends.wasm.codegen import KernelWat

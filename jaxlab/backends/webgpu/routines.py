@@ -1,5 +1,6 @@
 """Routines as WGSL passes: a bitonic sort (and stable argsort) along the last
-axis, triangular solve, Cholesky, and LU with partial pivoting.
+axis, triangular solve, Cholesky, and LU with partial pivoting (and, from
+decompositions.py, eigh, svd and qr).
 
 Element-wise steps (sort keys, gathers, f16 <-> f32) are Kernels written in the
 IR and compiled by codegen like any other; the rest is hand-written WGSL. The
@@ -463,3 +464,7 @@ _PLANNERS: dict[str, Callable[[_Builder], None]] = {
     "triangular_solve": _triangular_solve,
     "lu": _lu,
 }
+
+from jaxlab.backends.webgpu.decompositions import PLANNERS as _DECOMPOSITIONS  # noqa: E402
+
+_PLANNERS.update(_DECOMPOSITIONS)

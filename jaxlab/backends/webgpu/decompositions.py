@@ -1,0 +1,379 @@
+"""The eigen, singular value and QR decompositions as WGSL: one workgroup per matrix.
+
+Jacobi: Hestenes' one-sided sweeps in round-robin order, so that each round rotates
+n/2 disjoint pairs at once, one thread per pair, and only rounds need barriers
+(eigh runs them on A + |A|_F I, whose singular vectors are A's eigenvectors).
+QR: Householder reflections, one thread making each reflector and the threads
+applying it to the later columns, then Q accumulated from them (geqrf + orgqr).
+Matrices whose columns an algorithm walks are stored transposed, as rows.
+"""
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Callable
+
+from jaxlab.ir.dtypes import DType
+
+if TYPE_CHECKING:
+    from jaxlab.backends.webgpu.routines import _Builder
+
+F32 = DType.float32
+MAX_SWEEPS = 40
+EPS, TINY = 2.0 ** -23, 2.0 ** -126   # float32's spacing of 1 and smallest normal
+THREADS = 64
+
+
+def _jacobi(n: int, m: int, vectors: bool) -> str:
+    """Sweeps over W's n rows (m long, at `wb`) and VT's (n long, at `vb`) until every
+    pair of W's rows is orthogonal to working precision."""
+    players = n + n % 2
+    rotate_v = f"""
+          for (var k = 0u; k < {n}u; k++) {{
+            let x = vt[vb + p * {n}u + k];
+            let y = vt[vb + q * {n}u + k];
+            vt[vb + p * {n}u + k] = c * x - s * y;
+            vt[vb + q * {n}u + k] = s * x + c * y;
+          }}""" if vectors else ""
+    return f"""
+  // one-sided Jacobi; round r pairs the players of a circle (player 0 fixed)
+  for (var sweep = 0u; sweep < {MAX_SWEEPS}u; sweep++) {{
+    if (lid == 0u) {{ atomicStore(&rotated, 0u); }}
+    workgroupBarrier();
+    for (var round = 0u; round < {players - 1}u; round++) {{
+      // each thread takes pairs of this round
+      for (var pair = lid; pair < {players // 2}u; pair += {THREADS}u) {{
+        let p = player(pair, round);
+        let q = player({players - 1}u - pair, round);
+        if (p < {n}u && q < {n}u) {{
+          var alpha = 0.0;
+          var beta = 0.0;
+          var gamma = 0.0;
+          // the pair's norms and inner product
+          for (var k = 0u; k < {m}u; k++) {{
+            let x = w[wb + p * {m}u + k];
+            let y = w[wb + q * {m}u + k];
+            alpha += x * x;
+            beta += y * y;
+            gamma += x * y;
+          }}
+          if (abs(gamma) > {EPS!r} * sqrt(alpha) * sqrt(beta) && abs(gamma) > {TINY!r}) {{
+            let zeta = (beta - alpha) / (2.0 * gamma);
+            let r = abs(zeta);
+            // t = sign(zeta) / (|zeta| + sqrt(1 + zeta^2)), without overflow
+            var tn = select(1.0 / (r + sqrt(1.0 + r * r)),
+                            1.0 / (r * (1.0 + sqrt(1.0 + 1.0 / (r * r)))), r > 1.0);
+            tn = select(tn, -tn, zeta < 0.0);
+            let c = 1.0 / sqrt(1.0 + tn * tn);
+            let s = tn * c;
+            // rotate rows p and q
+            for (var k = 0u; k < {m}u; k++) {{
+              let x = w[wb + p * {m}u + k];
+              let y = w[wb + q * {m}u + k];
+              w[wb + p * {m}u + k] = c * x - s * y;
+              w[wb + q * {m}u + k] = s * x + c * y;
+            }}{rotate_v}
+            atomicStore(&rotated, 1u);
+          }}
+        }}
+      }}
+      storageBarrier();
+    }}
+    workgroupBarrier();
+    if (lid == 0u) {{ any_rotated = atomicLoad(&rotated); }}
+    if (workgroupUniformLoad(&any_rotated) == 0u) {{ break; }}
+  }}
+"""
+
+
+def _jacobi_decls(n: int) -> str:
+    players = n + n % 2
+    return f"""var<workgroup> rotated: atomic<u32>;
+var<workgroup> any_rotated: u32;
+
+fn player(position: u32, round: u32) -> u32 {{
+  // the circle method: position 0 stays, the others turn one place a round
+  if (position == 0u) {{ return 0u; }}
+  return (position - 1u + round) % {max(players - 1, 1)}u + 1u;
+}}
+"""
+
+
+def _sort(keys: str, n: int, descending: bool) -> str:
+    """perm (at pb) <- the stable order of keys[kb..kb+n], by one thread."""
+    after = "<" if descending else ">"
+    return f"""
+  if (lid == 0u) {{
+    // insertion sort of the indices by key
+    for (var i = 0u; i < {n}u; i++) {{
+      let key = i;
+      let kv = {keys}[kb + i];
+      var j = i;
+      // shift the keys that sort after kv up by one
+      loop {{
+        if (j == 0u) {{ break; }}
+        if (!({keys}[kb + perm[pb + j - 1u]] {after} kv)) {{ break; }}
+        perm[pb + j] = perm[pb + j - 1u];
+        j -= 1u;
+      }}
+      perm[pb + j] = key;
+    }}
+  }}
+  storageBarrier();
+"""
+
+
+def _householder(rows: int, length: int, reflectors: int, q_rows: int) -> str:
+    """QR of t's `rows` rows as columns (at tb), tau at ab; Q's first q_rows columns
+    as qt's rows (at qb)."""
+    apply_ = """
+        let xl = {base} + l * {m}u + j;
+        var d = {arr}[xl];
+        for (var i = 1u; i < {m}u - j; i++) {{ d += t[tb + j * {m}u + j + i] * {arr}[xl + i]; }}
+        d *= tau;
+        {arr}[xl] -= d;
+        for (var i = 1u; i < {m}u - j; i++) {{ {arr}[xl + i] -= d * t[tb + j * {m}u + j + i]; }}"""
+    return f"""
+  // Householder reflectors, LAPACK's convention (beta = -sign(alpha) |x|)
+  for (var j = 0u; j < {reflectors}u; j++) {{
+    if (lid == 0u) {{
+      let x0 = tb + j * {length}u + j;
+      let alpha = t[x0];
+      var xn = 0.0;
+      for (var i = x0 + 1u; i < tb + (j + 1u) * {length}u; i++) {{ xn += t[i] * t[i]; }}
+      var tau = 0.0;
+      if (xn != 0.0) {{
+        let norm = sqrt(alpha * alpha + xn);
+        let beta = select(-norm, norm, alpha < 0.0);
+        tau = (beta - alpha) / beta;
+        let scale = 1.0 / (alpha - beta);
+        for (var i = x0 + 1u; i < tb + (j + 1u) * {length}u; i++) {{ t[i] *= scale; }}
+        t[x0] = beta;
+      }}
+      taus[ab + j] = tau;
+    }}
+    storageBarrier();
+    let tau = taus[ab + j];
+    // the later columns lose their part along v, a thread per column
+    for (var l = j + 1u + lid; l < {rows}u; l += {THREADS}u) {{{apply_.format(base="tb", m=length, arr="t")}
+    }}
+    storageBarrier();
+  }}
+  // Q = H_0 ... H_k-1 applied to the identity's first columns, last reflector first
+  for (var e = lid; e < {q_rows * length}u; e += {THREADS}u) {{
+    qt[qb + e] = select(0.0, 1.0, e / {length}u == e % {length}u);
+  }}
+  storageBarrier();
+  for (var jj = 0u; jj < {reflectors}u; jj++) {{
+    let j = {reflectors - 1}u - jj;
+    let tau = taus[ab + j];
+    for (var l = j + lid; l < {q_rows}u; l += {THREADS}u) {{{apply_.format(base="qb", m=length, arr="qt")}
+    }}
+    storageBarrier();
+  }}
+"""
+
+
+def _head(buffers: list[tuple[str, str, bool]]) -> str:
+    return "\n".join(f"@group(0) @binding({i}) var<storage, {'read_write' if rw else 'read'}> "
+                     f"{name}: array<{kind}>;" for i, (name, kind, rw) in enumerate(buffers))
+
+
+def _main(body: str) -> str:
+    return f"""
+@compute @workgroup_size({THREADS})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {{
+  GROUP
+{body}}}
+"""
+
+
+def _eigh(b: "_Builder") -> None:
+    (shape, dtype), = b.routine.inputs
+    n = shape[-1]
+    count = math.prod(shape[:-2])
+    lower = b.routine.param["lower"]
+    a = b.as_f32(0, dtype, count * n * n)
+    v_out, finish_v = b.f32_output(0, dtype, count * n * n)
+    w_out, finish_w = b.f32_output(1, dtype, count * n)
+    w, vt, d = b.temp(4 * count * n * n), b.temp(4 * count * n * n), b.temp(4 * count * n)
+    perm = b.temp(4 * count * n)
+    src = ("max(r, c) * {n}u + min(r, c)" if lower else "min(r, c) * {n}u + max(r, c)").format(n=n)
+    body = f"""  let wb = group * {n * n}u;
+  let vb = wb;
+  let kb = group * {n}u;
+  let pb = kb;
+  // W <- B = A + shift I (A from its {'lower' if lower else 'upper'} triangle), VT <- I
+  for (var e = lid; e < {n * n}u; e += {THREADS}u) {{
+    let r = e / {n}u;
+    let c = e % {n}u;
+    w[wb + e] = a[wb + {src}];
+    vt[vb + e] = select(0.0, 1.0, r == c);
+  }}
+  storageBarrier();
+  if (lid == 0u) {{
+    // the shift: A's Frobenius norm, so that B is positive semidefinite
+    var total = 0.0;
+    for (var e = 0u; e < {n * n}u; e++) {{ total += w[wb + e] * w[wb + e]; }}
+    shift = sqrt(total);
+    for (var k = 0u; k < {n}u; k++) {{ w[wb + k * {n + 1}u] += shift; }}
+  }}
+  storageBarrier();
+{_jacobi(n, n, True)}
+  // eigenvalues: Rayleigh quotients v_k . (B v_k) - shift
+  let sh = workgroupUniformLoad(&shift);
+  for (var k = lid; k < {n}u; k += {THREADS}u) {{
+    var total = 0.0;
+    for (var i = 0u; i < {n}u; i++) {{ total += w[wb + k * {n}u + i] * vt[vb + k * {n}u + i]; }}
+    d[kb + k] = total - sh;
+  }}
+  storageBarrier();
+{_sort('d', n, descending=False)}
+  for (var e = lid; e < {n * n}u; e += {THREADS}u) {{
+    let r = e / {n}u;
+    let c = e % {n}u;
+    v[wb + e] = vt[vb + perm[pb + c] * {n}u + r];
+  }}
+  for (var k = lid; k < {n}u; k += {THREADS}u) {{ values[kb + k] = d[kb + perm[pb + k]]; }}
+"""
+    source = "\n".join([
+        _head([("a", "f32", False), ("v", "f32", True), ("values", "f32", True), ("w", "f32", True),
+               ("vt", "f32", True), ("d", "f32", True), ("perm", "u32", True)]),
+        "var<workgroup> shift: f32;", _jacobi_decls(n), _main(body)])
+    b.shader(source, "eigh", count, THREADS, [a, v_out, w_out, w, vt, d, perm],
+             [v_out, w_out, w, vt, d, perm])
+    finish_v()
+    finish_w()
+    b.notes = {"algorithm": ("one-sided Jacobi on A + |A|_F I, a workgroup per matrix",
+                             "the shifted matrix is semidefinite: its singular vectors are A's "
+                             "eigenvectors; round-robin pairs rotate in parallel"),
+               "workgroup": (THREADS, "a thread per pair of a round"),
+               "max_sweeps": (MAX_SWEEPS, "until every pair is orthogonal to working precision")}
+
+
+def _svd(b: "_Builder") -> None:
+    (shape, dtype), = b.routine.inputs
+    m, n = shape[-2:]
+    count = math.prod(shape[:-2])
+    uv = b.routine.param["compute_uv"]
+    ucols = m if b.routine.param["full_matrices"] else n
+    a = b.as_f32(0, dtype, count * m * n)
+    s_out, finish_s = b.f32_output(0, dtype, count * n)
+    finishes = [finish_s]
+    buffers = [("a", "f32", False), ("s_out", "f32", True)]
+    args = [a, s_out]
+    if uv:
+        u_out, finish_u = b.f32_output(1, dtype, count * m * ucols)
+        vt_out, finish_vt = b.f32_output(2, dtype, count * n * n)
+        finishes += [finish_u, finish_vt]
+        buffers += [("u_out", "f32", True), ("vt_out", "f32", True)]
+        args += [u_out, vt_out]
+    w, vt, d = b.temp(4 * count * n * m), b.temp(4 * count * n * n), b.temp(4 * count * n)
+    perm = b.temp(4 * count * n)
+    buffers += [("w", "f32", True), ("vt", "f32", True), ("d", "f32", True), ("perm", "u32", True)]
+    args += [w, vt, d, perm]
+    if uv:
+        t, taus, qt = b.temp(4 * count * n * m), b.temp(4 * count * n), b.temp(4 * count * ucols * m)
+        buffers += [("t", "f32", True), ("taus", "f32", True), ("qt", "f32", True)]
+        args += [t, taus, qt]
+    body = f"""  let wb = group * {n * m}u;
+  let vb = group * {n * n}u;
+  let kb = group * {n}u;
+  let pb = kb;
+  // W <- a transposed (its rows are a's columns), VT <- I
+  for (var e = lid; e < {n * m}u; e += {THREADS}u) {{
+    w[wb + e] = a[wb + (e % {m}u) * {n}u + e / {m}u];
+  }}
+  for (var e = lid; e < {n * n}u; e += {THREADS}u) {{
+    vt[vb + e] = select(0.0, 1.0, e / {n}u == e % {n}u);
+  }}
+  storageBarrier();
+{_jacobi(n, m, uv)}
+  // singular values: the rows' norms, descending
+  for (var k = lid; k < {n}u; k += {THREADS}u) {{
+    var total = 0.0;
+    for (var i = 0u; i < {m}u; i++) {{ total += w[wb + k * {m}u + i] * w[wb + k * {m}u + i]; }}
+    d[kb + k] = sqrt(total);
+  }}
+  storageBarrier();
+{_sort('d', n, descending=True)}
+  for (var k = lid; k < {n}u; k += {THREADS}u) {{ s_out[kb + k] = d[kb + perm[pb + k]]; }}
+"""
+    if uv:
+        body += f"""  // vt's rows; u's columns normalised, as T's rows, in the values' order
+  let tb = wb;
+  let ab = kb;
+  let qb = group * {ucols * m}u;
+  for (var e = lid; e < {n * n}u; e += {THREADS}u) {{
+    vt_out[vb + e] = vt[vb + perm[pb + e / {n}u] * {n}u + e % {n}u];
+  }}
+  for (var e = lid; e < {n * m}u; e += {THREADS}u) {{
+    let k = perm[pb + e / {m}u];
+    let norm = d[kb + k];
+    t[tb + e] = select(0.0, w[wb + k * {m}u + e % {m}u] / norm, norm > 0.0);
+  }}
+  storageBarrier();
+  // u <- Q of T's QR times sign(R's diagonal): orthonormal where s vanishes, and complete
+{_householder(n, m, n, ucols)}
+  for (var e = lid; e < {m * ucols}u; e += {THREADS}u) {{
+    let r = e / {ucols}u;
+    let c = e % {ucols}u;
+    var flip = 1.0;
+    if (c < {n}u && t[tb + c * {m}u + c] < 0.0) {{ flip = -1.0; }}
+    u_out[qb + e] = flip * qt[qb + c * {m}u + r];
+  }}
+"""
+    source = "\n".join([_head(buffers), _jacobi_decls(n), _main(body)])
+    writable = args[1:]
+    b.shader(source, "svd", count, THREADS, args, writable)
+    for finish in finishes:
+        finish()
+    b.notes = {"algorithm": ("one-sided Jacobi, a workgroup per matrix",
+                             "round-robin pairs of columns rotate in parallel, a thread each"),
+               "workgroup": (THREADS, "a thread per pair of a round"),
+               "max_sweeps": (MAX_SWEEPS, "until every pair is orthogonal to working precision")}
+
+
+def _qr(b: "_Builder") -> None:
+    (shape, dtype), = b.routine.inputs
+    m, n = shape[-2:]
+    k = min(m, n)
+    count = math.prod(shape[:-2])
+    qcols = m if b.routine.param["full_matrices"] else k
+    a = b.as_f32(0, dtype, count * m * n)
+    q_out, finish_q = b.f32_output(0, dtype, count * m * qcols)
+    r_out, finish_r = b.f32_output(1, dtype, count * qcols * n)
+    t, taus, qt = b.temp(4 * count * n * m), b.temp(4 * count * k), b.temp(4 * count * qcols * m)
+    body = f"""  let tb = group * {n * m}u;
+  let ab = group * {k}u;
+  let qb = group * {qcols * m}u;
+  let rb = group * {qcols * n}u;
+  // T <- a transposed: each column of a is a row
+  for (var e = lid; e < {n * m}u; e += {THREADS}u) {{
+    t[tb + e] = a[tb + (e % {m}u) * {n}u + e / {m}u];
+  }}
+  storageBarrier();
+{_householder(n, m, k, qcols)}
+  // r on and above the diagonal, q transposed back
+  for (var e = lid; e < {qcols * n}u; e += {THREADS}u) {{
+    let r = e / {n}u;
+    let c = e % {n}u;
+    r_out[rb + e] = select(0.0, t[tb + c * {m}u + r], r <= c);
+  }}
+  for (var e = lid; e < {m * qcols}u; e += {THREADS}u) {{
+    q_out[qb + e] = qt[qb + (e % {qcols}u) * {m}u + e / {qcols}u];
+  }}
+"""
+    source = "\n".join([_head([("a", "f32", False), ("q_out", "f32", True), ("r_out", "f32", True),
+                               ("t", "f32", True), ("taus", "f32", True), ("qt", "f32", True)]),
+                        _main(body)])
+    b.shader(source, "qr", count, THREADS, [a, q_out, r_out, t, taus, qt],
+             [q_out, r_out, t, taus, qt])
+    finish_q()
+    finish_r()
+    b.notes = {"algorithm": ("Householder QR (geqrf + orgqr), a workgroup per matrix",
+                             "LAPACK's reflectors: the same signs as NumPy's q and r"),
+               "workgroup": (THREADS, "one thread makes a reflector, the others apply it to a "
+                             "column each")}
+
+
+PLANNERS: dict[str, Callable[["_Builder"], None]] = {"eigh": _eigh, "svd": _svd, "qr": _qr}

@@ -1,0 +1,81 @@
+"""The constants of jaxlab's float math, written once: the rewrites of ir/mathlib.py
+and the renderers' native sin/cos/erf read them from here.
+
+Polynomials are Cephes' float32 minimax fits (highest power first); erfc is the
+Chebyshev fit of Numerical Recipes (fractional error < 1.2e-7).
+"""
+from __future__ import annotations
+
+import math
+
+# exp: x = n ln2 + r, |r| <= ln2/2; ln2 in two parts so that n * LN2_HI is exact
+LOG2E = 1.4426950408889634
+LN2_HI = 0.693359375
+LN2_LO = -2.12194440e-4
+EXP_POLY = (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
+            1.6666665459e-1, 5.0000001201e-1)          # e^r = 1 + r + r^2 P(r)
+EXP_MAX = 88.8          # above: e^x overflows to inf
+EXP_MIN = -103.98       # below: e^x underflows to 0
+
+# log: x = 2^e m, m in [sqrt(1/2), sqrt(2)); log(1 + f) = f - f^2/2 + f^3 P(f)
+SQRT_HALF = 0.70710678118654752440
+LOG_POLY = (7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1,
+            1.4249322787e-1, -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1,
+            3.3333331174e-1)
+
+# sin, cos on |r| <= pi/4: sin r = r + r^3 S(r^2), cos r = 1 - r^2/2 + r^4 C(r^2)
+SIN_POLY = (-1.9515295891e-4, 8.3321608736e-3, -1.6666654611e-1)
+COS_POLY = (2.443315711809948e-5, -1.388731625493765e-3, 4.166664568298827e-2)
+# pi/4 in three parts (Cephes sinf): j * part is exact for j < 2^13
+PIO4_PARTS = (0.78515625, 2.4187564849853515625e-4, 3.77489497744594108e-8)
+FOUR_OVER_PI = 4 / math.pi
+# pi/2 in two double parts (fdlibm's pio2_1, pio2_1t): j * PIO2_HI is exact in f64
+PIO2_HI = 1.57079632673412561417
+PIO2_LO = 6.07710050650619224932e-11
+
+# tanh: x + x^3 P(x^2) for |x| < 0.625, 1 - 2/(e^2|x| + 1) beyond
+TANH_SMALL = 0.625
+TANH_POLY = (-5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2, 1.33314422036e-1,
+             -3.33332819422e-1)
+
+# atan: reduce |x| below tan(pi/8), then t + t^3 P(t^2)
+TAN_3PI_8 = 2.414213562373095
+TAN_PI_8 = 0.4142135623730950
+ATAN_POLY = (8.05374449538e-2, -1.38776856032e-1, 1.99777106478e-1, -3.33329491539e-1)
+
+# asin: t + t^3 P(t^2), with the half-angle identity above |x| = 1/2
+ASIN_POLY = (4.2163199048e-2, 2.4181311049e-2, 4.5470025998e-2, 7.4953002686e-2,
+             1.6666752422e-1)
+
+# erfc(z) = t exp(-z^2 + ERFC_COEFFS[0] + t (c1 + t (c2 + ...))), t = 1/(1 + z/2);
+# erf near 0 (|x| < ERF_SERIES_BELOW) by its Taylor series to ERF_SERIES_TERMS terms
+ERFC_COEFFS = (-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806,
+               0.27886807, -1.13520398, 1.48851587, -0.82215223, 0.17087277)
+ERFC_ZERO_ABOVE = 11.0      # float32 erfc(z) is 0 from z = 10.06 on
+ERF_SERIES_BELOW = 0.5
+ERF_SERIES_TERMS = 13
+TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
+
+
+def two_over_pi_bits(bits: int) -> int:
+    """The first `bits` fraction bits of 2/pi as an integer, by exact integer
+    arithmetic (Machin's formula for pi with 64 guard bits): Payne-Hanek reduction
+    takes its words from here."""
+    one = 1 << (bits + 64)
+
+    def atan_inv(x: int) -> int:   # atan(1/x) * one
+        total, term, n, sign = 0, one // x, 1, 1
+        while term:
+            total += sign * (term // n)
+            term //= x * x
+            n, sign = n + 2, -sign
+        return total
+    pi = 16 * atan_inv(5) - 4 * atan_inv(239)
+    return (2 * one << bits) // pi
+
+
+def two_over_pi_chunks(width: int, count: int) -> list[int]:
+    """2/pi's fraction bits as `count` integers of `width` bits, most significant first."""
+    value = two_over_pi_bits(width * count)
+    mask = (1 << width) - 1
+    return [(value >> (width * (count - 1 - i))) & mask for i in range(count)]

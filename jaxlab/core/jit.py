@@ -22,6 +22,7 @@ from jaxlab.core.trace import placement
 from jaxlab.engine import dispatch, prepared
 from jaxlab.engine import lazy as lz
 from jaxlab.engine.buffer import Buffer
+from jaxlab.engine.lazy import Lazy
 from jaxlab.engine.devices import Device
 
 _SHARED_NODES = 24   # a shared expression bigger than this is stored, not recomputed
@@ -97,15 +98,18 @@ class Program:
         first = self.calls == 0
         self.calls += 1
         # a runner owns its arena: a second caller at the same time gets its own
-        runner = self._idle.pop() if self._idle else \
-            prepared.PreparedSteps(device, self.plan, self.steps)
+        try:
+            runner = self._idle.pop()   # atomic: two threads never get the same runner
+        except IndexError:
+            runner = prepared.PreparedSteps(device, self.plan, self.steps)
         try:
             bufs = runner.run(inputs, first)
         finally:
             self._idle.append(runner)
         # a constant (or constant-shaped) lazy value is computed without kernels
-        return [wrap(lz.from_buffer(bufs[place], shape), weak) if place is not None
-                else wrap(shape, weak) for place, shape, weak in self._results]
+        return [Array(Lazy(shape, bufs[place].dtype, device, None, buffer=bufs[place]), weak)
+                if place is not None else wrap(shape, weak)
+                for place, shape, weak in self._results]
 
     def _run_stepwise(self, args: Sequence[Array]) -> list[Array]:
         slots = self._run([_as_buffer(a, self.device) for a in args], None)

@@ -123,19 +123,34 @@ class PreparedSteps:
             if min(ins + outs, default=fixed_from) >= fixed_from:
                 fixed = ([self._template[x] for x in ins], [self._template[o] for o in outs])
             self.steps.append(_PreparedStep(st.prepare(backend), ins, outs, fixed, st))
+        self._returned = [(s.dtype, s.size, s.nbytes) for s in plan.returned]
+        # the commonest program (jit(x + 1)): one step that reads the inputs and writes
+        # the results, in order: launched on the call's handles with no table
+        n, places = plan.n_inputs, plan.arena_base
+        self._direct = self.steps[0].launch if len(self.steps) == 1 and \
+            self.steps[0].ins == list(range(n)) and \
+            self.steps[0].outs == list(range(n, places)) else None
 
     def run(self, inputs: Sequence[Buffer], first_call: bool) -> list[Buffer]:
         """Run every step on these input buffers; returns the buffer of every place
         before the arena (the inputs, then the new buffers of the returned values)."""
-        device = self.device
-        bufs = inputs + [Buffer.planned(device, s.dtype, s.size, s.nbytes)
-                         for s in self.plan.returned]
+        device, planned = self.device, Buffer.planned
+        outs = [planned(device, *spec) for spec in self._returned]
+        bufs = inputs + outs
+        if self._direct is not None and not events.listening():
+            ins, outs = [b.handle for b in inputs], [b.handle for b in outs]
+            if self._batches:
+                with device.backend.batch():
+                    self._direct(ins, outs)
+            else:
+                self._direct(ins, outs)
+            return bufs
         table = self._template.copy()
         table[:len(bufs)] = [b.handle for b in bufs]
         if events.listening():
             self._run_observed(table, bufs, first_call)
         elif self._batches:
-            with self.device.backend.batch():
+            with device.backend.batch():
                 self._launch_all(table)
         else:
             self._launch_all(table)

@@ -207,17 +207,18 @@ class WasmBackend(Backend):
         return self.wasm.memory
 
     # --- memory -----------------------------------------------------------------
+    # (the memory, once started, straight from _started: these run on every dispatch)
     def allocate(self, nbytes: int) -> int:
-        return self.memory.allocate(nbytes)
+        return (self._started or self.wasm).memory.allocate(nbytes)
 
     def free(self, handle: int) -> None:
-        self.memory.free(handle)
+        (self._started or self.wasm).memory.free(handle)
 
     def write(self, handle: int, data) -> None:
         self.memory.write(handle, data)
 
     def read(self, handle: int, dtype: DType, count: int):
-        return self.memory.read(handle, dtype, count)
+        return (self._started or self.wasm).memory.read(handle, dtype, count)
 
     def copy(self, src: int, src_offset: int, dst: int, dst_offset: int, nbytes: int) -> None:
         self.memory.copy(src + src_offset, dst + dst_offset, nbytes)

@@ -120,7 +120,8 @@ def per_iteration_active() -> bool:
 
 
 def listening() -> bool:
-    return bool(_recorders()) or bool(_subscribers)
+    # asked on every dispatch: no list is made for a thread that never captured
+    return bool(_subscribers) or bool(getattr(_local, "stack", None))
 
 
 def emit(event: KernelEvent) -> None:

@@ -163,3 +163,19 @@ def test_webgpu_static_loop_is_one_submission():
             lambda c, r: (jax.numpy.sin(c) + r, c * 2), c, xs))(X, np.ones((30, 3), np.float32))
         assert_close(c, np.asarray(want_c), rtol=1e-5)
         assert_close(ys, np.asarray(want_ys), rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "float16", "int32"])
+def test_scan_rows_of_every_width_are_written_in_place(backend, dtype):
+    # 3 bools or float16s are rows of 3 or 6 bytes: not whole 4-byte words
+    xs = np.linspace(-1, 1, 5 * 3, dtype=np.float32).reshape(5, 3)
+
+    def fn(m):
+        return lambda c, xs: m[1].scan(lambda c, r: (c + r, (c * r > 0).astype(dtype)
+                                                     if dtype == "bool" else
+                                                     (c * r).astype(dtype)), c, xs)
+    want = jax.jit(fn((jax.numpy, jlax)))(X, xs)
+    for got in (jaxlab.jit(fn((jnp, lax)))(jnp.asarray(X), jnp.asarray(xs)),
+                fn((jnp, lax))(jnp.asarray(X), jnp.asarray(xs))):
+        for g, w in zip(got, want):
+            assert_close(g, np.asarray(w), rtol=1e-3, atol=1e-3)

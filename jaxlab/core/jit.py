@@ -63,6 +63,10 @@ class Program:
         kept = {v for k, v in outputs if k == "slot"}
         self.plan = prepared.Plan(n_inputs, steps, kept)
         self._idle: list[prepared.PreparedSteps] = []   # prepared runners not in use
+        # a runner with no arena and no loops holds nothing a call changes: all calls,
+        # from any thread, share one (made on the first call)
+        self._stateless = not self.plan.arena and not self.structured
+        self._shared: prepared.PreparedSteps | None = None
         # each result: (place of its buffer, shape), or (None, a constant lazy value), and
         # whether it is weakly typed (as the jaxpr says, like JAX's jit results)
         weak = [a.weak_type for a in jaxpr.out_avals] if jaxpr is not None else \
@@ -97,19 +101,27 @@ class Program:
                           else _as_buffer(a, device))
         first = self.calls == 0
         self.calls += 1
-        # a runner owns its arena: a second caller at the same time gets its own
-        try:
-            runner = self._idle.pop()   # atomic: two threads never get the same runner
-        except IndexError:
-            runner = prepared.PreparedSteps(device, self.plan, self.steps)
-        try:
-            bufs = runner.run(inputs, first)
-        finally:
-            self._idle.append(runner)
+        if self._shared is not None:
+            bufs = self._shared.run(inputs, first)
+        else:
+            bufs = self._run_pooled(inputs, first)
         # a constant (or constant-shaped) lazy value is computed without kernels
         return [Array(Lazy(shape, bufs[place].dtype, device, None, buffer=bufs[place]), weak)
                 if place is not None else wrap(shape, weak)
                 for place, shape, weak in self._results]
+
+    def _run_pooled(self, inputs: list[Buffer], first: bool) -> list[Buffer]:
+        # a runner owns its arena: a second caller at the same time gets its own
+        try:
+            runner = self._idle.pop()   # atomic: two threads never get the same runner
+        except IndexError:
+            runner = prepared.PreparedSteps(self.device, self.plan, self.steps)
+            if self._stateless:
+                self._shared = runner
+        try:
+            return runner.run(inputs, first)
+        finally:
+            self._idle.append(runner)
 
     def _run_stepwise(self, args: Sequence[Array]) -> list[Array]:
         slots = self._run([_as_buffer(a, self.device) for a in args], None)

@@ -72,12 +72,19 @@ class WebGpuBackend(Backend):
     # a deeper chain of ops makes the shader compiler's time grow much faster than
     # the shader (lavapipe: 40 nested sin+add compile in seconds, 80 in minutes)
     max_fused_depth = 64
+    # lavapipe compiles a shader (LLVM) at its first submission: 64 sin+add pairs with
+    # distinct constants took 22-36 s as kernels of depth 64, 12-14 s at 32, 6-10 s at
+    # 16 (benchmarks/chains.py); 16 would split composites (logaddexp, arcsinh) that
+    # one kernel should hold
+    software_fused_depth = 32
 
     def __init__(self, adapter: Any = None, *, f16: Optional[bool] = None) -> None:
         """`adapter`: a wgpu adapter (default: adapter.select_adapter()); `f16=False`
         computes float16 in f32 even where the adapter has shader-f16."""
         self._adapter = adapter if adapter is not None else select_adapter()
         self._choice = "hardware" if is_hardware(self._adapter) else "software"
+        if self._choice == "software":
+            self.max_fused_depth = self.software_fused_depth
         self._want_f16 = f16
         self._generation = 0
         self._lock = threading.RLock()

@@ -6,7 +6,6 @@
         y.block_until_ready()
     print(log.summary())
 """
-from jaxlab import backends as _backends  # noqa: F401  (registers the devices)
 from jaxlab.array import Array
 from jaxlab.configuration import config
 from jaxlab.engine.devices import Device, default_device, devices, set_default_device

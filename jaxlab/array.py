@@ -6,7 +6,6 @@ from typing import Any
 
 import numpy as np
 
-from jaxlab.engine import dispatch  # noqa: F401  (installs the realizer)
 from jaxlab.engine import lazy as lz
 from jaxlab.engine.devices import Device
 from jaxlab.engine.lazy import Lazy

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from jaxlab.array import Array, wrap
-from jaxlab.engine import lazy as lz
+from jaxlab.array import Array
+from jaxlab.core.values import from_host
 from jaxlab.engine.devices import DeviceLike, current_device, default_device, to_device
 
 
@@ -15,6 +15,7 @@ def device_put(x: Any, device: Optional[DeviceLike] = None) -> Array:
     if isinstance(x, Array):
         if x.device is target:
             return x
-        return wrap(lz.from_numpy(x.to_numpy(), x.jdtype, target))
+        with default_device(target):
+            return from_host(x.to_numpy(), x.jdtype)
     with default_device(target):
         return asarray_(x)

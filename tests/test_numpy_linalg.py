@@ -311,3 +311,17 @@ def test_under_jit_and_vmap(backend, rng, fn, reference):
     assert_close(jaxlab.jit(fn)(a[0]), reference(a[0]).astype(np.float32), **SOLVE_TOL)
     assert_close(jaxlab.vmap(fn)(a), np.stack([reference(m) for m in a]).astype(np.float32),
                  **SOLVE_TOL)
+
+
+@pytest.mark.parametrize("lower", [True, False])
+def test_triangular_solve_jvp_with_unit_diagonal_matches_jax(backend, rng, lower):
+    """The tangent reads only the strict triangle that the solve reads (upper too)."""
+    import jax
+    a = rng.normal(size=(3, 3)).astype(np.float32) + 3 * np.eye(3, dtype=np.float32)
+    b = rng.normal(size=(3, 2)).astype(np.float32)
+    ta = rng.normal(size=(3, 3)).astype(np.float32)
+    kw = dict(left_side=True, lower=lower, unit_diagonal=True)
+    _, want = jax.jvp(lambda m: jax.lax.linalg.triangular_solve(m, b, **kw), (a,), (ta,))
+    _, got = jaxlab.jvp(lambda m: lax_linalg.triangular_solve(m, jnp.asarray(b), **kw),
+                        (jnp.asarray(a),), (jnp.asarray(ta),))
+    assert_close(got, np.asarray(want), rtol=1e-4, atol=1e-5)

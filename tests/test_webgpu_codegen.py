@@ -6,7 +6,7 @@ import pytest
 
 from jaxlab.backends.webgpu.codegen import generate
 from jaxlab.backends.webgpu.contraction import find_contraction
-from jaxlab.backends.webgpu.ops import Lang, library_for, two_over_pi_words
+from jaxlab.backends.webgpu.ops import Lang, library
 from jaxlab.backends.webgpu.routines import plan_routine
 from jaxlab.backends.webgpu.tune import Limits, tune
 from jaxlab.ir.alu import AluExp, AluOp
@@ -186,16 +186,10 @@ def test_every_loop_has_a_comment():
 
 
 def test_library_holds_only_what_is_called():
-    lib = library_for("let y = sin_f16(x);")
+    lib = library({"sin_f16"})
     assert "fn sin_f16(x: f16) -> f16" in lib and "fn sin_f32" in lib
     assert "fn erf" not in lib and "fn threefry2x32" not in lib
     assert lib.index("fn sin_f32") < lib.index("fn sin_f16")   # callees first
-
-
-def test_two_over_pi_table_is_exact():
-    words = two_over_pi_words(3)
-    value = sum(w << (32 * (2 - i)) for i, w in enumerate(words)) / 2.0 ** 96
-    assert abs(value - 2 / np.pi) < 1e-15 and words[0] == 0xA2F9836E
 
 
 def test_constants_never_hit_the_constant_evaluator():
@@ -203,3 +197,14 @@ def test_constants_never_hit_the_constant_evaluator():
                            AluExp.const(np.nan, F32))).source
     assert "inf_f32()" in src and "nan_f32()" in src
     assert not re.search(r"\d(e\+?\d+)?f?\s*/\s*0\.0", src)
+
+
+def test_helpers_come_from_the_ops_written():
+    # exp arrives as primitive ops; float max needs its NaN-propagating helper and that
+    # its NaN test; nothing else is defined
+    src = wgsl(elementwise(4, [F32], lambda a: a.unary(AluOp.Exp).max(a))).source
+    assert "fn exp" not in src and "floor(" in src
+    defined = set(re.findall(r"^fn (\w+)\(", src, re.M)) - {"main"}
+    assert defined == {"max_f32", "min_f32", "isnan_f32", "f32_to_i32"}   # exp clamps its x
+    f16 = wgsl(elementwise(4, [F16], lambda a: a.unary(AluOp.Sin))).source
+    assert "fn sin_f16" in f16 and "fn sin_f32" in f16 and "fn to_f16" in f16

@@ -204,7 +204,7 @@ def _scan_transpose(cts, *args, jaxpr, length, reverse, num_consts, num_carry, u
         primal_args += [UndefPrimal(av) if f else next(rx) for f, av in zip(lin_x, x_avals)]
         got = backward_pass(jaxpr.jaxpr, primal_args, list(ct_c) + list(ct_y))
         g_c, g_carry, g_x = got[:n_lc], got[n_lc:n_lc + num_carry], got[n_lc + num_carry:]
-        from jaxlab.numpy.ufuncs import add
+        from jaxlab.core.rule_ops import add
         return [add(x, g) for x, g in zip(acc, g_c)] + list(g_carry) + list(g_x)
     ys_avals = jaxpr.out_avals[num_carry:]
     in_avals = ([get_aval(c) for c in nl_c] + lin_c_avals + list(carry_avals) + list(ys_avals) +
@@ -378,7 +378,7 @@ def _cond_as_select(size, index, ops, b, branches):
     """A per-lane index: every branch runs on every lane, each lane takes its own."""
     from jaxlab.core.elementwise import eq_p, select_n_p
     from jaxlab.core.movement import broadcast_in_dim_p
-    from jaxlab.numpy._util import asarray_
+    from jaxlab.core.values import ones_like, scalar
     results = []
     for br in branches:
         j, c, _ = batch_jaxpr(br, size, b, [True] * len(br.out_avals))
@@ -387,20 +387,16 @@ def _cond_as_select(size, index, ops, b, branches):
     clamped = _clamp_index(index, n)
     outs = list(results[-1])
     for k in range(n - 2, -1, -1):
-        hit = eq_p.bind(clamped, asarray_(k, get_aval(clamped).dtype) * _ones_like(clamped))
+        k_like = scalar(k, get_aval(clamped).dtype, weak=False) * ones_like(clamped)
+        hit = eq_p.bind(clamped, k_like)
         outs = [select_n_p.bind(broadcast_in_dim_p.bind(hit, shape=tuple(o.shape),
                                                         broadcast_dimensions=(0,)), o, r)
                 for o, r in zip(outs, results[k])]
     return outs, [0] * len(outs)
 
 
-def _ones_like(x: Any) -> Any:
-    from jaxlab.numpy.creation import ones_like
-    return ones_like(x)
-
-
 def _clamp_index(index: Any, n: int) -> Any:
-    from jaxlab.numpy.ufuncs import clip
+    from jaxlab.core.rule_ops import clip
     return clip(index, 0, n - 1)
 
 

@@ -13,9 +13,11 @@ import operator
 from typing import Any, Callable, Sequence
 
 from jaxlab.array import wrap
+from jaxlab.core.batching import vmap_flat
 from jaxlab.core.primitives import (abstract_evals, batch_rules, jvp_rules, lowerings,
                                     primitive, transpose_rules)
 from jaxlab.core.trace import bind, get_aval
+from jaxlab.core.values import asarray, zeros_like
 from jaxlab.tree_util import tree_flatten, tree_map, tree_unflatten
 
 custom_jvp_call_p = primitive("custom_jvp_call", multiple_results=True)
@@ -29,8 +31,7 @@ def _flat(fun: Callable, in_tree: Any, out_store: list) -> Callable:
         out = fun(*tree_unflatten(in_tree, leaves))
         out_flat, tree = tree_flatten(out)
         out_store[:] = [tree]
-        from jaxlab.numpy._util import asarray_
-        return [asarray_(x) for x in out_flat]
+        return [asarray(x) for x in out_flat]
     flat.__name__ = getattr(fun, "__name__", "fun")
     return flat
 
@@ -58,7 +59,6 @@ class custom_jvp:
             parts = [rule(t, out, *primals) for rule, t in zip(jvps, tangents)
                      if rule is not None]
             if not parts:
-                from jaxlab.numpy.creation import zeros_like
                 return out, tree_map(zeros_like, out)
             return out, tree_map(lambda *xs: functools.reduce(operator.add, xs), *parts)
         self.defjvp(jvp)
@@ -66,7 +66,6 @@ class custom_jvp:
     def __call__(self, *args: Any) -> Any:
         if self.jvp is None:
             raise TypeError(f"custom_jvp {self.fun.__name__} has no rule: call defjvp first")
-        from jaxlab.numpy._util import asarray_
         leaves, in_tree, out_tree, flat_fun = _flatten_call(self.fun, args)
         jvp = self.jvp
 
@@ -76,7 +75,7 @@ class custom_jvp:
             out, t_out = jvp(tuple(p), tuple(t))
             out_flat, tree = tree_flatten(out)
             out_tree[:] = [tree]
-            return [asarray_(x) for x in out_flat], [asarray_(x) for x in tree_flatten(t_out)[0]]
+            return [asarray(x) for x in out_flat], [asarray(x) for x in tree_flatten(t_out)[0]]
         outs = bind(custom_jvp_call_p, *leaves, fun=flat_fun, jvp=flat_jvp)
         return tree_unflatten(out_tree[0], outs)
 
@@ -84,10 +83,9 @@ class custom_jvp:
 def _flatten_call(fun: Callable, args: tuple) -> tuple[list, Any, list, Callable]:
     """The arguments as flat arrays, their tree, a box for the output tree, and fun
     as a function of the flat arrays."""
-    from jaxlab.numpy._util import asarray_
     leaves, in_tree = tree_flatten(args)
     out_tree: list = []
-    return [asarray_(x) for x in leaves], in_tree, out_tree, _flat(fun, in_tree, out_tree)
+    return [asarray(x) for x in leaves], in_tree, out_tree, _flat(fun, in_tree, out_tree)
 
 
 def _call_lowering(*lazies: Any, fun: Callable, **_: Any) -> list:
@@ -100,9 +98,13 @@ def _custom_jvp_rule(primals, tangents, *, fun, jvp):
 
 def _batch_call(prim):
     def rule(size, vals, dims, **params):
-        from jaxlab.api import vmap
-        fun = params["fun"]
-        outs = vmap(lambda *xs: fun(*xs), in_axes=tuple(dims))(*vals)
+        fun, n_out = params["fun"], []
+
+        def counted(*xs: Any) -> list:
+            outs = fun(*xs)
+            n_out.append(len(outs))
+            return outs
+        outs = vmap_flat(counted, list(dims), lambda: [0] * n_out[0], list(vals))
         return list(outs), [0] * len(outs)
     return rule
 
@@ -128,7 +130,6 @@ class custom_vjp:
     def __call__(self, *args: Any) -> Any:
         if self.fwd is None:
             raise TypeError(f"custom_vjp {self.fun.__name__} has no rule: call defvjp first")
-        from jaxlab.numpy._util import asarray_
         leaves, in_tree, out_tree, flat_fun = _flatten_call(self.fun, args)
         fwd, bwd = self.fwd, self.bwd
 
@@ -136,7 +137,7 @@ class custom_vjp:
             out, res = fwd(*tree_unflatten(in_tree, primals))
             out_flat, tree = tree_flatten(out)
             out_tree[:] = [tree]
-            return [asarray_(x) for x in out_flat], res
+            return [asarray(x) for x in out_flat], res
 
         def flat_bwd(res: Any, cts: list) -> list:
             grads = bwd(res, tree_unflatten(out_tree[0], cts))
@@ -144,7 +145,7 @@ class custom_vjp:
             if tree != in_tree:
                 raise TypeError(f"custom_vjp bwd returned {tree}, expected the structure of "
                                 f"the arguments {in_tree}")
-            return [asarray_(x) for x in flat]
+            return [asarray(x) for x in flat]
         outs = bind(custom_vjp_call_p, *leaves, fun=flat_fun, fwd=flat_fwd, bwd=flat_bwd)
         return tree_unflatten(out_tree[0], outs)
 

@@ -247,7 +247,7 @@ lowerings.update({
 
 
 # --- differentiation and batching rules --------------------------------------
-import jaxlab.numpy as jnp  # noqa: E402  (rules run at trace time, after import)
+from jaxlab.core import rule_ops, values  # noqa: E402  (rule_ops binds the primitives above)
 from jaxlab.core.primitives import batch_rules, jvp_rules, transpose_rules  # noqa: E402
 from jaxlab.core.rule_helpers import (batch_at_front, bilinear_tangent, is_undef,  # noqa: E402
                                       jvp_linear, jvp_zero, zeros_like as _zero)
@@ -258,20 +258,20 @@ def _jvp_unary(prim, derivative):
     def rule(primals, tangents, **params):
         (x,), (t,) = primals, tangents
         y = prim.bind(x, **params)
-        return [y], [jnp.multiply(t, derivative(x, y))]
+        return [y], [binary_prims["mul"].bind(t, derivative(x, y))]
     return rule
 
 
 _UNARY_DERIVATIVES = {
-    "sin": lambda x, y: jnp.cos(x),
-    "cos": lambda x, y: -jnp.sin(x),
-    "asin": lambda x, y: jnp.reciprocal(jnp.sqrt(1.0 - x * x)),
-    "atan": lambda x, y: jnp.reciprocal(1.0 + x * x),
+    "sin": lambda x, y: unary_prims["cos"].bind(x),
+    "cos": lambda x, y: -unary_prims["sin"].bind(x),
+    "asin": lambda x, y: unary_prims["reciprocal"].bind(unary_prims["sqrt"].bind(1.0 - x * x)),
+    "atan": lambda x, y: unary_prims["reciprocal"].bind(1.0 + x * x),
     "exp": lambda x, y: y,
-    "log": lambda x, y: jnp.reciprocal(x),
+    "log": lambda x, y: unary_prims["reciprocal"].bind(x),
     "sqrt": lambda x, y: 0.5 / y,
-    "erf": lambda x, y: 1.1283791670955126 * jnp.exp(-x * x),
-    "erfc": lambda x, y: -1.1283791670955126 * jnp.exp(-x * x),
+    "erf": lambda x, y: 1.1283791670955126 * unary_prims["exp"].bind(-x * x),
+    "erfc": lambda x, y: -1.1283791670955126 * unary_prims["exp"].bind(-x * x),
     "tanh": lambda x, y: 1.0 - y * y,
     "reciprocal": lambda x, y: -y * y,
 }
@@ -312,22 +312,22 @@ def _jvp_div(primals, tangents):
 def _jvp_rem(primals, tangents):
     (x, y), (tx, ty) = primals, tangents
     q = div_p.bind(x, y)
-    trunc = jnp.sign(q) * jnp.floor(jnp.abs(q))
+    trunc = sign_p.bind(q) * unary_prims["floor"].bind(abs_p.bind(q))
     return [binary_prims["rem"].bind(x, y)], [tx - ty * trunc]
 
 
 def _jvp_minmax(prim, pick_first):
     def rule(primals, tangents):
         (x, y), (tx, ty) = primals, tangents
-        first, tie = pick_first(x, y), jnp.equal(x, y)
-        t = jnp.where(tie, (tx + ty) * 0.5, jnp.where(first, tx, ty))
+        first, tie = pick_first(x, y), rule_ops.equal(x, y)
+        t = rule_ops.where(tie, (tx + ty) * 0.5, rule_ops.where(first, tx, ty))
         return [prim.bind(x, y)], [t]
     return rule
 
 
 def _jvp_abs(primals, tangents):
     (x,), (t,) = primals, tangents
-    return [abs_p.bind(x)], [jnp.where(jnp.less(x, 0), -t, t)]
+    return [abs_p.bind(x)], [rule_ops.where(rule_ops.less(x, 0), -t, t)]
 
 
 def _jvp_select(primals, tangents):
@@ -349,7 +349,7 @@ def _jvp_integer_pow(primals, tangents, *, y):
     if y == 0:
         return [out], [_zero(out)]
     if y == 1:
-        lower = jnp.ones_like(x)
+        lower = values.ones_like(x)
     else:   # x**1 is x: no equation for it
         lower = x if y == 2 else integer_pow_p.bind(x, y=y - 1)
     d = y * lower
@@ -360,7 +360,9 @@ def _jvp_pow(primals, tangents):
     (x, y), (tx, ty) = primals, tangents
     out = pow_p.bind(x, y)
     dx = y * pow_p.bind(x, y - 1.0)
-    dy = jnp.where(jnp.equal(x, 0.0), 0.0, jnp.log(jnp.where(jnp.equal(x, 0.0), 1.0, x)) * out)
+    at_zero = rule_ops.equal(x, 0.0)
+    safe_log = unary_prims["log"].bind(rule_ops.where(at_zero, 1.0, x))
+    dy = rule_ops.where(at_zero, 0.0, safe_log * out)
     return [out], [tx * dx + ty * dy]
 
 
@@ -371,9 +373,9 @@ def _jvp_atan2(primals, tangents):
 
 for _p, _r in {binary_prims["mul"]: _jvp_mul, div_p: _jvp_div, binary_prims["rem"]: _jvp_rem,
                binary_prims["max"]: _jvp_minmax(binary_prims["max"],
-                                                lambda x, y: jnp.greater(x, y)),
+                                                rule_ops.greater),
                binary_prims["min"]: _jvp_minmax(binary_prims["min"],
-                                                lambda x, y: jnp.less(x, y)),
+                                                rule_ops.less),
                abs_p: _jvp_abs, pow_p: _jvp_pow, atan2_p: _jvp_atan2}.items():
     jvp_rules[_p] = _float_or_zero(_p, _r)
 for _p in (binary_prims["add"], binary_prims["sub"], neg_p):

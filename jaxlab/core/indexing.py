@@ -122,13 +122,13 @@ from jaxlab.core.rule_helpers import is_undef  # noqa: E402
 
 def gather_along(x, idx, axis: int):
     """take_along_axis: out[..., i, ...] = x[..., idx[..., i, ...], ...] along `axis`."""
-    import jaxlab.numpy as jnp
+    from jaxlab.core import rule_ops
     axis %= x.ndim
-    xm, im = jnp.moveaxis(x, axis, -1), jnp.moveaxis(idx, axis, -1)
+    xm, im = rule_ops.moveaxis(x, axis, -1), rule_ops.moveaxis(idx, axis, -1)
     n, rows = xm.shape[-1], math.prod(xm.shape[:-1])
-    flat_idx = jnp.arange(rows, dtype=jnp.int32).reshape(im.shape[:-1] + (1,)) * n + im
+    flat_idx = rule_ops.iota(rows).reshape(im.shape[:-1] + (1,)) * n + im
     out = gather_p.bind(xm.reshape(-1), flat_idx.reshape(-1), axis=0)
-    return jnp.moveaxis(out.reshape(im.shape), -1, axis)
+    return rule_ops.moveaxis(out.reshape(im.shape), -1, axis)
 
 
 def _jvp_gather(primals, tangents, *, axis):
@@ -137,9 +137,9 @@ def _jvp_gather(primals, tangents, *, axis):
 
 
 def _t_gather(cts, x, idx, *, axis):
-    from jaxlab.numpy.creation import zeros
+    from jaxlab.core.values import full
     (ct,) = cts
-    base = zeros(x.aval.shape, x.aval.dtype)
+    base = full(x.aval.shape, 0, x.aval.dtype)
     return [scatter_p.bind(base, idx, ct, axis=axis, mode="add"), None]
 
 
@@ -157,8 +157,8 @@ def _t_scatter(cts, x, idx, upd, *, axis, mode):
         return [ct if is_undef(x) else None, None,
                 gather_p.bind(ct, idx, axis=axis) if is_undef(upd) else None]
     # set: x's cotangent is masked where updates landed; updates take theirs
-    import jaxlab.numpy as jnp
-    landed = scatter_p.bind(jnp.zeros_like(ct), idx, jnp.ones(_aval_shape(upd), ct.dtype),
+    from jaxlab.core.values import full, zeros_like
+    landed = scatter_p.bind(zeros_like(ct), idx, full(_aval_shape(upd), 1, ct.jdtype),
                             axis=axis, mode="set")
     return [ct * (1.0 - landed) if is_undef(x) else None, None,
             gather_p.bind(ct, idx, axis=axis) if is_undef(upd) else None]
@@ -170,8 +170,8 @@ def _aval_shape(v) -> tuple:
 
 def _b_gather(size, vals, dims, *, axis):
     """Batched x and/or indices: fold the batch into the gathered axis."""
+    from jaxlab.core import rule_ops
     from jaxlab.core.batching import move_to
-    import jaxlab.numpy as jnp
     x, idx = vals
     xd, idd = dims
     if xd is None:   # only the indices vary: their batch axis lands inside the output
@@ -181,29 +181,29 @@ def _b_gather(size, vals, dims, *, axis):
         return [gather_p.bind(x, idx, axis=axis + 1)], [0]
     idx = move_to(idx, idd, 0, size)
     n = x.shape[axis + 1]
-    xm = jnp.moveaxis(x, 0, axis)                      # (..., B, N, ...)
+    xm = rule_ops.moveaxis(x, 0, axis)                 # (..., B, N, ...)
     merged = xm.reshape(xm.shape[:axis] + (size * n,) + xm.shape[axis + 2:])
-    offsets = (jnp.arange(size, dtype=jnp.int32) * n).reshape((size,) + (1,) * (idx.ndim - 1))
-    clamped = jnp.clip(idx.astype(jnp.int32), 0, n - 1) + offsets
+    offsets = (rule_ops.iota(size) * n).reshape((size,) + (1,) * (idx.ndim - 1))
+    clamped = rule_ops.clip(idx.astype(DType.int32), 0, n - 1) + offsets
     return [gather_p.bind(merged, clamped, axis=axis)], [axis]
 
 
 def _b_scatter(size, vals, dims, *, axis, mode):
     """Fold the batch into the scattered axis of x, indices offset per batch row."""
+    from jaxlab.core import rule_ops
     from jaxlab.core.batching import move_to
-    import jaxlab.numpy as jnp
     x, idx, upd = (move_to(v, d, 0, size) for v, d in zip(vals, dims))
     n = x.shape[axis + 1]
-    xm = jnp.moveaxis(x, 0, axis)
+    xm = rule_ops.moveaxis(x, 0, axis)
     merged = xm.reshape(xm.shape[:axis] + (size * n,) + xm.shape[axis + 2:])
-    offsets = (jnp.arange(size, dtype=jnp.int32) * n).reshape((size,) + (1,) * (idx.ndim - 1))
-    idx = idx.astype(jnp.int32)
+    offsets = (rule_ops.iota(size) * n).reshape((size,) + (1,) * (idx.ndim - 1))
+    idx = idx.astype(DType.int32)
     # out-of-range indices must stay out of range after the offset (they are dropped)
-    safe = jnp.where((idx >= 0) & (idx < n), idx + offsets, -1)
-    um = jnp.moveaxis(upd, 0, axis)                    # (..., B, I..., ...)
+    safe = rule_ops.where((idx >= 0) & (idx < n), idx + offsets, -1)
+    um = rule_ops.moveaxis(upd, 0, axis)               # (..., B, I..., ...)
     out = scatter_p.bind(merged, safe, um, axis=axis, mode=mode)
     out = out.reshape(xm.shape)
-    return [jnp.moveaxis(out, axis, 0)], [0]
+    return [rule_ops.moveaxis(out, axis, 0)], [0]
 
 
 jvp_rules.update({gather_p: _jvp_gather, scatter_p: _jvp_scatter})

@@ -341,8 +341,8 @@ def eval_jaxpr(jaxpr: Jaxpr, args: Sequence[Any]) -> list[Any]:
 
     def read(a: Atom) -> Any:
         if isinstance(a, Lit):
-            from jaxlab.numpy._util import asarray_
-            return asarray_(a.val, a.aval.dtype)
+            from jaxlab.core.values import asarray
+            return asarray(a.val, a.aval.dtype)
         return env[id(a)]
 
     for v, x in zip(jaxpr.in_binders, args):

@@ -64,8 +64,8 @@ def materialize(t: Any) -> Any:
     """A ZeroTangent as an ordinary zeros array (it becomes a value in the jaxpr)."""
     from jaxlab.core.jvp import ZeroTangent
     if isinstance(t, ZeroTangent):
-        from jaxlab.numpy.creation import zeros
-        return zeros(t.shape, t.jdtype)
+        from jaxlab.core.values import full
+        return full(t.shape, 0, t.jdtype)
     return t
 
 

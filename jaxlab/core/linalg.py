@@ -258,10 +258,11 @@ def _jvp_triangular_solve(primals, tangents, **params):
     """x = op(a)^-1 b: dx = op(a)^-1 (db - op(da) x) (left side)."""
     (a, b), (ta, tb) = primals, tangents
     x = triangular_solve_p.bind(a, b, **params)
-    import jaxlab.numpy as jnp
-    tri = jnp.tril if params.get("lower") else jnp.triu
-    da = tri(ta, -1) if params.get("unit_diagonal") else tri(ta)
-    da = jnp.swapaxes(da, -1, -2) if params.get("transpose_a") else da
+    from jaxlab.core import rule_ops
+    lower = bool(params.get("lower"))
+    strict = -1 if lower else 1   # a unit diagonal is not read: only the strict triangle
+    da = rule_ops.triangle(ta, strict if params.get("unit_diagonal") else 0, lower)
+    da = rule_ops.swapaxes(da, -1, -2) if params.get("transpose_a") else da
     rhs = tb - (da @ x if params.get("left_side") else x @ da)
     return [x], [triangular_solve_p.bind(a, rhs, **params)]
 
@@ -274,14 +275,14 @@ def _t_triangular_solve(cts, a, b, **params):
 
 def _jvp_cholesky(primals, tangents):
     """dL = L phi(L^-1 dA L^-T), phi = lower triangle with half the diagonal."""
-    import jaxlab.numpy as jnp
+    from jaxlab.core import rule_ops
     (a,), (ta,) = primals, tangents
     low = cholesky_p.bind(a)
-    sym = (ta + jnp.swapaxes(ta, -1, -2)) * 0.5
+    sym = (ta + rule_ops.swapaxes(ta, -1, -2)) * 0.5
     tmp = triangular_solve_p.bind(low, sym, left_side=True, lower=True)
     inner = triangular_solve_p.bind(low, tmp, left_side=False, lower=True, transpose_a=True)
     n = a.shape[-1]
-    phi = jnp.tril(inner, -1) + inner * jnp.eye(n, dtype=a.dtype) * 0.5
+    phi = rule_ops.triangle(inner, -1, lower=True) + inner * rule_ops.eye(n, a.jdtype) * 0.5
     return [low], [low @ phi]
 
 
@@ -301,31 +302,31 @@ for _p in (cholesky_p, triangular_solve_p, lu_p):
 # --- decompositions: JAX's derivative rules, through the primitives' own outputs -------
 
 def _matrix_t(x: Any) -> Any:
-    import jaxlab.numpy as jnp
-    return jnp.swapaxes(x, -1, -2)
+    from jaxlab.core.rule_ops import swapaxes
+    return swapaxes(x, -1, -2)
 
 
 def _diagonal(x: Any) -> Any:
-    import jaxlab.numpy as jnp
-    return jnp.einsum("...ii->...i", x)
+    from jaxlab.core.rule_ops import diagonal
+    return diagonal(x)
 
 
 def _jvp_eigh(primals, tangents, *, lower=True):
     """dw = diag(V^T dA V), dV = V (F * V^T dA V) with F_ij = 1 / (w_j - w_i) off the
     diagonal: infinite for repeated eigenvalues, as JAX's."""
-    import jaxlab.numpy as jnp
+    from jaxlab.core import rule_ops
     (a,), (ta,) = primals, tangents
     v, w = eigh_p.bind(a, lower=lower)
     inner = _matrix_t(v) @ ta @ v
-    eye = jnp.eye(a.shape[-1], dtype=w.dtype)
-    gaps = 1.0 / (eye + jnp.expand_dims(w, -2) - jnp.expand_dims(w, -1)) - eye
+    eye = rule_ops.eye(a.shape[-1], w.jdtype)
+    gaps = 1.0 / (eye + rule_ops.expand_dims(w, -2) - rule_ops.expand_dims(w, -1)) - eye
     return [v, w], [v @ (gaps * inner), _diagonal(inner)]
 
 
 def _jvp_svd(primals, tangents, *, full_matrices=True, compute_uv=True):
     """JAX's rule: ds = diag(U^T dA V); dU, dV from the antisymmetric parts, with the
     part of dA outside U's (or V's) span for non-square matrices."""
-    import jaxlab.numpy as jnp
+    from jaxlab.core import rule_ops
     (a,), (ta,) = primals, tangents
     m, n = a.shape[-2:]
     if compute_uv and full_matrices and m != n:
@@ -337,14 +338,14 @@ def _jvp_svd(primals, tangents, *, full_matrices=True, compute_uv=True):
     ds = _diagonal(ds_mat)
     if not compute_uv:
         return [s], [ds]
-    row = jnp.expand_dims(s, -2)                       # s_j along the columns
+    row = rule_ops.expand_dims(s, -2)                  # s_j along the columns
     col = _matrix_t(row)                               # s_i along the rows
-    eye = jnp.eye(s.shape[-1], dtype=s.dtype)
+    eye = rule_ops.eye(s.shape[-1], s.jdtype)
     diffs = (row + col) * (row - col)                  # s_j^2 - s_i^2
     f = 1.0 / (diffs + eye) - eye
-    zero = jnp.where(s == 0, 1.0, 0.0).astype(s.dtype)
+    zero = (s == 0).astype(s.dtype)                    # 1 where s is 0, else 0
     s_inv = 1.0 / (s + zero) - zero
-    du_dv_diag = 0.5 * (ds_mat - _matrix_t(ds_mat)) * (jnp.expand_dims(s_inv, -1) * eye)
+    du_dv_diag = 0.5 * (ds_mat - _matrix_t(ds_mat)) * (rule_ops.expand_dims(s_inv, -1) * eye)
     dss, sds = row * ds_mat, col * ds_mat
     du = u @ (f * (dss + _matrix_t(dss)) + du_dv_diag)
     dv = v @ (f * (sds + _matrix_t(sds)))
@@ -360,7 +361,7 @@ def _jvp_svd(primals, tangents, *, full_matrices=True, compute_uv=True):
 def _jvp_qr(primals, tangents, *, full_matrices=False):
     """JAX's rule for m >= n (reduced): with C = Q^T dA R^-1 and its strictly lower part
     L, dQ = Q (L - L^T - C) + dA R^-1 and dR = (C - L + L^T) R."""
-    import jaxlab.numpy as jnp
+    from jaxlab.core import rule_ops
     (a,), (ta,) = primals, tangents
     m, n = a.shape[-2:]
     if m < n or (full_matrices and m != n):
@@ -368,7 +369,7 @@ def _jvp_qr(primals, tangents, *, full_matrices=False):
     q, r = qr_p.bind(a, full_matrices=full_matrices)
     da_rinv = triangular_solve_p.bind(r, ta, left_side=False, lower=False)
     c = _matrix_t(q) @ da_rinv
-    low = jnp.tril(c, -1)
+    low = rule_ops.triangle(c, -1, lower=True)
     skew = low - _matrix_t(low)
     return [q, r], [q @ (skew - c) + da_rinv, (c - skew) @ r]
 

@@ -152,8 +152,8 @@ for _p in (reshape_p, transpose_p, broadcast_in_dim_p, pad_p, slice_p, rev_p, co
 
 
 def _zero_scalar(like: Any) -> Any:
-    from jaxlab.numpy.creation import zeros
-    return zeros((), like.aval.dtype if is_undef(like) else like.jdtype)
+    from jaxlab.core.values import full
+    return full((), 0, like.aval.dtype if is_undef(like) else like.jdtype)
 
 
 def _t_broadcast_in_dim(cts, x, *, shape, broadcast_dimensions):

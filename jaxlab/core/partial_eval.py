@@ -179,8 +179,8 @@ def backward_pass(jaxpr: Jaxpr, args: Sequence[Any], cotangents: Sequence[Any]) 
 
     def read_primal(x: Any) -> Any:
         if isinstance(x, Lit):
-            from jaxlab.numpy._util import asarray_
-            return asarray_(x.val, x.aval.dtype)
+            from jaxlab.core.values import asarray
+            return asarray(x.val, x.aval.dtype)
         return primal_env.get(id(x), UndefPrimal(x.aval))
 
     def read_cotangent(v: Var) -> Any:
@@ -189,7 +189,7 @@ def backward_pass(jaxpr: Jaxpr, args: Sequence[Any], cotangents: Sequence[Any]) 
 
     def write_cotangent(x: Any, ct: Any) -> None:
         if isinstance(x, Var) and ct is not None:
-            from jaxlab.numpy.ufuncs import add
+            from jaxlab.core.rule_ops import add
             ct_env[id(x)] = add(ct_env[id(x)], ct) if id(x) in ct_env else ct
 
     for v, x in zip(jaxpr.in_binders, args):

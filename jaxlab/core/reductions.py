@@ -115,12 +115,12 @@ def _expand_back(y, shape, axes):
 def _jvp_extremum(prim):
     """The tangent at the extreme element(s), shared evenly between ties (as JAX)."""
     def rule(primals, tangents, *, axes):
-        import jaxlab.numpy as jnp
+        from jaxlab.core import rule_ops, values
         (x,), (t,) = primals, tangents
         out = prim.bind(x, axes=axes)
         if not x.jdtype.is_float:
-            return [out], [jnp.zeros_like(out)]
-        hit = jnp.equal(x, _expand_back(out, x.shape, axes)).astype(x.dtype)
+            return [out], [values.zeros_like(out)]
+        hit = rule_ops.equal(x, _expand_back(out, x.shape, axes)).astype(x.dtype)
         total = reduce_prims["reduce_sum"].bind
         return [out], [total(t * hit, axes=axes) / total(hit, axes=axes)]
     return rule
@@ -163,16 +163,16 @@ def _jvp_cum_extremum(name):
     """The tangent of the element holding the running extreme so far: the last
     position (in scan order) where x equalled its own running extreme."""
     def rule(primals, tangents, *, axis, reverse=False):
-        import jaxlab.numpy as jnp
+        from jaxlab.core import rule_ops
         from jaxlab.core.indexing import gather_along
         (x,), (t,) = primals, tangents
         out = cumulative_prims[name].bind(x, axis=axis, reverse=reverse)
         n = x.shape[axis]
         shape = [1] * x.ndim
         shape[axis] = n
-        pos = jnp.broadcast_to(jnp.arange(n, dtype=jnp.int32).reshape(shape), x.shape)
+        pos = rule_ops.broadcast_to(rule_ops.iota(n).reshape(shape), x.shape)
         # in reverse order the "last" position is the smallest index: scan -pos with max
-        key = jnp.where(jnp.equal(x, out), -pos if reverse else pos, -n)
+        key = rule_ops.where(rule_ops.equal(x, out), -pos if reverse else pos, -n)
         last = cumulative_prims["cummax"].bind(key, axis=axis, reverse=reverse)
         return [out], [gather_along(t, -last if reverse else last, axis)]
     return rule

@@ -14,7 +14,7 @@ def is_undef(x: Any) -> bool:
 
 
 def zeros_like(x: Any) -> Any:
-    from jaxlab.numpy.creation import zeros_like as zl
+    from jaxlab.core.values import zeros_like as zl
     return zl(x)
 
 

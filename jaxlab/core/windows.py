@@ -32,7 +32,7 @@ def _lower(x: Lazy, *, axes: Sequence[int], sizes: Sequence[int], strides: Seque
 def _transpose(cts, x, *, axes, sizes, strides, dilation):
     """Overlapping windows add up: place each window offset's slice back with pad."""
     from jaxlab.core.movement import pad_p, slice_p
-    from jaxlab.numpy.creation import zeros
+    from jaxlab.core.values import full
     (ct,) = cts
     in_shape = x.aval.shape
     out_axes = {a: a + i for i, a in enumerate(sorted(axes))}   # position axis in ct
@@ -55,7 +55,7 @@ def _transpose(cts, x, *, axes, sizes, strides, dilation):
                 config.append((lo, n - lo - span, s - 1 if m else 0))
             else:
                 config.append((0, 0, 0))
-        placed = pad_p.bind(piece, zeros((), piece.dtype), padding_config=tuple(config))
+        placed = pad_p.bind(piece, full((), 0, piece.jdtype), padding_config=tuple(config))
         total = placed if total is None else total + placed
     return [total]
 

@@ -8,6 +8,7 @@ import threading
 from typing import Any, Callable, Iterator, Optional, Union
 
 from jaxlab.backends.base import Backend
+from jaxlab.engine import platforms
 from jaxlab.engine.cache import CompileCache
 
 
@@ -25,19 +26,34 @@ class Device:
         return f"{self.platform.capitalize()}Device(id={self.id})"
 
 
-# name -> factory; backends register themselves, so a missing optional
-# dependency only removes its own device.
+# name -> factory and priority (an int, or a function asked once, when the devices are
+# first listed); a factory that fails removes only its own device.
 _FACTORIES: dict[str, Callable[[], Backend]] = {}
-_PRIORITY: dict[str, int] = {}
+_PRIORITY: dict[str, platforms.Priority] = {}
 _DEVICES: dict[str, Device] = {}
 _UNAVAILABLE: dict[str, str] = {}
 _STARTING = threading.RLock()   # two threads asking for a new device start one backend
 
 
-def register_backend(name: str, factory: Callable[[], Backend], priority: int = 0) -> None:
+def register_backend(name: str, factory: Callable[[], Backend],
+                     priority: platforms.Priority = 0) -> None:
     """Make a backend known; the available one of highest priority is the default."""
     _FACTORIES[name] = factory
     _PRIORITY[name] = priority
+
+
+for _name, _factory, _priority in platforms.BUILTIN:
+    register_backend(_name, _factory, _priority)
+
+
+def _priority(name: str) -> int:
+    value = _PRIORITY[name]
+    if callable(value):
+        with _STARTING:   # asked once, even when two threads list the devices at once
+            value = _PRIORITY[name]
+            if callable(value):
+                value = _PRIORITY[name] = value()
+    return value
 
 
 PLATFORMS_VARIABLE = "JAXLAB_PLATFORMS"
@@ -85,7 +101,7 @@ def devices(platform: Optional[str] = None) -> list[Device]:
     """The devices that can run here: those JAXLAB_PLATFORMS names in its order, else
     all, highest priority first."""
     out = []
-    for name in allowed_platforms() or sorted(_FACTORIES, key=lambda n: -_PRIORITY[n]):
+    for name in allowed_platforms() or sorted(_FACTORIES, key=lambda n: -_priority(n)):
         if platform is not None and name != platform:
             continue
         try:

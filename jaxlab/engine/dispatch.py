@@ -11,7 +11,6 @@ import numpy as np
 
 from jaxlab import events
 from jaxlab.backends.base import Executable
-from jaxlab.engine import lazy as lazy_mod
 from jaxlab.engine import limits
 from jaxlab.engine.buffer import Buffer
 from jaxlab.engine.devices import Device
@@ -120,5 +119,3 @@ def realize_lazy(lz: Lazy, reason: str) -> Lazy:
     kernel, inputs = lower(lz)
     return from_buffer(run(lz.device, kernel, inputs, reason, lz.origin)[0], lz.shape)
 
-
-lazy_mod.set_realizer(realize_lazy)

@@ -136,15 +136,7 @@ def pad_mask(shape: Sequence[int], pads: Sequence[tuple[int, int]], device: Devi
     return Lazy(st.shape, DType.bool, device, AluExp.valid(st))
 
 
-# --- realization hooks (set by dispatch.py, which imports this module) --------
-
-_realizer: Callable[[Lazy, str], Lazy] = lambda lz, reason: lz  # set by dispatch.py
-
-
-def set_realizer(fn: Callable[[Lazy, str], Lazy]) -> None:
-    global _realizer
-    _realizer = fn
-
+# --- realization: dispatch.py lowers the expression to a kernel and runs it --------
 
 # Threads that read one lazy array at once run its kernel once: the second waits
 # for the first (a lock per stripe of arrays; realizing never realizes another
@@ -162,7 +154,8 @@ def realize(lz: Lazy, reason: str = "its value is read") -> Lazy:
         return lz
     with _REALIZING[id(lz) % len(_REALIZING)]:
         if lz.buffer is None:
-            out = _realizer(lz, reason)
+            from jaxlab.engine.dispatch import realize_lazy   # it builds on this module
+            out = realize_lazy(lz, reason)
             lz._buf = out.buffer   # first: a reader that sees the buffer needs nothing else
             lz._exp, lz.pending, lz.origin = None, None, ()
     return lz

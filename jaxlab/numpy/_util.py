@@ -6,51 +6,32 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from jaxlab.array import Array, ArrayBase, wrap
-from jaxlab.core import movement
+from jaxlab.array import Array, ArrayBase
+from jaxlab.core import movement, values
 from jaxlab.core.elementwise import convert_element_type_p
-from jaxlab.engine import lazy as lz
-from jaxlab.engine.devices import current_device
 from jaxlab.errors import AxisError
-from jaxlab.ir.dtypes import (DType, host_dtype, python_scalar_dtype, result_is_weak,
-                                 result_type, to_dtype)
+from jaxlab.ir.dtypes import DType, host_dtype, result_is_weak, result_type, to_dtype
 
-Scalar = (bool, int, float)
+Scalar = values.Scalar
 
 
 def asarray_(x: Any, dtype: Optional[DType] = None) -> Array:
     """An Array from an Array, a Python scalar, a nested list or a NumPy array.
     A Python scalar without a dtype is weakly typed (as in JAX)."""
-    if isinstance(x, ArrayBase):
-        return astype_(x, dtype) if dtype is not None else x
-    if isinstance(x, Scalar) and not isinstance(x, np.generic):
-        if dtype is None:
-            _check_int32(x)
-            return scalar_(x, python_scalar_dtype(type(x)), weak=type(x) is not bool)
-        if type(x) is int and dtype.is_int:
-            _check_int(x, dtype, "Python integer {} out of bounds for {}")
-        return scalar_(x, dtype, weak=False)
-    if hasattr(x, "__jax_array__"):
-        x = x.__jax_array__()
-    if isinstance(x, (list, tuple)) and any(isinstance(v, ArrayBase) and not isinstance(v, Array)
-                                            for v in _flat(x)):
-        # traced values inside: stacked with jnp.stack (NumPy cannot read them)
-        return _stack_nested(x, dtype or promote_dtypes(*_flat(x)))
-    try:
-        data = np.asarray(x)
-    except ValueError as exc:   # ragged nesting: a value error, as in JAX
-        raise ValueError(f"cannot convert {type(x).__name__} to a jaxlab array: {exc}") from exc
-    except Exception as exc:
-        raise TypeError(f"cannot convert {type(x).__name__} to a jaxlab array: {exc}") from exc
-    if data.dtype == object:
-        if any(isinstance(v, ArrayBase) for v in _flat(x)):
+    if isinstance(x, (list, tuple)) and any(isinstance(v, ArrayBase) for v in _flat(x)):
+        if any(isinstance(v, ArrayBase) and not isinstance(v, Array) for v in _flat(x)):
+            # traced values inside: stacked with jnp.stack (NumPy cannot read them)
+            return _stack_nested(x, dtype or promote_dtypes(*_flat(x)))
+        if _holds_objects(x):
             return _stack_nested(x, dtype)
-        raise TypeError(f"cannot convert {type(x).__name__} of objects to a jaxlab array")
-    dt = dtype or host_dtype(data.dtype)
-    if isinstance(x, (list, tuple)) and data.dtype.kind in "iu" and data.size and dt.is_int:
-        for v in (int(data.min()), int(data.max())):   # Python ints, as JAX checks them
-            _check_int(v, dt, "Python integer {} out of bounds for {}")
-    return wrap(lz.from_numpy(data.astype(dt.np), dt, current_device()))
+    return values.asarray(x, dtype)
+
+
+def _holds_objects(x: Any) -> bool:
+    try:
+        return np.asarray(x).dtype == object
+    except ValueError:   # ragged: values.asarray says so
+        return False
 
 
 def arraylike_(name: str, x: Any, position: int = 0) -> Array:
@@ -62,27 +43,6 @@ def arraylike_(name: str, x: Any, position: int = 0) -> Array:
         raise TypeError(f"{name} requires ndarray or scalar arguments, got {type(x)} at "
                         f"position {position}.")
     return asarray_(x)
-
-
-_INT_BOUNDS = {DType.int32: (-(1 << 31), (1 << 31) - 1), DType.uint32: (0, (1 << 32) - 1)}
-
-
-def _check_int(value: int, dtype: DType, message: str) -> None:
-    lo, hi = _INT_BOUNDS.get(dtype, (-(1 << 63), (1 << 64) - 1))
-    if not lo <= value <= hi:
-        raise OverflowError(message.format(value, dtype))
-
-
-def _check_int32(x: Any) -> None:
-    """A Python int operand is an int32 first (JAX without x64), whatever it meets."""
-    if type(x) is int:
-        _check_int(x, DType.int32, "Python int {} too large to convert to {}")
-
-
-def scalar_(x: Any, dtype: DType, weak: bool) -> Array:
-    """A Python scalar as a 0-d array whose value is a kernel argument (one kernel
-    serves every value)."""
-    return wrap(lz.scalar(x, dtype, current_device()), weak)
 
 
 def _flat(x: Any):
@@ -201,8 +161,8 @@ def _promoted(x: Any, dtype: DType, weak: bool) -> Array:
     if isinstance(x, ArrayBase):
         return astype_(x, dtype, weak)
     if isinstance(x, Scalar) and not isinstance(x, np.generic):
-        _check_int32(x)
-        return scalar_(x, dtype, weak)
+        values.check_int32(x)
+        return values.scalar(x, dtype, weak)
     return asarray_(x, dtype)
 
 

@@ -7,8 +7,8 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from jaxlab.array import Array, ArrayBase, wrap
-from jaxlab.engine import lazy as lz
+from jaxlab.array import Array, ArrayBase
+from jaxlab.core import values
 from jaxlab.engine.devices import current_device, default_device
 from jaxlab.engine.limits import check_array
 from jaxlab.ir.dtypes import DType, python_scalar_dtype, to_dtype
@@ -25,7 +25,7 @@ def array(object: Any, dtype: Any = None, copy: bool = True) -> Array:  # noqa: 
     """A new array from data (copied to the default device)."""
     if isinstance(object, ArrayBase):
         out = asarray_(object, _dt(dtype, "array", object.jdtype))
-        return wrap(lz.realize(out._lazy)) if copy and out is object else out
+        return values.copy(out) if copy and out is object else out
     return asarray_(object, None if dtype is None else to_dtype(dtype, "array"))
 
 
@@ -44,7 +44,7 @@ def full(shape: Shape, fill_value: Any, dtype: Any = None) -> Array:
     dt = to_dtype(dtype, "full") if dtype is not None else (
         python_scalar_dtype(type(fill_value)) if isinstance(fill_value, (bool, int, float))
         else dtype_of(fill_value))
-    return wrap(lz.full(static_shape(shape), fill_value, dt, current_device()))
+    return values.full(static_shape(shape), fill_value, dt)
 
 
 def zeros(shape: Shape, dtype: Any = None) -> Array:
@@ -84,16 +84,6 @@ def empty_like(a: Any, dtype: Any = None, shape: Optional[Shape] = None) -> Arra
     return zeros_like(a, dtype, shape)
 
 
-def _host(data: np.ndarray, dtype: DType) -> Array:
-    return wrap(lz.from_numpy(data.astype(dtype.np), dtype, current_device()))
-
-
-def _made_on_host(shape: tuple[int, ...], dtype: DType, make: Callable[[], np.ndarray]) -> Array:
-    """`make()` computes the data in NumPy: only after the device said it can hold it."""
-    check_array(current_device(), shape, dtype)
-    return _host(make(), dtype)
-
-
 def _arange_length(start: Any, stop: Any, step: Any) -> int:
     if all(isinstance(v, (int, np.integer)) for v in (start, stop, step)):
         return len(range(int(start), int(stop), int(step)))
@@ -106,10 +96,10 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
     step = 1 if step is None else step
     if step == 0:
         raise ValueError("arange: step must not be zero")
-    values = (start, stop, step)
-    default = DType.float32 if any(isinstance(v, float) for v in values) else DType.int32
+    bounds = (start, stop, step)
+    default = DType.float32 if any(isinstance(v, float) for v in bounds) else DType.int32
     dt = _dt(dtype, "arange", default)
-    return _made_on_host((_arange_length(start, stop, step),), dt,
+    return values.made_on_host((_arange_length(start, stop, step),), dt,
                          lambda: np.arange(start, stop, step))
 
 
@@ -120,12 +110,12 @@ def linspace(start: float, stop: float, num: int = 50, endpoint: bool = True,
     dt = _dt(dtype, "linspace")
     check_array(current_device(), (num,), dt)   # per start/stop element
     data, step = np.linspace(start, stop, num, endpoint=endpoint, retstep=True, axis=axis)
-    out = _host(data, dt)
+    out = values.from_host(data, dt)
     return (out, step) if retstep else out
 
 
 def eye(N: int, M: Optional[int] = None, k: int = 0, dtype: Any = None) -> Array:
-    return _made_on_host((N, N if M is None else M), _dt(dtype, "eye"), lambda: np.eye(N, M, k))
+    return values.made_on_host((N, N if M is None else M), _dt(dtype, "eye"), lambda: np.eye(N, M, k))
 
 
 def identity(n: int, dtype: Any = None) -> Array:
@@ -133,7 +123,7 @@ def identity(n: int, dtype: Any = None) -> Array:
 
 
 def tri(N: int, M: Optional[int] = None, k: int = 0, dtype: Any = None) -> Array:
-    return _made_on_host((N, N if M is None else M), _dt(dtype, "tri"), lambda: np.tri(N, M, k))
+    return values.made_on_host((N, N if M is None else M), _dt(dtype, "tri"), lambda: np.tri(N, M, k))
 
 
 def _triangle(m: Any, k: int, lower: bool) -> Array:
@@ -143,7 +133,7 @@ def _triangle(m: Any, k: int, lower: bool) -> Array:
         raise ValueError(f"{'tril' if lower else 'triu'} needs at least 2 dims, got {m.shape}")
     rows, cols = m.shape[-2:]
     keep = np.tri(rows, cols, k, dtype=bool) if lower else ~np.tri(rows, cols, k - 1, dtype=bool)
-    return where(_host(keep, DType.bool), m, 0)
+    return where(values.from_host(keep, DType.bool), m, 0)
 
 
 def tril(m: Any, k: int = 0) -> Array:

@@ -13,8 +13,7 @@ from typing import Callable, Iterator
 
 from jaxlab.backends.webgpu.contraction import BIDX, MIDX, NIDX
 from jaxlab.backends.webgpu.expr import ExpWriter, Name
-from jaxlab.backends.webgpu.ops import (Lang, bare, cast_text, const_text, library_for,
-                                        op_text)
+from jaxlab.backends.webgpu.ops import Lang, bare, cast_text, const_text, library, op_text
 from jaxlab.backends.webgpu.tune import Limits, Tuning, grid_for
 from jaxlab.ir.alu import AluExp, AluOp
 from jaxlab.ir.dtypes import DType
@@ -76,6 +75,7 @@ class _Shader:
         body_dtype = kernel.exp.dtype
         self.acc_dtype = DType.float32 if body_dtype is DType.float16 else body_dtype
         self.words = math.ceil(kernel.size / self.pack)   # stored u32 words (or elements)
+        self.needs: set[str] = set()   # the library helpers the written code calls
 
     # --- the frame ---------------------------------------------------------
     def program(self) -> Program:
@@ -92,9 +92,9 @@ class _Shader:
             main.lines.extend(body.lines)
         code = "\n\n".join(p for p in [*self._declarations(), *shared, *functions,
                                        main.text()] if p)
-        library = library_for(code)
+        helpers = library(self.needs)
         head = [f"// {self.k.name}: {self._summary()}"]
-        text = "\n\n".join([*head, library, code] if library else [*head, code]) + "\n"
+        text = "\n\n".join([*head, helpers, code] if helpers else [*head, code]) + "\n"
         if self._uses_f16():
             text = "enable f16;\n\n" + text
         return Program(text, grid, self.t.workgroup, self.k.name)
@@ -131,7 +131,7 @@ class _Shader:
         return f"load_in{slot}({index})" if self.lang.packed(dtype) > 1 else f"in{slot}[{index}]"
 
     def _writer(self, roots: list[AluExp], names: dict[str, Name]) -> ExpWriter:
-        return ExpWriter(self.lang, names, roots, self._load)
+        return ExpWriter(self.lang, names, roots, self._load, self.needs)
 
     # --- outputs: `upcast` consecutive ones per thread, packed into words --
     def _outputs(self, src: Src, first: str, count: int, compute: Callable[[Src], str],
@@ -152,7 +152,7 @@ class _Shader:
                 src(guard(f"out[gidx] = {bare(compute(src))};"))
                 return
             value = compute(src)
-            src(f"word |= {_word_bits(value, self.k.dtype)} << ({32 // p}u * (lane % {p}u));")
+            src(f"word |= {self._word_bits(value)} << ({32 // p}u * (lane % {p}u));")
             with src.block(f"if (lane % {p}u == {p - 1}u)"):
                 src(f"let w = ({first} + lane) / {p}u;")
                 src(guard(f"if (w < {self.words}u) {{ out[w] = word; }}"))
@@ -261,7 +261,7 @@ class _Shader:
         k, tile, c = self.k, self.t.tile, self.t.contraction
         red = k.reduction
         vt, acc_t = self.lang.vtype(k.exp.dtype), self._acc_type()
-        zero = const_text(0, k.exp.dtype, self.lang)
+        zero = const_text(0, k.exp.dtype, self.lang, self.needs)
         tiles_m, tiles_n = math.ceil(c.m / tile.m), math.ceil(c.n / tile.n)
         threads_m, threads_n = tile.m // tile.reg_m, tile.n // tile.reg_n
         functions = [
@@ -346,24 +346,27 @@ class _Shader:
         compiler would see `x - (0 + x)` and fold it to 0, assuming no NaN (var of a
         lone NaN must stay NaN)."""
         if self.acc_dtype.is_float:
-            var = f"exact_{self._acc_type()}({var})"
-        return Name(cast_text(self.acc_dtype, self.k.exp.dtype, var, self.lang))
+            exact = f"exact_{self._acc_type()}"
+            self.needs.add(exact)
+            var = f"{exact}({var})"
+        return Name(cast_text(self.acc_dtype, self.k.exp.dtype, var, self.lang, self.needs))
 
     def _identity(self) -> str:
         red = self.k.reduction
-        return const_text(reduce_identity(red.op, self.acc_dtype), self.acc_dtype, self.lang)
+        return const_text(reduce_identity(red.op, self.acc_dtype), self.acc_dtype, self.lang,
+                          self.needs)
 
     def _combine(self, acc: str, value: str) -> str:
         if self.acc_dtype is not self.k.exp.dtype:
-            value = cast_text(self.k.exp.dtype, self.acc_dtype, value, self.lang)
-        return op_text(self.k.reduction.op, self.acc_dtype, [acc, value], self.lang)
+            value = cast_text(self.k.exp.dtype, self.acc_dtype, value, self.lang, self.needs)
+        return op_text(self.k.reduction.op, self.acc_dtype, [acc, value], self.lang, self.needs)
 
-
-def _word_bits(value: str, dtype: DType) -> str:
-    """The low bits of a packed element: a bool byte, or f16 bits (computed in f32)."""
-    if dtype is DType.bool:
-        return f"u32({value})"
-    return f"pack2x16float(vec2<f32>(round_f16({bare(value)}), 0.0))"  # exact: pre-rounded
+    def _word_bits(self, value: str) -> str:
+        """The low bits of a packed element: a bool byte, or f16 bits (computed in f32)."""
+        if self.k.dtype is DType.bool:
+            return f"u32({value})"
+        self.needs.add("round_f16")
+        return f"pack2x16float(vec2<f32>(round_f16({bare(value)}), 0.0))"  # exact: pre-rounded
 
 
 def _packed_loader(slot: int, dtype: DType, lang: Lang) -> str:

@@ -2,7 +2,8 @@
 
 A subexpression used more than once (or too long to read inline) becomes a
 named `let`, written in the outermost scope its index variables allow: work
-that depends only on gidx is hoisted out of a reduction loop.
+that depends only on gidx is hoisted out of a reduction loop. Float math is
+first rewritten into primitive ops (ir/mathlib.py, but for ops.CAPABILITIES).
 """
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from jaxlab.backends.webgpu.ops import (Lang, bare, cast_text, const_text, ieee_text,
-                                        op_text, reassociation_hazards)
+from jaxlab.backends.webgpu.ops import (CAPABILITIES, Lang, bare, cast_text, const_text,
+                                        ieee_text, op_text, reassociation_hazards)
 from jaxlab.ir.alu import AluExp, AluOp
+from jaxlab.ir.mathlib import expand
 
 _INLINE_CHARS = 72   # longer expressions get a name even when used once
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -30,12 +32,17 @@ class ExpWriter:
 
     `load(slot, index_text, dtype)` spells a load from an input. `names` binds
     Special/Variable leaves by name. `roots` are every expression this writer
-    will be asked for, so shared subexpressions are known up front.
+    will be asked for, so shared subexpressions are known up front. The helpers
+    the written ops call are added to `needs`.
     """
 
     def __init__(self, lang: Lang, names: dict[str, Name], roots: Sequence[AluExp],
-                 load: Callable[[int, str, object], str], prefix: str = "t") -> None:
+                 load: Callable[[int, str, object], str], needs: set[str],
+                 prefix: str = "t") -> None:
         self.lang, self.names, self.load, self.prefix = lang, dict(names), load, prefix
+        self.needs = needs
+        self._expanded: dict[AluExp, AluExp] = {}
+        roots = [self._expand(r) for r in roots]
         self.lines: dict[int, list[str]] = {}
         self._done: dict[AluExp, tuple[str, int]] = {}   # node -> (text, level)
         self._pairs: dict[tuple, tuple[str, int]] = {}    # threefry sources -> named pair
@@ -58,8 +65,14 @@ class ExpWriter:
         """The statements written at `level` since the last take."""
         return self.lines.pop(level, [])
 
+    def _expand(self, exp: AluExp) -> AluExp:
+        if exp not in self._expanded:
+            self._expanded[exp] = expand(exp, CAPABILITIES)
+        return self._expanded[exp]
+
     def value(self, exp: AluExp) -> str:
         """WGSL text of `exp`; the `let`s it needs are left in self.lines."""
+        exp = self._expand(exp)
         for node in exp.toposort():
             if node not in self._done:
                 self._done[node] = self._write(node)
@@ -68,7 +81,7 @@ class ExpWriter:
     def _write(self, node: AluExp) -> tuple[str, int]:
         op, lang = node.op, self.lang
         if op is AluOp.Const:
-            return const_text(node.arg, node.dtype, lang), 0
+            return const_text(node.arg, node.dtype, lang, self.needs), 0
         if op in (AluOp.Special, AluOp.Variable):
             key = node.arg[0] if op is AluOp.Special else node.arg
             if key not in self.names:
@@ -84,17 +97,19 @@ class ExpWriter:
         if op is AluOp.GlobalIndex:
             text = self.load(node.arg, bare(args[0]), node.dtype)
         elif op is AluOp.Cast:
-            text = cast_text(node.src[0].dtype, node.dtype, args[0], lang)
+            text = cast_text(node.src[0].dtype, node.dtype, args[0], lang, self.needs)
         elif op is AluOp.Bitcast:
             text = f"bitcast<{lang.vtype(node.dtype)}>({bare(args[0])})"
         elif op is AluOp.Threefry2x32:
             pair = self._threefry(node, args, level)
             return f"{pair}.{'xy'[node.arg]}", level
         else:
-            text = ieee_text(op, node.src, args, lang) or \
-                op_text(op, node.src[0].dtype, args, lang)
+            text = ieee_text(op, node.src, args, lang, self.needs) or \
+                op_text(op, node.src[0].dtype, args, lang, self.needs)
         if node in self._exact:
-            return self._let(f"exact_{lang.vtype(node.dtype)}({bare(text)})", level), level
+            exact = f"exact_{lang.vtype(node.dtype)}"
+            self.needs.add(exact)
+            return self._let(f"{exact}({bare(text)})", level), level
         if self._uses.get(node, 0) > 1 or len(text) > _INLINE_CHARS:
             return self._let(text, level), level
         return text, level
@@ -102,7 +117,7 @@ class ExpWriter:
     def _threefry(self, node: AluExp, args: list[str], level: int) -> str:
         # both output words of one call are usually wanted: name the pair once
         if node.src not in self._pairs:
-            text = op_text(AluOp.Threefry2x32, node.dtype, args, self.lang)
+            text = op_text(AluOp.Threefry2x32, node.dtype, args, self.lang, self.needs)
             self._pairs[node.src] = (self._let(text, level), level)
         return self._pairs[node.src][0]
 

@@ -4,18 +4,27 @@ Two facts drive the table (measured on lavapipe, see PLATFORM-NOTES.md):
 WGSL compilers may assume NaN never occurs (`x != x` folds to false, `max`
 drops NaN), so NaN tests look at the bits; and integer division by zero or a
 float->int conversion out of range are left to the driver, so helpers give
-ir/evaluate.py's answers (x//0 = -1, x%0 = x, saturating casts, NaN -> 0).
+ir/vocabulary.py's answers (x//0 = -1, x%0 = x, saturating casts, NaN -> 0).
+Float math other than sin and cos arrives rewritten into primitive ops
+(ir/mathlib.py). Each spelling that calls a helper adds its name to a `needs`
+set, from which `library` writes the helpers a shader defines.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterable, Optional, Union
 
 import numpy as np
 
+from jaxlab.ir import mathconst as K
 from jaxlab.ir.alu import AluExp, AluOp
 from jaxlab.ir.dtypes import DType
+from jaxlab.ir.vocabulary import (IDIV_BY_ZERO, SHIFT_MASK, Capabilities, Cast, Kind, cast_rule,
+                                  kind_of)
+
+# sin and cos keep their own helpers: a branch reduces a huge argument (Payne-Hanek)
+# only where one occurs, which an expression of primitive ops cannot do
+CAPABILITIES = Capabilities(native=frozenset({AluOp.Sin, AluOp.Cos}))
 
 
 @dataclass(frozen=True)
@@ -40,56 +49,59 @@ class Lang:
 
 
 _VTYPE = {DType.float32: "f32", DType.int32: "i32", DType.uint32: "u32", DType.bool: "bool"}
+F, I, U, B = Kind.FLOAT, Kind.INT, Kind.UINT, Kind.BOOL
 
 
-def kind(dtype: DType) -> str:
-    return "f" if dtype.is_float else {DType.int32: "i", DType.uint32: "u", DType.bool: "b"}[dtype]
+@dataclass(frozen=True)
+class Call:
+    """A call of the LIBRARY helper `helper` on the operands: a typed one is called
+    as helper_f32 / helper_f16 after the operand's WGSL type."""
+    helper: str
+    typed: bool = True
+
+    def name(self, t: str) -> str:
+        return f"{self.helper}_{t}" if self.typed else self.helper
 
 
-# (op -> operand kind -> template). {0} {1} {2} are the operands, {T} their
-# WGSL type; "*" is any kind. Helpers named `name_{T}` come from LIBRARY.
-OPS: dict[AluOp, dict[str, str]] = {
-    AluOp.Add: {"b": "({0} || {1})", "*": "({0} + {1})"},
-    AluOp.Sub: {"*": "({0} - {1})"},
-    AluOp.Mul: {"b": "({0} && {1})", "*": "({0} * {1})"},
-    AluOp.Div: {"f": "({0} / {1})", "i": "idiv_i32({0}, {1})", "u": "idiv_u32({0}, {1})"},
-    AluOp.Idiv: {"f": "trunc({0} / {1})", "i": "idiv_i32({0}, {1})",
-                 "u": "idiv_u32({0}, {1})"},
-    AluOp.Mod: {"f": "({0} % {1})", "i": "mod_i32({0}, {1})", "u": "mod_u32({0}, {1})"},
-    AluOp.Max: {"f": "max_{T}({0}, {1})", "b": "({0} || {1})", "*": "max({0}, {1})"},
-    AluOp.Min: {"f": "min_{T}({0}, {1})", "b": "({0} && {1})", "*": "min({0}, {1})"},
-    AluOp.Cmplt: {"b": "(!{0} && {1})", "*": "({0} < {1})"},
-    AluOp.Cmpne: {"f": "ne_{T}({0}, {1})", "*": "({0} != {1})"},
-    AluOp.And: {"*": "({0} & {1})"},
-    AluOp.Or: {"*": "({0} | {1})"},
-    AluOp.Xor: {"b": "({0} != {1})", "*": "({0} ^ {1})"},
-    AluOp.Shl: {"*": "({0} << (u32({1}) & 31u))"},
-    AluOp.Shr: {"*": "({0} >> (u32({1}) & 31u))"},
-    AluOp.Where: {"*": "select({2}, {1}, {0})"},
-    AluOp.Sin: {"f": "sin_{T}({0})"},
-    AluOp.Cos: {"f": "cos_{T}({0})"},
-    AluOp.Asin: {"f": "asin_{T}({0})"},
-    AluOp.Atan: {"f": "atan_{T}({0})"},
-    AluOp.Tanh: {"f": "tanh_{T}({0})"},
-    AluOp.Erf: {"f": "erf_{T}({0})"},
-    AluOp.Erfc: {"f": "erfc_{T}({0})"},
-    AluOp.Exp: {"f": "exp_{T}({0})"},
-    AluOp.Log: {"f": "log_{T}({0})"},
-    AluOp.Sqrt: {"f": "sqrt({0})"},
-    AluOp.Reciprocal: {"f": "(1.0 / {0})"},
-    AluOp.Floor: {"f": "floor({0})"},
-    AluOp.Ceil: {"f": "ceil({0})"},
-    AluOp.Threefry2x32: {"*": "threefry2x32({0}, {1}, {2}, {3})"},
+Spelling = Union[str, Call]
+ANY = None   # an OPS row's entry for every other kind
+_MASK = f"(u32({{1}}) & {SHIFT_MASK}u)"
+
+# (op -> operand kind -> spelling). {0} {1} {2} are the operands of a template.
+OPS: dict[AluOp, dict[Optional[Kind], Spelling]] = {
+    AluOp.Add: {B: "({0} || {1})", ANY: "({0} + {1})"},
+    AluOp.Sub: {ANY: "({0} - {1})"},
+    AluOp.Mul: {B: "({0} && {1})", ANY: "({0} * {1})"},
+    AluOp.Div: {F: "({0} / {1})", I: Call("idiv_i32", False), U: Call("idiv_u32", False)},
+    AluOp.Idiv: {F: "trunc({0} / {1})", I: Call("idiv_i32", False), U: Call("idiv_u32", False)},
+    AluOp.Mod: {F: "({0} % {1})", I: Call("mod_i32", False), U: Call("mod_u32", False)},
+    AluOp.Max: {F: Call("max"), B: "({0} || {1})", ANY: "max({0}, {1})"},
+    AluOp.Min: {F: Call("min"), B: "({0} && {1})", ANY: "min({0}, {1})"},
+    AluOp.Cmplt: {B: "(!{0} && {1})", ANY: "({0} < {1})"},
+    AluOp.Cmpne: {F: Call("ne"), ANY: "({0} != {1})"},
+    AluOp.And: {ANY: "({0} & {1})"},
+    AluOp.Or: {ANY: "({0} | {1})"},
+    AluOp.Xor: {B: "({0} != {1})", ANY: "({0} ^ {1})"},
+    AluOp.Shl: {ANY: f"({{0}} << {_MASK})"},
+    AluOp.Shr: {ANY: f"({{0}} >> {_MASK})"},
+    AluOp.Where: {ANY: "select({2}, {1}, {0})"},
+    AluOp.Sin: {F: Call("sin")},
+    AluOp.Cos: {F: Call("cos")},
+    AluOp.Sqrt: {F: "sqrt({0})"},
+    AluOp.Reciprocal: {F: "(1.0 / {0})"},
+    AluOp.Floor: {F: "floor({0})"},
+    AluOp.Ceil: {F: "ceil({0})"},
+    AluOp.Threefry2x32: {ANY: Call("threefry2x32", False)},
 }
 
-# Casts by (from kind, to kind), float sources given as f32; absent pairs are
-# WGSL's own conversion T(x), which for i32 <-> u32 keeps the bits like astype.
-CASTS: dict[tuple[str, str], str] = {
-    ("f", "i"): "f32_to_i32({0})",
-    ("f", "u"): "f32_to_u32({0})",
-    ("f", "b"): "nonzero_f32({0})",
-    ("i", "b"): "({0} != 0i)",
-    ("u", "b"): "({0} != 0u)",
+# Casts by rule (ir/vocabulary.py), float sources given as f32; the others are WGSL's
+# own conversion T(x), which for i32 <-> u32 keeps the bits like astype.
+CASTS: dict[tuple[Cast, Kind, Kind], Spelling] = {
+    (Cast.SATURATE, F, I): Call("f32_to_i32", False),
+    (Cast.SATURATE, F, U): Call("f32_to_u32", False),
+    (Cast.NONZERO, F, B): Call("nonzero_f32", False),
+    (Cast.NONZERO, I, B): "({0} != 0i)",
+    (Cast.NONZERO, U, B): "({0} != 0u)",
 }
 
 
@@ -105,11 +117,15 @@ def bare(text: str) -> str:
     return text[1:-1]
 
 
-def _fill(template: str, args: list[str], **names: str) -> str:
+def _fill(spelling: Spelling, args: list[str], t: str, needs: set[str]) -> str:
+    if isinstance(spelling, Call):
+        name = spelling.name(t)
+        needs.add(name)
+        return f"{name}({', '.join(bare(a) for a in args)})"
     # a call's arguments need no parentheses of their own; an operator's do
-    if not template.startswith("("):
+    if not spelling.startswith("("):
         args = [bare(a) for a in args]
-    return template.format(*args, **names)
+    return spelling.format(*args)
 
 
 # f16 builtins of these need not be correctly rounded: compute in f32 and round
@@ -117,41 +133,53 @@ def _fill(template: str, args: list[str], **names: str) -> str:
 _F16_VIA_F32 = frozenset({AluOp.Div, AluOp.Sqrt, AluOp.Reciprocal})
 
 
-def op_text(op: AluOp, operand: DType, args: list[str], lang: Lang) -> str:
+def op_text(op: AluOp, operand: DType, args: list[str], lang: Lang, needs: set[str]) -> str:
     row = OPS.get(op)
-    template = row and (row.get(kind(operand)) or row.get("*"))
-    if template is None:
+    spelling = row and (row.get(kind_of(operand)) or row.get(ANY))
+    if spelling is None:
         raise NotImplementedError(f"webgpu: no WGSL for {op.name} on {operand}")
     if lang.vtype(operand) == "f16" and op in _F16_VIA_F32:
-        return f"to_f16({bare(_fill(template, [f'f32({bare(a)})' for a in args], T='f32'))})"
-    return _fill(template, args, T=lang.vtype(operand))
+        needs.add("to_f16")
+        return f"to_f16({bare(_fill(spelling, [f'f32({bare(a)})' for a in args], 'f32', needs))})"
+    return _fill(spelling, args, lang.vtype(operand), needs)
+
+
+@dataclass(frozen=True)
+class Typed:
+    """A template over typed helpers: {T} is the operand's WGSL type, {0} an operand."""
+    template: str
+    helpers: tuple[str, ...]
+
+    def fill(self, t: str, needs: set[str], *args: str) -> str:
+        needs.update(f"{h}_{t}" for h in self.helpers)
+        return self.template.format(*args, T=t)
 
 
 # Shapes compilers fold assuming no inf/NaN (x - x -> 0, x * 0 -> 0, x / 0 ->
 # garbage), yet NumPy code relies on them: isfinite is x - x == 0. Spelled out
 # as IEEE computes them; {0} is the operand that is not the constant.
 _SAME_OPERAND = {
-    AluOp.Sub: "select(nan_{T}(), 0.0, finite_{T}({0}))",
-    AluOp.Div: "select(nan_{T}(), 1.0, finite_{T}({0}) && {0} != 0.0)",
+    AluOp.Sub: Typed("select(nan_{T}(), 0.0, finite_{T}({0}))", ("nan", "finite")),
+    AluOp.Div: Typed("select(nan_{T}(), 1.0, finite_{T}({0}) && {0} != 0.0)", ("nan", "finite")),
 }
 _BY_ZERO = {
-    AluOp.Mul: "times_zero_{T}({0})",
-    AluOp.Div: "over_zero_{T}({0})",
-    AluOp.Mod: "nan_{T}()",
+    AluOp.Mul: Typed("times_zero_{T}({0})", ("times_zero",)),
+    AluOp.Div: Typed("over_zero_{T}({0})", ("over_zero",)),
+    AluOp.Mod: Typed("nan_{T}()", ("nan",)),
 }
 
 
-def ieee_text(op: AluOp, srcs: tuple, args: list[str], lang: Lang) -> str | None:
+def ieee_text(op: AluOp, srcs: tuple, args: list[str], lang: Lang, needs: set[str]) -> str | None:
     """WGSL for a float op the compiler could fold wrongly, else None."""
     if len(srcs) != 2 or not srcs[0].dtype.is_float:
         return None
     t = lang.vtype(srcs[0].dtype)
     if srcs[0] is srcs[1] and op in _SAME_OPERAND:
-        return _SAME_OPERAND[op].format(bare(args[0]), T=t)
+        return _SAME_OPERAND[op].fill(t, needs, bare(args[0]))
     zero = [i for i, s in enumerate(srcs) if s.is_const and s.arg == 0.0]
     if op in _BY_ZERO and zero and (op is AluOp.Mul or zero == [1]):
         other = 1 - zero[0] if len(zero) == 1 else 0
-        text = _BY_ZERO[op].format(bare(args[other]), T=t)
+        text = _BY_ZERO[op].fill(t, needs, bare(args[other]))
         negative = np.signbit(srcs[zero[0]].arg)
         return f"-{text}" if negative and op is not AluOp.Mod else text
     return None
@@ -175,20 +203,23 @@ def reassociation_hazards(root: AluExp) -> set[AluExp]:
     return hazards
 
 
-def cast_text(src: DType, dst: DType, arg: str, lang: Lang) -> str:
+def cast_text(src: DType, dst: DType, arg: str, lang: Lang, needs: set[str]) -> str:
     have, want = lang.vtype(src), lang.vtype(dst)
     if dst is DType.float16:   # narrowing rounds on the bits (see round_f16)
         wide = bare(arg) if have == "f32" else f"f32({bare(arg)})"
-        return f"{'to_f16' if lang.f16 else 'round_f16'}({wide})"
+        rounding = "to_f16" if lang.f16 else "round_f16"
+        needs.add(rounding)
+        return f"{rounding}({wide})"
     if have == want:
         return arg   # float16 computed as f32 becoming float32
-    key = (kind(src), kind(dst))
+    k_src, k_dst = kind_of(src), kind_of(dst)
+    key = (cast_rule(k_src, k_dst), k_src, k_dst)
     if key in CASTS:
-        return _fill(CASTS[key], [arg if have != "f16" else f"f32({bare(arg)})"])
+        return _fill(CASTS[key], [arg if have != "f16" else f"f32({bare(arg)})"], want, needs)
     return f"{want}({bare(arg)})"
 
 
-def const_text(value: Any, dtype: DType, lang: Lang) -> str:
+def const_text(value: Any, dtype: DType, lang: Lang, needs: set[str]) -> str:
     """A literal that never makes WGSL's constant evaluator overflow or see inf/NaN."""
     if dtype is DType.bool:
         return "true" if value else "false"
@@ -201,8 +232,10 @@ def const_text(value: Any, dtype: DType, lang: Lang) -> str:
     suffix = "h" if t == "f16" else "f"
     v = float(value)
     if np.isnan(v):
+        needs.add(f"nan_{t}")
         return f"nan_{t}()"
     if np.isinf(v):
+        needs.add(f"inf_{t}")
         return f"inf_{t}()" if v > 0 else f"(-inf_{t}())"
     text = str(np.float16(v) if t == "f16" else np.float32(v))
     return f"{text}{suffix}" if v >= 0 else f"({text}{suffix})"
@@ -221,22 +254,25 @@ class Helper:
     deps: tuple[str, ...] = ()   # helpers called; name_T means "of my own type"
 
 
-def two_over_pi_words(count: int) -> list[int]:
-    """The first 32*count fraction bits of 2/pi, by exact integer arithmetic
-    (Machin's formula for pi with 64 guard bits)."""
-    bits = 32 * count
-    one = 1 << (bits + 64)
+def _lit(value: float) -> str:
+    """An f32 literal (with its sign in parentheses when negative)."""
+    return repr(value) if value >= 0 else f"({value!r})"
 
-    def atan_inv(x: int) -> int:   # atan(1/x) * one
-        total, term, n, sign = 0, one // x, 1, 1
-        while term:
-            total += sign * (term // n)
-            term //= x * x
-            n, sign = n + 2, -sign
-        return total
-    pi = 16 * atan_inv(5) - 4 * atan_inv(239)
-    value = (2 * one << bits) // pi   # 2/pi * 2^bits
-    return [(value >> (32 * (count - 1 - i))) & 0xFFFFFFFF for i in range(count)]
+
+def _horner(x: str, coeffs: tuple[float, ...]) -> str:
+    """WGSL of coeffs[0] x^n + ... + coeffs[n], highest power first."""
+    text = _lit(coeffs[0])
+    for c in coeffs[1:]:
+        text = f"({text} * {x} + {_lit(c)})"
+    return text
+
+
+def _cody_waite(x: str, j: str, parts: tuple[float, ...]) -> str:
+    """x - j * (sum of parts), one part at a time: ((x - j*p0) - j*p1) - ..."""
+    text = x
+    for p in parts:
+        text = f"({text} - {j} * {_lit(p)})"
+    return text
 
 
 LIBRARY: dict[str, Helper] = {
@@ -325,10 +361,10 @@ LIBRARY: dict[str, Helper] = {
     return sincos_reduce_big(ax);
   }
   // Cody-Waite with pi/4 in three parts (Cephes sinf): exact products for j < 2^13
-  var j = u32(ax * 1.27323954473516);
+  var j = u32(ax * """ + _lit(K.FOUR_OVER_PI) + """);
   j = j + (j & 1u);
   let y = f32(j);
-  let r = ((ax - y * 0.78515625) - y * 2.4187564849853515625e-4) - y * 3.77489497744594108e-8;
+  let r = """ + _cody_waite("ax", "y", K.PIO4_PARTS) + """;
   return vec2<f32>(r, f32(j & 7u));""", typed=False, deps=("sincos_reduce_big",)),
     "sincos_reduce_big": Helper("ax: f32", "vec2<f32>", """
   // Payne-Hanek: the 24-bit mantissa times 96 bits of 2/pi taken at its exponent
@@ -370,20 +406,17 @@ LIBRARY: dict[str, Helper] = {
                    (p00 & 0xffffu) | (mid << 16u));""", typed=False),
     "two_over_pi_bits": Helper("q: i32", "u32", """
   // 32 bits of 2/pi starting q bits after the binary point (zeros before it)
-  var words = array<u32, 10>(0u, WORDS, 0u);
+  var words = array<u32, 10>(0u, """ + ", ".join(f"0x{w:08x}u" for w in K.two_over_pi_chunks(32, 8)) + """, 0u);
   let p = q + 32;
   let i = p / 32;
   let s = u32(p % 32);
-  return (words[i] << s) | select(words[i + 1] >> (32u - s), 0u, s == 0u);""".replace(
-        "WORDS", ", ".join(f"0x{w:08x}u" for w in two_over_pi_words(8))), typed=False),
+  return (words[i] << s) | select(words[i + 1] >> (32u - s), 0u, s == 0u);""", typed=False),
     "sin_poly": Helper("r: f32", "f32", """
   let z = r * r;
-  return ((-1.9515295891e-4 * z + 8.3321608736e-3) * z - 1.6666654611e-1) * z * r + r;""",
-                       typed=False),
+  return """ + _horner("z", K.SIN_POLY) + " * z * r + r;", typed=False),
     "cos_poly": Helper("r: f32", "f32", """
   let z = r * r;
-  return ((2.443315711809948e-5 * z - 1.388731625493765e-3) * z + 4.166664568298827e-2) * z * z
-      - 0.5 * z + 1.0;""", typed=False),
+  return """ + _horner("z", K.COS_POLY) + " * z * z - 0.5 * z + 1.0;", typed=False),
     "sin": Helper("x", "T", """
   let red = sincos_reduce(x);
   let j = u32(red.y);
@@ -398,89 +431,6 @@ LIBRARY: dict[str, Helper] = {
   let c = select(v, -v, ((j + 2u) & 4u) != 0u);
   return select(nan_f32(), c, finite_f32(x));""",
                   deps=("sincos_reduce", "sin_poly", "cos_poly", "finite_f32", "nan_f32")),
-    "exp": Helper("x", "T", """
-  // Cephes expf: x = n ln2 + r with ln2 in two parts, a polynomial for e^r, times 2^n
-  // (the hardware exp is several ulp off)
-  let n = floor(1.44269504088896341 * x + 0.5);
-  let r = (x - n * 0.693359375) - n * -2.12194440e-4;
-  let p = ((((1.9875691500e-4 * r + 1.3981999507e-3) * r + 8.3334519073e-3) * r
-      + 4.1665795894e-2) * r + 1.6666665459e-1) * r + 5.0000001201e-1;
-  let e = p * r * r + r + 1.0;
-  let k = i32(clamp(n, -160.0, 160.0));
-  // 2^k as two factors: one would overflow before the product underflows to subnormal
-  let h = k / 2;
-  let v = e * bitcast<f32>(u32(h + 127) << 23u) * bitcast<f32>(u32(k - h + 127) << 23u);
-  let big = select(v, inf_f32(), x > 88.72283935546875);
-  return select(select(big, 0.0, x < -103.97208404541015625), x, isnan_f32(x));""",
-                  deps=("inf_f32", "isnan_f32")),
-    "log": Helper("x", "T", """
-  // Cephes logf: x = 2^e * m with m in [sqrt(1/2), sqrt(2)), a polynomial in m - 1
-  let bits = bitcast<u32>(x);
-  let tiny = (bits & 0x7f800000u) == 0u;   // subnormal: scale into the normal range
-  let b = bitcast<u32>(select(x, x * 33554432.0, tiny));
-  let m = bitcast<f32>((b & 0x807fffffu) | 0x3f000000u);   // in [0.5, 1)
-  let low = m < 0.70710678118654752440;
-  let e = f32(i32((b >> 23u) & 0xffu) - select(126, 151, tiny) - select(0, 1, low));
-  let t = select(m - 1.0, m + m - 1.0, low);
-  let z = t * t;
-  let p = ((((((((7.0376836292e-2 * t - 1.1514610310e-1) * t + 1.1676998740e-1) * t
-      - 1.2420140846e-1) * t + 1.4249322787e-1) * t - 1.6668057665e-1) * t
-      + 2.0000714765e-1) * t - 2.4999993993e-1) * t + 3.3333331174e-1) * t * z;
-  let r = t + (p - 2.12194440e-4 * e - 0.5 * z) + 0.693359375 * e;
-  // zero -> -inf, negative -> NaN, +inf and NaN -> themselves
-  let special = select(select(x, nan_f32(), bits > 0x80000000u), -inf_f32(),
-                       (bits & 0x7fffffffu) == 0u);
-  return select(r, special, (bits & 0x7fffffffu) == 0u || bits >= 0x7f800000u);""",
-                  deps=("inf_f32", "nan_f32")),
-    "asin": Helper("x", "T", """
-  // Cephes asinf: a polynomial near 0, the half-angle identity towards +-1
-  let a = abs(x);
-  let big = a > 0.5;
-  let z = select(a * a, 0.5 * (1.0 - a), big);
-  let s = select(a, sqrt(z), big);
-  let p = ((((4.2163199048e-2 * z + 2.4181311049e-2) * z + 4.5470025998e-2) * z
-      + 7.4953002686e-2) * z + 1.6666752422e-1) * z * s + s;
-  let r = select(p, 1.5707963267948966 - 2.0 * p, big);
-  return select(select(r, -r, x < 0.0), nan_f32(), a > 1.0);""", deps=("nan_f32",)),
-    "atan": Helper("x", "T", """
-  // Cephes atanf: reduce |x| below tan(pi/8), then a polynomial
-  let a = abs(x);
-  let hi = a > 2.414213562373095;
-  let mid = a > 0.4142135623730950 && !hi;
-  let t = select(select(a, (a - 1.0) / (a + 1.0), mid), -1.0 / a, hi);
-  let base = select(select(0.0, 0.7853981633974483, mid), 1.5707963267948966, hi);
-  let z = t * t;
-  let r = base + ((((8.05374449538e-2 * z - 1.38776856032e-1) * z + 1.99777106478e-1) * z
-      - 3.33329491539e-1) * z * t + t);
-  return select(r, -r, x < 0.0);"""),
-    "tanh": Helper("x", "T", """
-  // Cephes tanhf: a polynomial near 0, 1 - 2/(e^2|x| + 1) elsewhere (finite for large |x|)
-  let a = abs(x);
-  let z = x * x;
-  let small = ((((-5.70498872745e-3 * z + 2.06390887954e-2) * z - 5.37397155531e-2) * z
-      + 1.33314422036e-1) * z - 3.33332819422e-1) * z * x + x;
-  let large = 1.0 - 2.0 / (exp_f32(2.0 * a) + 1.0);
-  return select(select(large, -large, x < 0.0), small, a < 0.625);""", deps=("exp_f32",)),
-    "erfc": Helper("x", "T", """
-  // Chebyshev-fitted erfc (fractional error < 1.2e-7), the formula of ir/evaluate.py
-  let z = abs(x);
-  let t = 1.0 / (1.0 + 0.5 * z);
-  let poly = t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806
-      + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223
-      + t * 0.17087277))))))));
-  let r = t * exp_f32(-z * z - 1.26551223 + poly);
-  return select(2.0 - r, r, x >= 0.0);""", deps=("exp_f32",)),
-    "erf": Helper("x", "T", """
-  let x2 = x * x;
-  var term = x;
-  var series = x;
-  // Taylor series near 0, where 1 - erfc(x) would cancel
-  for (var n = 1; n < 14; n++) {
-    term = term * -x2 / f32(n);
-    series = series + term / f32(2 * n + 1);
-  }
-  return select(1.0 - erfc_f32(x), series * 1.1283791670955126, abs(x) < 0.5);""",
-                  deps=("erfc_f32",)),
     "threefry2x32": Helper("k0: u32, k1: u32, c0: u32, c1: u32", "vec2<u32>", """
   // Threefry-2x32 with 20 rounds (Salmon et al. 2011), as JAX
   var ks = array<u32, 3>(k0, k1, k0 ^ k1 ^ 0x1BD11BDAu);
@@ -500,9 +450,6 @@ LIBRARY: dict[str, Helper] = {
   }
   return vec2<u32>(x0, x1);""", typed=False),
 }
-
-_CALL = re.compile(r"\b([a-z][a-z0-9_]*)\(")
-
 
 def _resolve(name: str) -> tuple[str, Helper, str] | None:
     """'max_f16' -> ('max', its Helper, 'f16'); untyped helpers by their own name."""
@@ -533,8 +480,8 @@ def helper_source(name: str) -> tuple[str, list[str]]:
         [d.replace("_T", f"_{own}") for d in h.deps]
 
 
-def library_for(text: str) -> str:
-    """Every helper `text` calls (and theirs), each defined before its callers."""
+def library(needs: Iterable[str]) -> str:
+    """The helpers named (and theirs), each defined before its callers."""
     order: list[str] = []
     seen: set[str] = set()
 
@@ -547,7 +494,6 @@ def library_for(text: str) -> str:
             visit(d)
         order.append(src)
 
-    for name in sorted({m.group(1) for m in _CALL.finditer(text)}):
-        if _resolve(name) is not None:
-            visit(name)
+    for name in sorted(needs):
+        visit(name)
     return "\n\n".join(order)

@@ -1,9 +1,10 @@
 """GPU figures for the webgpu device against PyTorch (and JAX) on the same GPU.
 
-    python -m benchmarks.gpu [--out FILE] [--workloads W1,W2,W3,W5,W4]
+    python -m benchmarks.gpu [--out FILE] [--workloads W1,W2,W3,W5,W4,EIGH,SVD]
 
 W1/W2 are reported as a fraction of a device-to-device copy's bandwidth, W3/W5
-as a fraction of cuBLAS/cuDNN fp32 (TF32 off), W4 as a ratio to JAX on the GPU.
+as a fraction of cuBLAS/cuDNN fp32 (TF32 off), W4 as a ratio to JAX on the GPU,
+EIGH/SVD (256x256) as a fraction of torch.linalg's time (cuSOLVER).
 jaxlab's time is the GPU timestamp-query time of its kernels when the adapter
 has them (else wall time around a synchronised call); the peers' times come
 from CUDA events. Every result is checked against NumPy first.
@@ -54,7 +55,25 @@ def torch_figures(torch: Any, inputs: dict[str, tuple]) -> dict[str, float]:
     if "W5" in inputs:
         x, w = (torch.from_numpy(v).to(dev) for v in inputs["W5"])
         out["W5"] = _cuda_time(lambda: torch.nn.functional.conv2d(x, w, padding=1), torch)
+    for name, fn in (("EIGH", torch.linalg.eigh), ("SVD", torch.linalg.svd)):
+        if name in inputs:
+            a = torch.from_numpy(inputs[name][0]).to(dev)
+            out[name] = _cuda_time(lambda: fn(a), torch)
     return out
+
+
+REFERENCE_LABELS = {"W1": "D2D copy", "W2": "D2D copy", "W3": "cuBLAS fp32", "W5": "cuDNN fp32",
+                    "EIGH": "torch.linalg.eigh", "SVD": "torch.linalg.svd"}
+
+
+def _relative_error(got: Any, want: Any) -> float:
+    """The largest error relative to each result's scale, over a tuple's parts too."""
+    parts = zip(got, want) if isinstance(want, tuple) else [(got, want)]
+    errs = []
+    for g, w in parts:
+        g, w = np.asarray(g, dtype=np.float64), np.asarray(w, dtype=np.float64)
+        errs.append(float(np.max(np.abs(g - w)) / (np.max(np.abs(w)) + 1e-30)))
+    return max(errs)
 
 
 def jaxlab_seconds(name: str, inp: tuple) -> tuple[float, float, Any]:
@@ -112,7 +131,7 @@ def dispatch_readback_us() -> tuple[float, float]:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--workloads", default="W1,W2,W3,W5,W4")
+    ap.add_argument("--workloads", default="W1,W2,W3,W5,W4,EIGH,SVD")
     ap.add_argument("--out", default="benchmarks/RESULTS-gpu.md")
     args = ap.parse_args(argv)
     import jaxlab
@@ -146,13 +165,10 @@ def main(argv: list[str] | None = None) -> None:
             continue
         inp = inputs[name]
         dev_s, wall_s, out = jaxlab_seconds(name, inp)
-        want = w.numpy(*inp)
-        got = np.asarray(out, dtype=np.float64)
-        err = float(np.max(np.abs(got - want)) / (np.max(np.abs(want)) + 1e-30))
+        err = _relative_error(out, w.numpy(*inp))
         ref_name = f"{name}-copy" if name in ("W1", "W2") else name
         ref_s = ref[ref_name]
-        label = "D2D copy" if name in ("W1", "W2") else ("cuBLAS fp32" if name == "W3"
-                                                           else "cuDNN fp32")
+        label = REFERENCE_LABELS[name]
         fig = w.work(inp) / dev_s
         lines.append(f"| {name} | {dev_s * 1e3:.3f} | {wall_s * 1e3:.3f} | {label} | "
                      f"{ref_s * 1e3:.3f} | {fig:.1f} {w.unit} | {ref_s / dev_s:.2f} "

@@ -139,6 +139,34 @@ def _w6_inputs(size: str) -> tuple:
     return (r.standard_normal(n).astype(np.float32), spd)
 
 
+# --- EIGH, SVD: decompositions of one 256x256 matrix -----------------------------------------
+# Vectors are compared through their absolute values: their signs are not defined.
+DECOMP_N = 256
+
+
+def _symmetric_input(_: str) -> tuple:
+    a = _rng().standard_normal((DECOMP_N, DECOMP_N)).astype(np.float32)
+    return ((a + a.T).astype(np.float32),)
+
+
+def _general_input(_: str) -> tuple:
+    return (_rng().standard_normal((DECOMP_N, DECOMP_N)).astype(np.float32),)
+
+
+def _eigh(m):
+    def f(a):
+        w, v = m.linalg.eigh(a)
+        return w, m.abs(v)
+    return f
+
+
+def _svd(m):
+    def f(a):
+        u, s, vh = m.linalg.svd(a)
+        return s, m.abs(u), m.abs(vh)
+    return f
+
+
 WORKLOADS: dict[str, Workload] = {
     "W1": Workload(
         "W1", "fused elementwise chain (jit)", "GB/s",
@@ -184,4 +212,14 @@ WORKLOADS: dict[str, Workload] = {
          "jax": lambda lib: lib.jit(lambda x, a: (lib.numpy.sort(x),
                                                   lib.numpy.linalg.cholesky(a))),
          "numpy": lambda lib: lambda x, a: (np.sort(x), np.linalg.cholesky(a))}, rtol=1e-3),
+    "EIGH": Workload(
+        "EIGH", f"eigh of a {DECOMP_N}x{DECOMP_N} symmetric matrix (values and vectors)",
+        "calls/s", _symmetric_input, lambda inp: 1.0, _eigh(np),
+        {"jaxlab": lambda lib: lib.jit(_eigh(lib.numpy)), "jax": lambda lib: lib.jit(_eigh(lib.numpy)),
+         "numpy": lambda lib: _eigh(np)}, rtol=1e-3),
+    "SVD": Workload(
+        "SVD", f"svd of a {DECOMP_N}x{DECOMP_N} matrix (u, s, vh)", "calls/s",
+        _general_input, lambda inp: 1.0, _svd(np),
+        {"jaxlab": lambda lib: lib.jit(_svd(lib.numpy)), "jax": lambda lib: lib.jit(_svd(lib.numpy)),
+         "numpy": lambda lib: _svd(np)}, rtol=1e-3),
 }

@@ -86,12 +86,25 @@ def truncated_normal(key: Any, lower: Any, upper: Any, shape: Shape | None = Non
     return jnp.clip(out, low, high)
 
 
+def _eigh_factor(cov: Array) -> Array:
+    w, v = jnp.linalg.eigh(cov)
+    return v * jnp.sqrt(jnp.expand_dims(w, -2))
+
+
+def _svd_factor(cov: Array) -> Array:
+    u, s, _ = jnp.linalg.svd(cov)
+    return u * jnp.sqrt(jnp.expand_dims(s, -2))
+
+
+_COV_FACTORS = {"cholesky": jnp.linalg.cholesky, "eigh": _eigh_factor, "svd": _svd_factor}
+
+
 def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Shape | None = None,
                         dtype: Any = DType.float32, method: str = "cholesky") -> Array:
-    """mean + L z with L L^T = cov (Cholesky) and z standard normal."""
-    if method != "cholesky":
-        raise NotImplementedError(f"random.multivariate_normal: method {method!r} needs "
-                                  f"eigh/svd, which jaxlab lacks; use 'cholesky'")
+    """mean + F z with F F^T = cov and z standard normal; F from `method`: 'cholesky'
+    (L), 'eigh' (V sqrt(w)) or 'svd' (U sqrt(s)), as JAX."""
+    if method not in _COV_FACTORS:
+        raise ValueError(f"method must be one of {set(_COV_FACTORS)}, got {method!r}")
     dt = _float_dtype("multivariate_normal", dtype)
     mean, cov = asarray_(mean, dt), asarray_(cov, dt)
     if mean.ndim < 1:
@@ -107,7 +120,7 @@ def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Shape | None = Non
     batch = broadcast_shapes(mean.shape[:-1], cov.shape[:-2])
     shape = batch if shape is None else static_shape(shape)
     _check_shape("multivariate_normal", shape, mean.shape[:-1], cov.shape[:-2])
-    factor = jnp.linalg.cholesky(cov)
+    factor = _COV_FACTORS[method](cov)
     samples = normal(key, shape + (n,), dt)
     return mean + jnp.einsum("...ij,...j->...i", factor, samples)
 

@@ -235,3 +235,49 @@ def test_bad_input(backend):
     w = jnp.linalg.eigvalsh(jnp.asarray([[2, 1], [1, 2]]))   # integers promote to float32
     assert w.dtype == np.float32
     assert_close(w, np.array([1.0, 3.0], np.float32), **TOL)
+
+
+# --- jax.scipy.linalg -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("scale", [0.1, 1.0, 6.0])
+def test_expm_against_scipy(backend, rng, scale):
+    import scipy.linalg
+    a = _general(rng, (2, 4, 4)) * np.float32(scale)
+    want = np.stack([scipy.linalg.expm(m.astype(np.float64)) for m in a])
+    got = np.asarray(jaxlab.scipy.linalg.expm(jnp.asarray(a)))
+    assert np.abs(got - want).max() <= 1e-5 * np.abs(want).max()
+
+
+def test_expm_gradient_against_jax(backend, rng):
+    a = _general(rng, (3, 3))
+    loss = lambda sp: lambda x: (sp.linalg.expm(x) ** 2).sum()  # noqa: E731
+    assert_close(jaxlab.grad(loss(jaxlab.scipy))(jnp.asarray(a)),
+                 np.asarray(jax.grad(loss(jax.scipy))(a)), rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("trans", [0, 1, 2])
+def test_lu_solve_batched_and_jitted(backend, rng, trans):
+    import scipy.linalg
+    a, b = _general(rng, (2, 4, 4)), _general(rng, (2, 4, 3))
+    lu, piv = jaxlab.scipy.linalg.lu_factor(jnp.asarray(a))
+    solve = jaxlab.jit(lambda lu, piv, b: jaxlab.scipy.linalg.lu_solve((lu, piv), b, trans=trans))
+    want = np.stack([scipy.linalg.lu_solve(scipy.linalg.lu_factor(a[i]), b[i], trans=trans)
+                     for i in range(2)])
+    assert_close(solve(lu, piv, jnp.asarray(b)), want.astype(np.float32), rtol=1e-4, atol=1e-4)
+    vector = jaxlab.scipy.linalg.lu_solve((lu[0], piv[0]), jnp.asarray(b[0, :, 0]), trans=trans)
+    assert_close(vector, want[0, :, 0].astype(np.float32), rtol=1e-4, atol=1e-4)
+
+
+def test_scipy_eigh_svd_qr(backend, rng):
+    import scipy.linalg
+    a = _general(rng, (4, 3))
+    s = _symmetric(rng, (4, 4))
+    assert_close(jaxlab.scipy.linalg.eigh(jnp.asarray(s), eigvals_only=True),
+                 scipy.linalg.eigh(s, eigvals_only=True).astype(np.float32), **TOL)
+    assert_close(jaxlab.scipy.linalg.svd(jnp.asarray(a), compute_uv=False),
+                 scipy.linalg.svd(a, compute_uv=False).astype(np.float32), **TOL)
+    for mode in ("full", "economic", "r"):
+        got, want = jaxlab.scipy.linalg.qr(jnp.asarray(a), mode=mode), scipy.linalg.qr(a, mode=mode)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert_close(g, w.astype(np.float32), **TOL)

@@ -146,6 +146,16 @@ def test_jit_program_appears_in_the_report(ip):
     assert report_of(out)[MIME]["program"].startswith("program on cpu")
 
 
+def test_jit_program_with_a_loop_appears_in_the_report(ip):
+    ip.run_cell("g = jaxlab.jit(lambda x: jaxlab.lax.fori_loop(0, 3, lambda i, v: v * 2.0, x))\n"
+                "x3 = jnp.ones(3).block_until_ready()\ng(x3).block_until_ready()")
+    result, out = run(ip, "%%kernel\nt = g(x3)")
+    assert result.error_in_exec is None, result.error_in_exec
+    program = report_of(out)[MIME]["program"]
+    assert program.startswith("program on cpu") and "loop 3 x" in program, program
+    assert list(ip.user_ns["t"]) == [8.0, 8.0, 8.0]
+
+
 def test_backend_option(ip, lab2):
     _, out = run(ip, f"%%kernel --backend lab2\n{MATMUL}")
     assert {k["backend"] for k in report_of(out)[MIME]["kernels"]} == {"lab2"}

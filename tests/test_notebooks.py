@@ -22,6 +22,7 @@ import numpy as np  # noqa: E402
 import jaxlab  # noqa: E402
 import jaxlab.numpy as jnp  # noqa: E402
 from jaxlab.engine.devices import get_device  # noqa: E402
+from jaxlab.engine.devices import unavailable as jaxlab_unavailable  # noqa: E402
 from jaxlab.lab.widgets import (TABS, browse, find_kernel, recompile,  # noqa: E402
                                 time_executable)
 from tests import binder_replay  # noqa: E402
@@ -97,7 +98,8 @@ def check_highlighted_sources(nb: nbformat.NotebookNode) -> None:
     languages = set()
     for out in outputs(nb):
         data = out.get("data", {}).get(REPORT_JSON, {})
-        for language in {k["source_language"] for k in data.get("kernels", ())} & {"wgsl", "wat"}:
+        kernels = [k for side in data.get("compare", [data]) for k in side.get("kernels", ())]
+        for language in {k["source_language"] for k in kernels} & {"wgsl", "wat"}:
             languages.add(language)
             assert f"source ({language})" in html_of(out)
             assert re.search(r'<pre class="jl-code">.*?<span class="[a-z]+">', html_of(out), re.S)
@@ -145,17 +147,46 @@ def check_static_export(nb: nbformat.NotebookNode, views: list[dict]) -> None:
         assert plain(html_of(report)) in plain(body)   # nbconvert re-serializes entities
 
 
-def check_each_device_runs_or_is_noted(nb: nbformat.NotebookNode) -> None:
-    text = "".join(o.get("text", "") for o in outputs(nb) if o.output_type == "stream")
-    shown = {k["backend"] for r in reports_in(nb) for k in r["kernels"]}
-    for backend in ("wasm", "webgpu"):
-        assert backend in shown or f"skipped: no {backend} device here" in text, (backend, text)
+def check_compare(nb: nbformat.NotebookNode) -> None:
+    """A `--compare` cell: one report holding both devices' sides."""
+    compared = [out["data"][REPORT_JSON] for out in outputs(nb)
+                if "compare" in out.get("data", {}).get(REPORT_JSON, {})]
+    assert compared and all(len(c["compare"]) == 2 for c in compared), "no --compare report"
 
 
-CHECKS = {"01_tour.ipynb": (check_reports, check_tour, check_widget),
+def check_autotune(nb: nbformat.NotebookNode) -> None:
+    texts = [out["data"]["text/plain"] for out in outputs(nb)
+             if REPORT_JSON in out.get("data", {})]
+    assert any("autotune" in text and "candidates" in text for text in texts), \
+        "no report lists autotune candidates"
+
+
+def check_loops(nb: nbformat.NotebookNode) -> None:
+    """A loop's kernels are reported once with their calls; the loss curve is a figure."""
+    reports = reports_in(nb)
+    assert any("loop " in (r.get("program") or "") for r in reports), "no loop in a program"
+    assert any(k["calls"] > 1 for r in reports for k in r["kernels"]), "no kernel ran in a loop"
+    assert any("image/png" in out.get("data", {}) for out in outputs(nb)), "no figure"
+
+
+def check_routines(nb: nbformat.NotebookNode) -> None:
+    kinds = {(k["backend"], k["kind"]) for r in reports_in(nb) for k in r["kernels"]}
+    assert ("webgpu", "routine") in kinds and ("wasm", "routine") in kinds, kinds
+
+
+CHECKS = {"01_tour.ipynb": (check_reports, check_tour),
           "02_transformations.ipynb": (check_reports,),
-          "03_backends.ipynb": (check_each_device_runs_or_is_noted,),
+          "03_fusion.ipynb": (check_reports,),
+          "04_backends.ipynb": (check_reports, check_compare, check_highlighted_sources),
+          "05_tuning.ipynb": (check_reports, check_widget, check_autotune),
+          "06_control_flow_and_training.ipynb": (check_reports, check_loops),
+          "07_routines.ipynb": (check_reports, check_compare, check_routines),
+          "09_extending.ipynb": (check_reports,),
           "lab_smoke.ipynb": (check_reports, check_widget, check_highlighted_sources)}
+# devices a notebook runs real `%%kernel --backend` cells on: without one (no driver or
+# no GPU library on this machine) it cannot run here
+DEVICES_NEEDED = {name: ("wasm", "webgpu") for name in
+                  ("04_backends.ipynb", "05_tuning.ipynb", "07_routines.ipynb")}
 
 
 def test_checks_name_notebooks_that_exist() -> None:
@@ -167,6 +198,10 @@ def test_checks_name_notebooks_that_exist() -> None:
 @pytest.mark.xdist_group("binder")
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_notebook(path: Path, binder_env: binder_replay.BinderEnv, tmp_path: Path) -> None:
+    running = {d.platform for d in jaxlab.devices()}
+    for platform in DEVICES_NEEDED.get(path.name, ()):
+        if platform not in running:
+            pytest.skip(f"no {platform} device here: {jaxlab_unavailable().get(platform)}")
     nb = execute(path, binder_env, tmp_path / path.name)
     check_clean(nb)
     for check in CHECKS.get(path.name, ()):
@@ -182,6 +217,9 @@ def test_saved_notebook_is_small_and_was_run_top_to_bottom(path: Path) -> None:
     counts = [c.execution_count for c in nb.cells if c.cell_type == "code"]
     assert counts == list(range(1, len(counts) + 1)), counts
     assert outputs(nb), "saved without outputs"
+    for cell in nb.cells:
+        for target in re.findall(r"\]\(([\w./-]+\.(?:ipynb|md))\)", cell.source):
+            assert (path.parent / target).is_file(), f"{path.name} links to missing {target}"
 
 
 # --- the kernel browser the notebooks show ---------------------------------------------------

@@ -22,6 +22,7 @@ from IPython.utils.capture import capture_output
 import jaxlab
 from jaxlab import events
 from jaxlab.api import JittedFunction
+from jaxlab.core.jit import Step
 from jaxlab.array import Array
 from jaxlab.engine import devices
 from jaxlab.events import EventLog, KernelEvent
@@ -292,13 +293,15 @@ def run_cell_body(shell: Any, cell: str, header: str = "") -> Any:
 
 
 def programs_in(namespace: dict[str, Any], log: list[KernelEvent]) -> list[Any]:
-    """Programs of the namespace's jitted functions whose every step ran in `log`."""
+    """Programs of the namespace's jitted functions whose every kernel step ran in `log`
+    (a loop or branch step holds programs of its own: its kernels are not steps here)."""
     keys = {e.key for e in log}
     found: dict[int, Any] = {}
     for value in list(namespace.values()):
         if isinstance(value, JittedFunction):
             for program, _ in value.cache.values():
-                if program.steps and all(st.program.key in keys for st in program.steps):
+                kernel_steps = [st for st in program.steps if isinstance(st, Step)]
+                if kernel_steps and all(st.program.key in keys for st in kernel_steps):
                     found[id(program)] = program
     return list(found.values())
 
@@ -315,7 +318,7 @@ def jit_origins(namespace: dict[str, Any], log: list[KernelEvent]) -> dict[str, 
             origin = f"jit {getattr(value.fun, '__qualname__', repr(value.fun))}{site}"
             for program, _ in value.cache.values():
                 for step in program.steps:
-                    if step.program.key in keys:
+                    if isinstance(step, Step) and step.program.key in keys:
                         found.setdefault(step.program.key, origin)
     return found
 

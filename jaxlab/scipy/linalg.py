@@ -1,5 +1,6 @@
-"""jax.scipy.linalg basics over the factorizations jaxlab has: triangular solves,
-Cholesky (upper by default, as SciPy), LU with its permutation matrix."""
+"""jax.scipy.linalg over the factorizations jaxlab has: triangular solves,
+Cholesky (upper by default, as SciPy), LU with its permutation matrix, eigh, svd,
+qr (SciPy's mode names), and expm by scaling and squaring."""
 from __future__ import annotations
 
 from typing import Any
@@ -11,7 +12,7 @@ from jaxlab.numpy.linalg import det, inv, solve  # noqa: F401
 from jaxlab.scipy.special import float_args
 
 __all__ = ["solve_triangular", "cholesky", "cho_factor", "cho_solve", "lu", "lu_factor",
-           "lu_solve", "solve", "inv", "det"]
+           "lu_solve", "solve", "inv", "det", "eigh", "svd", "qr", "expm"]
 
 _TRANSPOSED = {0: False, "N": False, 1: True, "T": True, 2: True, "C": True}
 
@@ -64,19 +65,40 @@ def lu_factor(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> t
     return packed, pivots
 
 
+def _permutation(pivots: Array, m: int) -> Array:
+    """LAPACK's row swaps (row i with row pivots[i], in order) as a permutation of m rows."""
+    rows = jnp.arange(m)
+    perm = jnp.broadcast_to(rows, pivots.shape[:-1] + (m,))
+    for i in range(pivots.shape[-1]):
+        p = pivots[..., i:i + 1]
+        here, there = perm[..., i:i + 1], jnp.take_along_axis(perm, p, axis=-1)
+        perm = jnp.where(rows == i, there, jnp.where(rows == p, here, perm))
+    return perm
+
+
 def lu_solve(lu_and_piv: tuple, b: Any, trans: int = 0, overwrite_b: bool = False,
              check_finite: bool = True) -> Array:
-    """x with a x = b from lu_factor(a) (trans=0 only)."""
-    if trans != 0:
-        raise NotImplementedError("lu_solve: only trans=0 is supported")
+    """x with a x = b (trans 0) or a^T x = b (trans 1, 2) from lu_factor(a): with
+    P a = L U, two triangular solves and the permutation. b is (..., n) or (..., n, k)."""
+    if trans not in (0, 1, 2):
+        raise ValueError(f"lu_solve: trans must be 0, 1 or 2, got {trans!r}")
     packed, pivots = lu_and_piv
-    n = packed.shape[-1]
-    perm = list(range(n))
-    for i, p in enumerate(jnp.asarray(pivots).tolist()):   # swaps -> a permutation
-        perm[i], perm[p] = perm[p], perm[i]
-    _, b = _same_float(packed, b)
-    y = solve_triangular(packed, b[jnp.asarray(perm)], lower=True, unit_diagonal=True)
-    return solve_triangular(packed, y, lower=False)
+    packed, b = _same_float(packed, b)
+    perm = _permutation(jnp.asarray(pivots), packed.shape[-1])
+    vector = b.ndim == packed.ndim - 1
+    rhs = jnp.expand_dims(b, -1) if vector else b
+    rows = jnp.expand_dims(perm, -1)
+    if trans == 0:
+        y = lax_linalg.triangular_solve(packed, jnp.take_along_axis(rhs, rows, axis=-2),
+                                        left_side=True, lower=True, unit_diagonal=True)
+        x = lax_linalg.triangular_solve(packed, y, left_side=True, lower=False)
+    else:   # a^T = U^T L^T P: solve with U^T, then L^T, then undo the permutation
+        y = lax_linalg.triangular_solve(packed, rhs, left_side=True, lower=False,
+                                        transpose_a=True)
+        z = lax_linalg.triangular_solve(packed, y, left_side=True, lower=True,
+                                        transpose_a=True, unit_diagonal=True)
+        x = jnp.take_along_axis(z, jnp.expand_dims(jnp.argsort(perm, axis=-1), -1), axis=-2)
+    return jnp.squeeze(x, -1) if vector else x
 
 
 def lu(a: Any, permute_l: bool = False, overwrite_a: bool = False,
@@ -90,3 +112,84 @@ def lu(a: Any, permute_l: bool = False, overwrite_a: bool = False,
     u_part = jnp.triu(packed[..., :k, :])
     p = jnp.swapaxes(jnp.eye(m, dtype=a.dtype)[perm], -1, -2)
     return (p @ l_part, u_part) if permute_l else (p, l_part, u_part)
+
+
+def eigh(a: Any, b: Any = None, lower: bool = True, eigvals_only: bool = False,
+         overwrite_a: bool = False, overwrite_b: bool = False, turbo: bool = True,
+         eigvals: Any = None, type: int = 1, check_finite: bool = True) -> Any:
+    """(w, v) of a symmetric matrix (the standard problem only: b must be None)."""
+    if b is not None:
+        raise NotImplementedError("eigh: only the standard eigenproblem (b=None) is supported")
+    (a,) = float_args(a)
+    v, w = lax_linalg.eigh(a, lower=lower, symmetrize_input=False)
+    return w if eigvals_only else (w, v)
+
+
+def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True,
+        overwrite_a: bool = False, check_finite: bool = True,
+        lapack_driver: str = "gesdd") -> Any:
+    return jnp.linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
+
+
+_SCIPY_QR_MODES = ("full", "economic", "r")
+
+
+def qr(a: Any, overwrite_a: bool = False, lwork: Any = None, mode: str = "full",
+       pivoting: bool = False, check_finite: bool = True) -> Any:
+    """(q, r) in SciPy's modes: 'full' (q square), 'economic', or (r,) alone with 'r'."""
+    if pivoting:
+        raise NotImplementedError("qr: pivoting is not supported")
+    if mode not in _SCIPY_QR_MODES:
+        raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
+    (a,) = float_args(a)
+    q, r = lax_linalg.qr(a, full_matrices=mode != "economic")
+    return (r,) if mode == "r" else (q, r)
+
+
+# Higham's Pade approximants of exp: (degree, theta, coefficients b_0..b_degree). theta is
+# the largest 1-norm for which the degree meets the unit roundoff of the dtype.
+_PADE = {4: (7, 3.925724783138660, (17297280.0, 8648640.0, 1995840.0, 277200.0, 25200.0,
+                                    1512.0, 56.0, 1.0)),
+         8: (13, 5.371920351148152,
+             (64764752532480000.0, 32382376266240000.0, 7771770303897600.0,
+              1187353796428800.0, 129060195264000.0, 10559470521600.0, 670442572800.0,
+              33522128640.0, 1323241920.0, 40840800.0, 960960.0, 16380.0, 182.0, 1.0))}
+
+
+def _pade(a: Array, degree: int, b: tuple) -> tuple[Array, Array]:
+    """(U, V): the odd and even parts of the degree's Pade numerator at a."""
+    eye = jnp.broadcast_to(jnp.eye(a.shape[-1], dtype=a.dtype), a.shape)
+    a2 = a @ a
+    powers = [eye, a2]
+    while len(powers) < (4 if degree == 13 else degree // 2 + 1):
+        powers.append(powers[-1] @ a2)
+    if degree == 13:   # Higham's grouping: A^6 times a degree-6 part, plus the rest
+        a4, a6 = powers[2], powers[3]
+        u = a @ (a6 @ (b[13] * a6 + b[11] * a4 + b[9] * a2)
+                 + b[7] * a6 + b[5] * a4 + b[3] * a2 + b[1] * eye)
+        v = a6 @ (b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4 + b[2] * a2 \
+            + b[0] * eye
+        return u, v
+    u = a @ sum(b[2 * i + 1] * p for i, p in enumerate(powers))
+    v = sum(b[2 * i] * p for i, p in enumerate(powers))
+    return u, v
+
+
+def expm(A: Any, *, upper_triangular: bool = False, max_squarings: int = 16) -> Array:
+    """exp of square matrices: a Pade approximant (degree 7 in float32, 13 in float64)
+    of A / 2^s, squared s times, s from A's 1-norm (at most max_squarings). The
+    squarings past s are skipped with a select, so the program has no data-dependent
+    shape and differentiates as written."""
+    (a,) = float_args(A)
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ValueError(f"expm needs square matrices in the last two axes, got shape {a.shape}")
+    degree, theta, b = _PADE[8 if a.dtype.itemsize == 8 else 4]
+    norm1 = jnp.max(jnp.sum(jnp.abs(a), axis=-2), axis=-1)
+    steps = jnp.clip(jnp.ceil(jnp.log2(norm1 / theta)), 0, max_squarings)
+    steps = jnp.where(jnp.isfinite(steps), steps, 0)
+    scaled = a / jnp.expand_dims(2.0 ** steps, (-1, -2)).astype(a.dtype)
+    u, v = _pade(scaled, degree, b)
+    r = jnp.linalg.solve(v - u, v + u)
+    for i in range(max_squarings):
+        r = jnp.where(jnp.expand_dims(i < steps, (-1, -2)), r @ r, r)
+    return r

@@ -249,21 +249,32 @@ def _layout(**sizes: int) -> _Layout:
     return _Layout(offsets, at)
 
 
-def _one_sided_sweeps(f: _Fn, W: str, VT: str, n: int, m: int, vectors: bool) -> list[str]:
+def _one_sided_sweeps(f: _Fn, W: str, VT: str, NRM: str, n: int, m: int,
+                      vectors: bool) -> list[str]:
     """Hestenes' one-sided Jacobi: rotate pairs of W's n rows (each m long; VT's rows
-    alike when `vectors`) until every pair is orthogonal to working precision."""
+    alike when `vectors`) until every pair is orthogonal to working precision. The rows'
+    squared norms (NRM) are computed at each sweep's start and updated with each
+    rotation (as LAPACK's gesvj does), so a pair costs one dot product, not three."""
     sz = f.ft.size
     row = lambda base, r, bytes_: f"(i32.add {base} (i32.mul {r} {_i(bytes_)}))"  # noqa: E731
     f.fvar("alpha"), f.fvar("beta"), f.fvar("gamma"), f.var("rotated"), f.var("sweep")
+    w_p, w_q = row(W, _g("p"), m * sz), row(W, _g("q"), m * sz)
+    norm_p, norm_q = f.at(NRM, _g("p")), f.at(NRM, _g("q"))
     rotate = _rotation(f, f.op("sub", _g("beta"), _g("alpha")), _g("gamma")) + [
-        f"(call $rot {row(W, _g('p'), m * sz)} {row(W, _g('q'), m * sz)} {_i(m)} (local.get $c) (local.get $s))"] + (
+        f"(call $rot {w_p} {w_q} {_i(m)} (local.get $c) (local.get $s))"] + (
         [f"(call $rot {row(VT, _g('p'), n * sz)} {row(VT, _g('q'), n * sz)} {_i(n)} (local.get $c) (local.get $s))"]
-        if vectors else []) + ["(local.set $rotated (i32.const 1))"]
-    pair = [f"(call $dot3 {row(W, _g('p'), m * sz)} {row(W, _g('q'), m * sz)} {_i(m)})",
-            "(local.set $gamma) (local.set $beta) (local.set $alpha)",
+        if vectors else []) + [
+        f.store(norm_p, f.op("sub", _g("alpha"), f.op("mul", _g("t"), _g("gamma")))),
+        f.store(norm_q, f.op("add", _g("beta"), f.op("mul", _g("t"), _g("gamma")))),
+        "(local.set $rotated (i32.const 1))"]
+    pair = [f"(local.set $alpha {f.load(norm_p)})", f"(local.set $beta {f.load(norm_q)})",
+            f"(local.set $gamma (call $dot {w_p} {w_q} {_i(m)}))",
             f"(if {_worth_rotating(f, _g('gamma'), _g('alpha'), _g('beta'))} (then"] + \
         [f"  {line}" for line in rotate] + ["))"]
+    w_k = row(W, _g("k"), m * sz)
     sweep = (["(local.set $rotated (i32.const 0))"]
+             + f.loop("k", _i(0), _i(n), [f.store(f.at(NRM, _g("k")), f"(call $dot {w_k} {w_k} {_i(m)})")],
+                      "the rows' squared norms, afresh")
              + f.loop("p", _i(0), _i(n - 1), f.loop("q", f"(i32.add {_g('p')} {_i(1)})", _i(n),
                                                     pair, "pairs (p, q), q > p"), "rows p")
              + ["(local.set $sweep (i32.add (local.get $sweep) (i32.const 1)))"])
@@ -275,8 +286,9 @@ def _one_sided_sweeps(f: _Fn, W: str, VT: str, n: int, m: int, vectors: bool) ->
 
 
 def _sweep_flops(n: int, m: int, vectors: bool) -> int:
-    """A sweep's count: per pair, three dot products (6m) and rotations (6m, 6n)."""
-    return n * (n - 1) // 2 * (12 * m + (6 * n if vectors else 0))
+    """A sweep's count: the norms (2nm), then per pair a dot product (2m) and the
+    rotations (6m, and 6n for the vectors)."""
+    return 2 * n * m + n * (n - 1) // 2 * (8 * m + (6 * n if vectors else 0))
 
 
 def _eigh(routine: Routine, ft: FloatType) -> tuple[list[str], list[str], _Layout, dict, None]:
@@ -284,52 +296,63 @@ def _eigh(routine: Routine, ft: FloatType) -> tuple[list[str], list[str], _Layou
     n = shape[-1]
     lower = routine.param["lower"]
     sz = ft.size
-    lay = _layout(w=n * n * sz, vt=n * n * sz, d=n * sz, perm=n * 4)
+    lay = _layout(w=n * n * sz, a=n * n * sz, d=n * sz, perm=n * 4, nrm=n * sz)
     f = _Fn(ft)
     for k in lay.offsets:
         f.var(k.upper())
-    W, VT, D, PERM = (f"(local.get ${k})" for k in ("W", "VT", "D", "PERM"))
-    f.fvar("shift"), f.var("key")
+    W, A, D, PERM, NRM = (f"(local.get ${k})" for k in ("W", "A", "D", "PERM", "NRM"))
+    f.fvar("shift"), f.var("key"), f.fvar("total")
     big = "(select (local.get $tr) (local.get $tc) (i32.gt_u (local.get $tr) (local.get $tc)))"
     small = "(select (local.get $tc) (local.get $tr) (i32.gt_u (local.get $tr) (local.get $tc)))"
     src_r, src_c = (big, small) if lower else (small, big)
     element = f.load(f.at2("(local.get $in0)", src_r, src_c, n))
     sym = f.loop("tr", _i(0), _i(n), f.loop("tc", _i(0), _i(n), [
-        f.store(f.at2(W, _g("tr"), _g("tc"), n), element)], "columns"), "rows")
+        f.store(f.at2(A, _g("tr"), _g("tc"), n), element)], "columns"), "rows")
     row = lambda base, r: f"(i32.add {base} (i32.mul {r} {_i(n * sz)}))"  # noqa: E731
+    frobenius = f.op("sqrt", f"(call $dot {A} {A} {_i(n * n)})")
     shift = f.loop("k", _i(0), _i(n), [
         f.store(f.at2(W, _g("k"), _g("k"), n),
                 f.op("add", f.load(f.at2(W, _g("k"), _g("k"), n)), _g("shift")))], "the diagonal")
+    w_k, a_i = row(W, _g("k")), row(A, _g("tr"))
+    length = f.op("sqrt", f"(call $dot {w_k} {w_k} {_i(n)})")
+    normalize = [f"(call $scale {w_k} {_i(n)} {f.op('div', f.const(1.0), length)})"]
+    term = f.op("mul", f.load(f.at2(W, _g("k"), _g("tr"), n)), f"(call $dot {a_i} {w_k} {_i(n)})")
+    rayleigh = f.loop("tr", _i(0), _i(n), [f"(local.set $total {f.op('add', _g('total'), term)})"],
+                      "v_k . (A v_k), a row of A at a time")
     body = ([f"(local.set ${k.upper()} (i32.add (local.get $scratch) {_i(v)}))"
              for k, v in lay.offsets.items()]
-            + [";; W <- B = A + shift I, A the symmetric matrix of the "
-               + ("lower" if lower else "upper") + " triangle and shift its Frobenius norm:",
-               ";; B is positive semidefinite, so its singular vectors are A's eigenvectors"]
+            + [";; A <- the symmetric matrix of the " + ("lower" if lower else "upper")
+               + " triangle; W <- B = A + shift I with shift = 2 |A|_F (1 for A = 0):",
+               ";; B is positive definite with eigenvalues in [|A|_F, 3 |A|_F], so once W = B V",
+               ";; has orthogonal rows, they are A's eigenvectors times values of one scale"]
             + sym
-            + [f"(local.set $shift {f.op('sqrt', f'(call $dot {W} {W} {_i(n * n)})')})"]
-            + shift + _identity(f, VT, n, n)
-            + _one_sided_sweeps(f, W, VT, n, n, vectors=True)
-            + [";; eigenvalues: v_k . (B v_k) - shift (W's row k is B v_k), ascending"]
-            + f.loop("k", _i(0), _i(n), [f.store(f.at(D, _g("k")), f.op(
-                "sub", f"(call $dot {row(W, _g('k'))} {row(VT, _g('k'))} {_i(n)})", _g("shift")))],
-                "Rayleigh quotients")
+            + [f"(local.set $shift {f.op('mul', f.const(2.0), frobenius)})",
+               f"(local.set $shift (select {_g('shift')} {f.const(1.0)} "
+               f"{f.op('gt', _g('shift'), f.const(0.0))}))",
+               f"(memory.copy {W} {A} {_i(n * n * sz)})"]
+            + shift
+            + _one_sided_sweeps(f, W, "", NRM, n, n, vectors=False)
+            + [";; eigenvectors: W's rows normalised; eigenvalues: their Rayleigh quotients"]
+            + f.loop("k", _i(0), _i(n), normalize + ["(local.set $total " + f.const(0.0) + ")"]
+                     + rayleigh + [f.store(f.at(D, _g("k")), _g("total"))], "each row k of W")
             + _sort_order(f, D, PERM, n, descending=False)
             + f.loop("k", _i(0), _i(n), [
                 f"(local.set $key (i32.load {_perm_at(PERM, _g('k'))}))",
                 f.store(f.at("(local.get $out1)", _g("k")), f.load(f.at(D, _g("key"))))]
                 + f.loop("tr", _i(0), _i(n), [f.store(f.at2("(local.get $out0)", _g("tr"), _g("k"), n),
-                                                      f.load(f.at2(VT, _g("key"), _g("tr"), n)))],
+                                                      f.load(f.at2(W, _g("key"), _g("tr"), n)))],
                          "rows of column k"), "output column k"))
     fn = f.text("(func $matrix (param $out0 i32) (param $out1 i32) (param $in0 i32) (param $scratch i32)",
                 body, f"eigh of one {n}x{n} matrix: one-sided Jacobi on the shifted matrix")
-    notes = {"algorithm": ("one-sided (Hestenes) Jacobi on A + |A|_F I",
-                           "the shift makes the matrix semidefinite, whose singular vectors are "
-                           "eigenvectors; eigenvalues from Rayleigh quotients (accuracy eps |A|)"),
+    notes = {"algorithm": ("one-sided (Hestenes) Jacobi on A + 2|A|_F I",
+                           "the shifted matrix is positive definite with eigenvalues of one "
+                           "scale: its orthogonalised rows are A's eigenvectors, no rotations "
+                           "are accumulated; eigenvalues are Rayleigh quotients (error ~ eps |A|)"),
              "layout": ("rows", "each rotation and dot product runs over two contiguous rows "
-                        "(SIMD); V kept transposed"),
+                        "(SIMD)"),
              "max_sweeps": (MAX_SWEEPS, "until every pair satisfies |w_p.w_q| <= eps |w_p| |w_q|"),
-             "flops_per_sweep": (_sweep_flops(n, n, True), "three dot products and two "
-                                 "rotations per pair")}
+             "flops_per_sweep": (_sweep_flops(n, n, False), "a dot product and a rotation per "
+                                 "pair, the norms updated")}
     return [fn], ["out0", "out1", "in0"], lay, notes, None
 
 
@@ -340,12 +363,12 @@ def _svd(routine: Routine, ft: FloatType) -> tuple[list[str], list[str], _Layout
     ucols = m if routine.param["full_matrices"] else n
     sz = ft.size
     lay = _layout(w=n * m * sz, vt=n * n * sz, d=n * sz, perm=n * 4, t=n * m * sz, tau=n * sz,
-                  qt=ucols * m * sz)
+                  qt=ucols * m * sz, nrm=n * sz)
     f = _Fn(ft)
     for k in lay.offsets:
         f.var(k.upper())
-    W, VT, D, PERM, T, TAU, QT = (f"(local.get ${k})" for k in
-                                  ("W", "VT", "D", "PERM", "T", "TAU", "QT"))
+    W, VT, D, PERM, T, TAU, QT, NRM = (f"(local.get ${k})" for k in
+                                       ("W", "VT", "D", "PERM", "T", "TAU", "QT", "NRM"))
     row = lambda base, r, bytes_: f"(i32.add {base} (i32.mul {r} {_i(bytes_)}))"  # noqa: E731
     f.var("key"), f.fvar("norm")
     body = ([f"(local.set ${k.upper()} (i32.add (local.get $scratch) {_i(v)}))"
@@ -353,7 +376,7 @@ def _svd(routine: Routine, ft: FloatType) -> tuple[list[str], list[str], _Layout
             + [";; W <- a transposed: its rows are a's columns"]
             + _transposed_copy(f, "(local.get $in0)", W, m, n)
             + (_identity(f, VT, n, n) if uv else [])
-            + _one_sided_sweeps(f, W, VT, n, m, vectors=uv)
+            + _one_sided_sweeps(f, W, VT, NRM, n, m, vectors=uv)
             + [";; singular values: the columns' norms, descending"]
             + f.loop("k", _i(0), _i(n), [
                 f.store(f.at(D, _g("k")), f.op("sqrt", f"(call $dot {row(W, _g('k'), m * sz)} {row(W, _g('k'), m * sz)} {_i(m)})"))],
@@ -392,8 +415,8 @@ def _svd(routine: Routine, ft: FloatType) -> tuple[list[str], list[str], _Layout
              "layout": ("columns as rows", "a's columns and V's are stored as rows: each "
                         "rotation and dot product runs over contiguous memory (SIMD)"),
              "max_sweeps": (MAX_SWEEPS, "until every pair satisfies |a_p.a_q| <= eps |a_p| |a_q|"),
-             "flops_per_sweep": (_sweep_flops(n, m, uv), "three dot products and the "
-                                 "rotations per pair")}
+             "flops_per_sweep": (_sweep_flops(n, m, uv), "a dot product and the rotations "
+                                 "per pair, the norms updated")}
     fns = [fn]
     if uv:
         fns += _householder_fns(ft, n, m, n, ucols)

@@ -68,9 +68,9 @@ def _rot(ft: FloatType) -> str:
     body = _lanes_then_scalars(
         ft, ("x", "y"),
         ["(local.set $a (v128.load (local.get $x)))", "(local.set $b (v128.load (local.get $y)))",
-         f"(v128.store (local.get $x) ({v}.sub ({v}.mul (local.get $vc) (local.get $a)) "
-         f"({v}.mul (local.get $vs) (local.get $b))))",
-         f"(v128.store (local.get $y) ({v}.add ({v}.mul (local.get $vs) (local.get $a)) "
+         f"(v128.store (local.get $x) ({v}.relaxed_madd (local.get $vc) (local.get $a) "
+         f"({v}.mul (local.get $vms) (local.get $b))))",
+         f"(v128.store (local.get $y) ({v}.relaxed_madd (local.get $vs) (local.get $a) "
          f"({v}.mul (local.get $vc) (local.get $b))))"],
         [f"(local.set $sa ({t}.load (local.get $x)))", f"(local.set $sb ({t}.load (local.get $y)))",
          f"({t}.store (local.get $x) ({t}.sub ({t}.mul (local.get $c) (local.get $sa)) "
@@ -80,10 +80,12 @@ def _rot(ft: FloatType) -> str:
     return "\n".join(
         [f"(func $rot (param $x i32) (param $y i32) (param $n i32) (param $c {t}) (param $s {t})",
          "  ;; the plane rotation x, y <- c x - s y, s x + c y of two runs of n values",
+         "  ;; (relaxed_madd: fused where the machine fuses)",
          f"  (local $end i32) (local $a v128) (local $b v128) (local $vc v128) (local $vs v128)"
-         f" (local $sa {t}) (local $sb {t})",
+         f" (local $vms v128) (local $sa {t}) (local $sb {t})",
          f"  (local.set $vc ({v}.splat (local.get $c)))",
-         f"  (local.set $vs ({v}.splat (local.get $s)))"]
+         f"  (local.set $vs ({v}.splat (local.get $s)))",
+         f"  (local.set $vms ({v}.neg (local.get $vs)))"]
         + [f"  {line}" for line in body] + [")"])
 
 
@@ -96,36 +98,12 @@ def _hsum(ft: FloatType, acc: str) -> str:
     return out
 
 
-def _dot3(ft: FloatType) -> str:
-    t, v = ft.name, ft.vec
-    body = _lanes_then_scalars(
-        ft, ("x", "y"),
-        ["(local.set $a (v128.load (local.get $x)))", "(local.set $b (v128.load (local.get $y)))",
-         f"(local.set $vxx ({v}.add (local.get $vxx) ({v}.mul (local.get $a) (local.get $a))))",
-         f"(local.set $vyy ({v}.add (local.get $vyy) ({v}.mul (local.get $b) (local.get $b))))",
-         f"(local.set $vxy ({v}.add (local.get $vxy) ({v}.mul (local.get $a) (local.get $b))))"],
-        [f"(local.set $sa ({t}.load (local.get $x)))", f"(local.set $sb ({t}.load (local.get $y)))",
-         f"(local.set $xx ({t}.add (local.get $xx) ({t}.mul (local.get $sa) (local.get $sa))))",
-         f"(local.set $yy ({t}.add (local.get $yy) ({t}.mul (local.get $sb) (local.get $sb))))",
-         f"(local.set $xy ({t}.add (local.get $xy) ({t}.mul (local.get $sa) (local.get $sb))))"])
-    return "\n".join(
-        [f"(func $dot3 (param $x i32) (param $y i32) (param $n i32) (result {t} {t} {t})",
-         "  ;; x.x, y.y and x.y of two runs of n values, in one pass",
-         f"  (local $end i32) (local $a v128) (local $b v128) (local $vxx v128) (local $vyy v128)"
-         f" (local $vxy v128)",
-         f"  (local $sa {t}) (local $sb {t}) (local $xx {t}) (local $yy {t}) (local $xy {t})"]
-        + [f"  {line}" for line in body]
-        + [f"  {_hsum(ft, 'vxx')}", f"  (local.get $xx)", f"  {t}.add",
-           f"  {_hsum(ft, 'vyy')}", f"  (local.get $yy)", f"  {t}.add",
-           f"  {_hsum(ft, 'vxy')}", f"  (local.get $xy)", f"  {t}.add", ")"])
-
-
 def _dot(ft: FloatType) -> str:
     t, v = ft.name, ft.vec
     body = _lanes_then_scalars(
         ft, ("x", "y"),
-        [f"(local.set $acc ({v}.add (local.get $acc) ({v}.mul (v128.load (local.get $x)) "
-         f"(v128.load (local.get $y)))))"],
+        [f"(local.set $acc ({v}.relaxed_madd (v128.load (local.get $x)) "
+         f"(v128.load (local.get $y)) (local.get $acc)))"],
         [f"(local.set $sum ({t}.add (local.get $sum) ({t}.mul ({t}.load (local.get $x)) "
          f"({t}.load (local.get $y)))))"])
     return "\n".join(
@@ -167,7 +145,7 @@ def _scale(ft: FloatType) -> str:
 
 
 FUNCTIONS: dict[str, Callable[[FloatType], str]] = {
-    "rot": _rot, "dot3": _dot3, "dot": _dot, "axpy": _axpy, "scale": _scale,
+    "rot": _rot, "dot": _dot, "axpy": _axpy, "scale": _scale,
 }
 
 

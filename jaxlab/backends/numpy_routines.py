@@ -1,7 +1,7 @@
 """Routines written with NumPy over whole (batched) arrays.
 
-The cpu backend runs these directly; other CPU backends may run them on
-zero-copy views of their own memory. Semantics follow jax.lax.linalg (and
+The cpu backend runs these directly; the wasm backend runs them on zero-copy
+views of its memory only for what it does not generate (sorts of 64-bit values). Semantics follow jax.lax.linalg (and
 the webgpu routines agree): a failed Cholesky gives NaNs, a singular triangular
 solve inf/NaN, instead of raising.
 """

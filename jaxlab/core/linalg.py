@@ -66,6 +66,13 @@ triangular_solve_p = primitive("triangular_solve")
 lu_p = primitive("lu", multiple_results=True)
 
 
+# Narrow dtypes sort as a wider one of the same order (every value exact, NaN kept), so a
+# routine is written for 32-bit keys only.
+_SORTS_AS = {DType[narrow]: DType[wide] for narrow, wide in (
+    ("float16", "float32"), ("bool", "uint32"), ("int8", "int32"), ("int16", "int32"),
+    ("uint8", "uint32"), ("uint16", "uint32")) if narrow in DType.__members__}
+
+
 def _last_axis(name: str, out_dtype: DType | None):
     def rule(x: Lazy, *, dimension: int) -> Lazy:
         nd = len(x.shape)
@@ -74,7 +81,9 @@ def _last_axis(name: str, out_dtype: DType | None):
         dimension %= nd
         perm = [d for d in range(nd) if d != dimension] + [dimension]
         moved = lz.movement(x, "permute", tuple(perm)) if dimension != nd - 1 else x
-        (out,) = run_routine(name, [moved], [(moved.shape, out_dtype or x.dtype)])
+        keys = lz.cast(moved, _SORTS_AS.get(x.dtype, x.dtype))
+        (out,) = run_routine(name, [keys], [(moved.shape, out_dtype or keys.dtype)])
+        out = lz.cast(out, out_dtype or x.dtype)
         inverse = tuple(perm.index(d) for d in range(nd))
         return lz.movement(out, "permute", inverse) if dimension != nd - 1 else out
     return rule
@@ -87,9 +96,15 @@ def _square_float(name: str, a: Lazy) -> None:
         raise TypeError(f"{name} needs a floating point matrix, got {a.dtype}")
 
 
+def _working(a: Lazy) -> Lazy:
+    """The dtype linear algebra computes in: float16 widens to float32."""
+    return lz.cast(a, DType.float32) if a.dtype is DType.float16 else a
+
+
 def _cholesky(a: Lazy) -> Lazy:
     _square_float("cholesky", a)
-    return run_routine("cholesky", [a], [(a.shape, a.dtype)])[0]
+    x = _working(a)
+    return lz.cast(run_routine("cholesky", [x], [(a.shape, x.dtype)])[0], a.dtype)
 
 
 def _triangular_solve(a: Lazy, b: Lazy, *, left_side: bool = False, lower: bool = False,
@@ -100,9 +115,11 @@ def _triangular_solve(a: Lazy, b: Lazy, *, left_side: bool = False, lower: bool 
     if side != n or a.shape[:-2] != b.shape[:-2]:
         raise ValueError(f"triangular_solve: a {a.shape} and b {b.shape} do not match "
                          f"(left_side={left_side})")
-    return run_routine("triangular_solve", [a, lz.cast(b, a.dtype)], [(b.shape, a.dtype)],
-                       left_side=bool(left_side), lower=bool(lower),
-                       transpose_a=bool(transpose_a), unit_diagonal=bool(unit_diagonal))[0]
+    x = _working(a)
+    out = run_routine("triangular_solve", [x, lz.cast(b, x.dtype)], [(b.shape, x.dtype)],
+                      left_side=bool(left_side), lower=bool(lower),
+                      transpose_a=bool(transpose_a), unit_diagonal=bool(unit_diagonal))[0]
+    return lz.cast(out, a.dtype)
 
 
 def _lu(a: Lazy) -> tuple[Lazy, Lazy, Lazy]:
@@ -110,18 +127,15 @@ def _lu(a: Lazy) -> tuple[Lazy, Lazy, Lazy]:
         raise ValueError(f"lu needs a floating point matrix, got {a.dtype}{list(a.shape)}")
     m, n = a.shape[-2:]
     batch = a.shape[:-2]
-    return tuple(run_routine("lu", [a], [(a.shape, a.dtype), (batch + (min(m, n),), DType.int32),
-                                         (batch + (m,), DType.int32)]))
+    x = _working(a)
+    lu, pivots, perm = run_routine("lu", [x], [(a.shape, x.dtype), (batch + (min(m, n),), DType.int32),
+                                               (batch + (m,), DType.int32)])
+    return lz.cast(lu, a.dtype), pivots, perm
 
 
 eigh_p = primitive("eigh", multiple_results=True)
 svd_p = primitive("svd", multiple_results=True)
 qr_p = primitive("qr", multiple_results=True)
-
-
-def _working(a: Lazy) -> Lazy:
-    """The dtype a decomposition computes in: float16 widens to float32."""
-    return lz.cast(a, DType.float32) if a.dtype is DType.float16 else a
 
 
 def _swap_last(x: Lazy) -> Lazy:

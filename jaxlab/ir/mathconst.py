@@ -12,6 +12,7 @@ import math
 LOG2E = 1.4426950408889634
 LN2_HI = 0.693359375
 LN2_LO = -2.12194440e-4
+ROUNDING_SHIFT = 12582912.0   # 1.5 * 2^23: y + this rounds y (|y| < 2^22) to an integer
 EXP_POLY = (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
             1.6666665459e-1, 5.0000001201e-1)          # e^r = 1 + r + r^2 P(r)
 EXP_MAX = 88.8          # above: e^x overflows to inf

@@ -1,5 +1,5 @@
 """Float math as IR rewrites: exp, log, tanh, atan, asin, erf and erfc written as
-AluExp over primitive ops (add, mul, div, floor, sqrt, compare, where, casts,
+AluExp over primitive ops (add, mul, div, sqrt, compare, where, casts,
 bitcasts and integer bit operations), as tinygrad lowers its transcendentals.
 
 A renderer declares which of these it spells natively (vocabulary.Capabilities);
@@ -41,8 +41,9 @@ def _abs(x: AluExp) -> AluExp:
     return _float(_bits(x) & MAGNITUDE)
 
 
-def _copysign(magnitude: AluExp, sign_of: AluExp) -> AluExp:
-    return _float((_bits(magnitude) & MAGNITUDE) | (_bits(sign_of) & SIGN))
+def _signed(magnitude: AluExp, sign_of: AluExp) -> AluExp:
+    """copysign for a magnitude known to be >= 0 (or NaN): its sign bit is clear."""
+    return _float(_bits(magnitude) | (_bits(sign_of) & SIGN))
 
 
 def _horner(x: AluExp, coeffs: Sequence[float]) -> AluExp:
@@ -65,12 +66,15 @@ def _int(value: int) -> AluExp:
 def exp(x: AluExp) -> AluExp:
     """Cephes expf: x = n ln2 + r, e^r by a polynomial, times 2^n."""
     x = x.min(K.EXP_MAX).max(K.EXP_MIN)   # 2^n stays finite; NaN stays NaN
-    n = (x * K.LOG2E + 0.5).unary(AluOp.Floor)
+    # n = x log2(e) rounded to nearest by adding 1.5 * 2^23: the sum's low mantissa bits
+    # hold n as an integer (no rounding op, no float -> int conversion)
+    t = x * K.LOG2E + K.ROUNDING_SHIFT
+    n = t - K.ROUNDING_SHIFT
+    k = t.bitcast(I32) - _f(K.ROUNDING_SHIFT).bitcast(I32)
     r = (x - n * K.LN2_HI) - n * K.LN2_LO
     e = _horner(r, K.EXP_POLY) * (r * r) + r + 1.0
     # times 2^n as 2^(n/2) 2^(n - n/2): one factor alone would overflow before the
     # product underflows to a subnormal, which is then rounded once
-    k = n.cast(I32)
     half = k.binary(AluOp.Shr, 1)
     return e * _power_of_two(half) * _power_of_two(k - half)
 
@@ -102,7 +106,7 @@ def tanh(x: AluExp) -> AluExp:
     z = x * x
     small = x + x * z * _horner(z, K.TANH_POLY)
     large = 1.0 - _f(2.0) / (exp(a + a) + 1.0)
-    return a.lt(K.TANH_SMALL).where(small, _copysign(large, x))
+    return a.lt(K.TANH_SMALL).where(small, _signed(large, x))
 
 
 def atan(x: AluExp) -> AluExp:
@@ -114,7 +118,7 @@ def atan(x: AluExp) -> AluExp:
     t = big.where(_f(-1.0) / a, mid.where((a - 1.0) / (a + 1.0), a))
     base = big.where(_f(math.pi / 2), mid.where(_f(math.pi / 4), _f(0.0)))
     z = t * t
-    return _copysign(base + (t + z * t * _horner(z, K.ATAN_POLY)), x)
+    return _signed(base + (t + z * t * _horner(z, K.ATAN_POLY)), x)
 
 
 def asin(x: AluExp) -> AluExp:
@@ -125,7 +129,7 @@ def asin(x: AluExp) -> AluExp:
     t = big.where(z.unary(AluOp.Sqrt), a)
     p = t + z * t * _horner(z, K.ASIN_POLY)
     p = big.where(math.pi / 2 - (p + p), p)
-    return _f(1.0).lt(a).where(_f(math.nan), _copysign(p, x))   # |x| > 1: no arcsine
+    return _f(1.0).lt(a).where(_f(math.nan), _signed(p, x))   # |x| > 1: no arcsine
 
 
 def erfc(x: AluExp) -> AluExp:

@@ -8,7 +8,7 @@ from jaxlab.ir.alu import BINARY, COMPARE, AluExp, AluOp
 _INFIX = {op: op.value for op in (BINARY | COMPARE) if op not in (AluOp.Min, AluOp.Max)}
 
 
-def _leaf_text(e: AluExp) -> str:
+def leaf_text(e: AluExp) -> str:
     if e.op is AluOp.Const:
         if isinstance(e.arg, bool):
             return "true" if e.arg else "false"
@@ -45,6 +45,11 @@ def _node_text(e: AluExp, args: list[str]) -> str:
     return f"{op.value}({', '.join(_strip(a) for a in args)})"
 
 
+def node_text(e: AluExp, args: list[str]) -> str:
+    """One node over its sources' texts (`args`), without a subtree walk."""
+    return _strip(_node_text(e, args))
+
+
 def _strip(text: str) -> str:
     return text[1:-1] if text.startswith("(") and text.endswith(")") else text
 
@@ -61,7 +66,7 @@ def render(e: AluExp, names: dict[AluExp, str] | None = None) -> str:
             text[node] = names[node]
             continue
         if not node.src:
-            text[node] = _leaf_text(node)
+            text[node] = leaf_text(node)
             continue
         body = _node_text(node, [text[s] for s in node.src])
         if uses[node] > 1 and node is not e:

@@ -242,6 +242,16 @@ MEM = {
 }
 
 
+def bound_by_constant(op: AluOp, in_kind: Kind, c: float) -> Optional[Templates]:
+    """Float min/max with a constant that is neither NaN nor zero as operand b: pmin/pmax
+    (b < a ? b : a, one instruction) give np.minimum's answer, NaN in a included, where
+    f32x4.min spends several instructions on a NaN in b and on signed zeros."""
+    if in_kind is not F or op not in (AluOp.Min, AluOp.Max) or math.isnan(c) or c == 0:
+        return None
+    scalar = _ARITH[op, F][0]
+    return (scalar, f"(f32x4.p{'min' if op is AluOp.Min else 'max'} {{a}} {{b}})")
+
+
 def divide_by_constant(op: AluOp, in_kind: Kind, c: int, nonneg: bool) -> Optional[Templates]:
     """Integer // and % by a constant: no trap is possible, and powers of two are shifts."""
     if in_kind not in SIGN:

@@ -3,8 +3,9 @@
 Every module imports the device's one linear memory, so a dispatch passes byte
 offsets (the buffer handles) as i32 arguments and nothing is copied. Modules
 are cached by their text, so two kernels that generate the same code share
-one compiled module. Routines generated as WebAssembly (routines.py) run like
-kernels; the others still run with NumPy on zero-copy views of the memory.
+one compiled module. Routines are generated as WebAssembly too (routines.py) and
+run like kernels; only those it does not write (sorts of 64-bit values) run with
+NumPy on zero-copy views of the memory.
 
 wasmtime releases the GIL while Wasm runs, and a shared memory can be imported
 by many stores: a large kernel's outer loop is split into ranges run at once on
@@ -320,12 +321,11 @@ class WasmBackend(Backend):
         nargs = len(routine.outputs) + len(routine.inputs) + 3
         module, hit = self.wasm.compile(key, code.text, nargs)
         compile_ms = (time.perf_counter() - t0) * 1e3
-        work = code.flops if code.flops is not None else code.matrices * self.min_thread_work
-        chunks = self._chunks(("matrix", code.matrices, 1), work)
-        threads = (f"{len(chunks)} thread(s) over {code.matrices} matri"
-                   f"{'x' if code.matrices == 1 else 'ces'}: "
-                   + ("each a range of the batch, in its own store" if len(chunks) > 1 else
-                      "the batch is one matrix, or too little work to hand off"))
+        work = code.flops if code.flops is not None else code.items * self.min_thread_work
+        chunks = self._chunks(("item", code.items, 1), work)
+        threads = (f"{len(chunks)} thread(s) over {code.items} item(s) of the batch: "
+                   + ("each a range of them, in its own store" if len(chunks) > 1 else
+                      "one item, or too little work to hand off"))
         choices = tuple(Choice(k, v, why) for k, (v, why) in code.notes.items())
         return Executable(
             program=CompiledKernel(f"{routine.name}_{'_'.join(map(str, routine.shape))}", module,

@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Optional
 
 from jaxlab.backends.wasm import mathlib
 from jaxlab.backends.wasm.analysis import COL, RIDX, ROW, affine, contiguous, in_bounds
-from jaxlab.backends.wasm.optable import (F16_EXACT, INLINED, MEM, SCALAR_TYPE, const,
-                                          divide_by_constant, extract, replace, splat,
+from jaxlab.backends.wasm.optable import (F16_EXACT, INLINED, MEM, SCALAR_TYPE,
+                                          bound_by_constant, const, divide_by_constant, extract, replace, splat,
                                           templates)
 from jaxlab.graph import toposort
 from jaxlab.ir.alu import AluExp, AluOp
 from jaxlab.ir.dtypes import DType
-from jaxlab.ir.printer import render
+from jaxlab.ir.printer import leaf_text, node_text, render
 from jaxlab.ir.vocabulary import kind_of as kind
 
 if TYPE_CHECKING:
@@ -162,9 +162,8 @@ class Scope:
         if node.op is AluOp.GlobalIndex:
             return _one_line(render(node))
         # the node over its sources' labels, so a comment never prints a whole subtree
-        labelled = tuple(s if s.op in (AluOp.Const, AluOp.Special, AluOp.Variable)
-                         else AluExp.variable(self.gen.label(s), s.dtype) for s in node.src)
-        return render(AluExp(node.op, node.dtype, labelled, node.arg))
+        return node_text(node, [leaf_text(s) if s.op in (AluOp.Const, AluOp.Special, AluOp.Variable)
+                                else self.gen.label(s) for s in node.src])
 
     def _compute(self, node: AluExp, pos: Pos, vector: bool) -> str:
         op, srcs = node.op, node.src
@@ -172,6 +171,10 @@ class Scope:
         tmpl = None
         if op in (AluOp.Idiv, AluOp.Mod) and srcs[1].is_const:
             tmpl = divide_by_constant(op, k_in, srcs[1].arg, srcs[0].vmin >= 0)
+        elif op in (AluOp.Min, AluOp.Max) and srcs[0].is_const != srcs[1].is_const:
+            if srcs[0].is_const:   # commutative: the constant goes second
+                srcs = (srcs[1], srcs[0])
+            tmpl = bound_by_constant(op, k_in, srcs[1].arg)
         s_t, v_t = tmpl or templates(op, kind(node.dtype), k_in)
         args: dict[str, object] = {"arg": node.arg}
         letters = "abcd"

@@ -2,7 +2,7 @@
 
 Jacobi: Hestenes' one-sided sweeps in round-robin order, so that each round rotates
 n/2 disjoint pairs at once, one thread per pair, and only rounds need barriers
-(eigh runs them on A + |A|_F I, whose singular vectors are A's eigenvectors).
+(eigh runs them on A + 2|A|_F I, whose orthogonalised rows are A's eigenvectors).
 QR: Householder reflections, one thread making each reflector and the threads
 applying it to the later columns, then Q accumulated from them (geqrf + orgqr).
 Matrices whose columns an algorithm walks are stored transposed, as rows.
@@ -195,57 +195,62 @@ def _eigh(b: "_Builder") -> None:
     a = b.as_f32(0, dtype, count * n * n)
     v_out, finish_v = b.f32_output(0, dtype, count * n * n)
     w_out, finish_w = b.f32_output(1, dtype, count * n)
-    w, vt, d = b.temp(4 * count * n * n), b.temp(4 * count * n * n), b.temp(4 * count * n)
-    perm = b.temp(4 * count * n)
+    w, d, perm = b.temp(4 * count * n * n), b.temp(4 * count * n), b.temp(4 * count * n)
     src = ("max(r, c) * {n}u + min(r, c)" if lower else "min(r, c) * {n}u + max(r, c)").format(n=n)
     body = f"""  let wb = group * {n * n}u;
-  let vb = wb;
   let kb = group * {n}u;
   let pb = kb;
-  // W <- B = A + shift I (A from its {'lower' if lower else 'upper'} triangle), VT <- I
+  // W <- B = A + shift I, A from its {'lower' if lower else 'upper'} triangle, shift = 2 |A|_F
+  // (1 for A = 0): B is positive definite with eigenvalues of one scale, so once its
+  // rows are orthogonal they are A's eigenvectors (no rotations accumulated)
   for (var e = lid; e < {n * n}u; e += {THREADS}u) {{
     let r = e / {n}u;
     let c = e % {n}u;
     w[wb + e] = a[wb + {src}];
-    vt[vb + e] = select(0.0, 1.0, r == c);
   }}
   storageBarrier();
   if (lid == 0u) {{
-    // the shift: A's Frobenius norm, so that B is positive semidefinite
     var total = 0.0;
     for (var e = 0u; e < {n * n}u; e++) {{ total += w[wb + e] * w[wb + e]; }}
-    shift = sqrt(total);
+    shift = select(1.0, 2.0 * sqrt(total), total > 0.0);
     for (var k = 0u; k < {n}u; k++) {{ w[wb + k * {n + 1}u] += shift; }}
   }}
   storageBarrier();
-{_jacobi(n, n, True)}
-  // eigenvalues: Rayleigh quotients v_k . (B v_k) - shift
-  let sh = workgroupUniformLoad(&shift);
+{_jacobi(n, n, False)}
+  // eigenvectors: W's rows normalised; eigenvalues: their Rayleigh quotients v . (A v)
   for (var k = lid; k < {n}u; k += {THREADS}u) {{
+    var length = 0.0;
+    for (var i = 0u; i < {n}u; i++) {{ length += w[wb + k * {n}u + i] * w[wb + k * {n}u + i]; }}
+    length = sqrt(length);
+    for (var i = 0u; i < {n}u; i++) {{ w[wb + k * {n}u + i] /= length; }}
     var total = 0.0;
-    for (var i = 0u; i < {n}u; i++) {{ total += w[wb + k * {n}u + i] * vt[vb + k * {n}u + i]; }}
-    d[kb + k] = total - sh;
+    for (var r = 0u; r < {n}u; r++) {{
+      var row = 0.0;
+      for (var c = 0u; c < {n}u; c++) {{ row += a[wb + {src}] * w[wb + k * {n}u + c]; }}
+      total += w[wb + k * {n}u + r] * row;
+    }}
+    d[kb + k] = total;
   }}
   storageBarrier();
 {_sort('d', n, descending=False)}
   for (var e = lid; e < {n * n}u; e += {THREADS}u) {{
     let r = e / {n}u;
     let c = e % {n}u;
-    v[wb + e] = vt[vb + perm[pb + c] * {n}u + r];
+    v[wb + e] = w[wb + perm[pb + c] * {n}u + r];
   }}
   for (var k = lid; k < {n}u; k += {THREADS}u) {{ values[kb + k] = d[kb + perm[pb + k]]; }}
 """
     source = "\n".join([
         _head([("a", "f32", False), ("v", "f32", True), ("values", "f32", True), ("w", "f32", True),
-               ("vt", "f32", True), ("d", "f32", True), ("perm", "u32", True)]),
+               ("d", "f32", True), ("perm", "u32", True)]),
         "var<workgroup> shift: f32;", _jacobi_decls(n), _main(body)])
-    b.shader(source, "eigh", count, THREADS, [a, v_out, w_out, w, vt, d, perm],
-             [v_out, w_out, w, vt, d, perm])
+    b.shader(source, "eigh", count, THREADS, [a, v_out, w_out, w, d, perm], [v_out, w_out, w, d, perm])
     finish_v()
     finish_w()
-    b.notes = {"algorithm": ("one-sided Jacobi on A + |A|_F I, a workgroup per matrix",
-                             "the shifted matrix is semidefinite: its singular vectors are A's "
-                             "eigenvectors; round-robin pairs rotate in parallel"),
+    b.notes = {"algorithm": ("one-sided Jacobi on A + 2|A|_F I, a workgroup per matrix",
+                             "the shifted matrix is positive definite with eigenvalues of one "
+                             "scale: its orthogonalised rows are A's eigenvectors; round-robin "
+                             "pairs rotate in parallel"),
                "workgroup": (THREADS, "a thread per pair of a round"),
                "max_sweeps": (MAX_SWEEPS, "until every pair is orthogonal to working precision")}
 

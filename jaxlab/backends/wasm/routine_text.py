@@ -1,0 +1,144 @@
+"""The pieces routines are written with: a WAT function being built (its locals,
+loops, loads and stores for one float type), and the loops several routines share
+(transposed copies, identities, a stable ordering of keys)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from jaxlab.backends.wasm.vector_loops import FloatType
+
+
+def i32(value: int) -> str:
+    return f"(i32.const {value})"
+
+
+def get(name: str) -> str:
+    return f"(local.get ${name})"
+
+
+class Fn:
+    """One WAT function being written: its locals, loops and memory accesses."""
+
+    def __init__(self, ft: FloatType) -> None:
+        self.ft = ft
+        self.locals: dict[str, str] = {}
+        self.labels = 0
+
+    def var(self, name: str, kind: str = "i32") -> str:
+        self.locals[name] = kind
+        return f"(local.get ${name})"
+
+    def fvar(self, name: str) -> str:
+        return self.var(name, self.ft.name)
+
+    def loop(self, var: str, start: str, stop: str, body: list[str], what: str) -> list[str]:
+        """for var = start; var < stop (signed); var++."""
+        self.var(var)
+        self.labels += 1
+        label = f"{var}{self.labels}"
+        return ([f"(local.set ${var} {start})", f"(block ${label}_done (loop ${label}  ;; {what}",
+                 f"  (br_if ${label}_done (i32.ge_s (local.get ${var}) {stop}))"]
+                + [f"  {line}" for line in body]
+                + [f"  (local.set ${var} (i32.add (local.get ${var}) (i32.const 1)))",
+                   f"  (br ${label})))"])
+
+    def at(self, base: str, index: str) -> str:
+        """The byte address of element `index` of the array at `base`."""
+        return f"(i32.add {base} (i32.shl {index} (i32.const {self.ft.shift})))"
+
+    def at2(self, base: str, row: str, col: str, cols: int) -> str:
+        return self.at(base, f"(i32.add (i32.mul {row} (i32.const {cols})) {col})")
+
+    def load(self, addr: str) -> str:
+        return f"({self.ft.name}.load {addr})"
+
+    def store(self, addr: str, value: str) -> str:
+        return f"({self.ft.name}.store {addr} {value})"
+
+    def const(self, value: float) -> str:
+        return f"({self.ft.name}.const {value!r})"
+
+    def op(self, name: str, *args: str) -> str:
+        return f"({self.ft.name}.{name} {' '.join(args)})"
+
+    def text(self, head: str, body: list[str], comment: str) -> str:
+        decls = [f"(local ${n} {t})" for n, t in self.locals.items()]
+        decls = [" ".join(decls[i:i + 8]) for i in range(0, len(decls), 8)]
+        return "\n".join([head, f"  ;; {comment}"] + [f"  {d}" for d in decls]
+                         + [f"  {line}" for line in body] + [")"])
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Scratch arrays of one thread, 16-byte aligned, by name: byte offset."""
+    offsets: dict[str, int]
+    nbytes: int
+
+
+@dataclass(frozen=True)
+class Body:
+    """What a routine's generator writes: functions, among them `$matrix` computing one
+    item of the batch from its buffers (`args`, outputs first) and its scratch."""
+    functions: list[str]
+    args: list[str]
+    layout: Layout
+    notes: dict[str, tuple[Any, str]]   # tuning choices: name -> (value, reason)
+    flops: Optional[int]                # per item; None where the data decide
+    item_dims: int = 2                  # trailing axes of an item: a matrix, or 1 (a row)
+
+
+def layout(**sizes: int) -> Layout:
+    offsets, at = {}, 0
+    for name, nbytes in sizes.items():
+        offsets[name] = at
+        at += -(-nbytes // 16) * 16
+    return Layout(offsets, at)
+
+
+def matrix_row(f: "Fn", base: str, row: str, cols: int) -> str:
+    """The byte address of row `row` of a matrix of `cols` columns at `base`."""
+    return f"(i32.add {base} (i32.mul {row} (i32.const {cols * f.ft.size})))"
+
+
+def transposed_copy(f: Fn, src: str, dst: str, rows: int, cols: int) -> list[str]:
+    """dst (cols x rows) <- src (rows x cols) transposed."""
+    inner = f.loop("tc", i32(0), i32(cols), [f.store(f.at2(dst, get("tc"), get("tr"), rows),
+                                                    f.load(f.at2(src, get("tr"), get("tc"), cols)))],
+                   "columns")
+    return f.loop("tr", i32(0), i32(rows), inner, "rows")
+
+
+def identity(f: Fn, dst: str, rows: int, cols: int) -> list[str]:
+    one = f.op("convert_i32_u", "(i32.eq (local.get $ir) (local.get $ic))")
+    inner = f.loop("ic", i32(0), i32(cols), [f.store(f.at2(dst, get("ir"), get("ic"), cols), one)],
+                   "columns")
+    return f.loop("ir", i32(0), i32(rows), inner, "rows")
+
+
+def sort_order(f: Fn, keys: str, perm: str, n: int, descending: bool) -> list[str]:
+    """perm <- the indices of keys[0:n] in (stable) ascending or descending order:
+    an insertion sort, n^2/4 compares for n of a few hundred."""
+    key_of = lambda idx: f.load(f.at(keys, f"(i32.load {perm_at(perm, idx)})"))  # noqa: E731
+    before = "lt" if descending else "gt"
+    f.var("key"), f.fvar("kv"), f.var("sj")
+    fill = f.loop("si", i32(0), i32(n), [f"(i32.store {perm_at(perm, get('si'))} {get('si')})"],
+                  "the identity order")
+    insert = [
+        f"(local.set $key {get('si')})",
+        f"(local.set $kv {f.load(f.at(keys, get('key')))})",
+        f"(local.set $sj (i32.sub {get('si')} {i32(1)}))",
+        "(block $placed (loop $shift  ;; move larger (smaller) keys up one place",
+        f"  (br_if $placed (i32.lt_s {get('sj')} {i32(0)}))",
+        f"  (br_if $placed (i32.eqz {f.op(before, key_of(get('sj')), get('kv'))}))",
+        f"  (i32.store {perm_at(perm, '(i32.add (local.get $sj) (i32.const 1))')} "
+        f"(i32.load {perm_at(perm, get('sj'))}))",
+        f"  (local.set $sj (i32.sub {get('sj')} {i32(1)}))",
+        "  (br $shift)))",
+        f"(i32.store {perm_at(perm, '(i32.add (local.get $sj) (i32.const 1))')} {get('key')})",
+    ]
+    return fill + f.loop("si", i32(1), i32(n), insert, "insert key si among the sorted ones")
+
+
+def perm_at(perm: str, index: str) -> str:
+    return f"(i32.add {perm} (i32.shl {index} (i32.const 2)))"

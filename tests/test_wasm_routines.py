@@ -1,0 +1,72 @@
+"""The wasm device's routines are generated WebAssembly (not NumPy): their WAT in the
+events, their agreement with the cpu device (NumPy) on edge cases, and a batch split
+across threads."""
+import numpy as np
+import pytest
+
+import jaxlab
+import jaxlab.numpy as jnp
+from jaxlab.lax import linalg as lax_linalg
+from tests.conftest import assert_close
+
+RNG = np.random.default_rng(7)
+SPD = (lambda m: m @ m.T + 4 * np.eye(4, dtype=np.float32))(
+    RNG.standard_normal((4, 4)).astype(np.float32))
+CALLS = {
+    "sort": lambda: jnp.sort(jnp.asarray([3.0, -0.0, np.nan, 1.0, 0.0])),
+    "argsort": lambda: jnp.argsort(jnp.asarray([3, 1, 2, 1], dtype=jnp.int32)),
+    "cholesky": lambda: jnp.linalg.cholesky(jnp.asarray(SPD)),
+    "triangular_solve": lambda: lax_linalg.triangular_solve(
+        jnp.asarray(SPD), jnp.ones((2, 4)), lower=True),
+    "lu": lambda: lax_linalg.lu(jnp.asarray(SPD))[0],
+}
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_routine_is_generated_wat(name):
+    with jaxlab.default_device("wasm"), jaxlab.capture() as log:
+        np.asarray(CALLS[name]())
+    (event,) = [e for e in log if e.kind == "routine"]
+    assert event.source_language == "wat" and '(func $kernel (export "kernel")' in event.source
+    assert event.tuning.value("algorithm")
+    with jaxlab.default_device("cpu"):
+        want = np.asarray(CALLS[name]())
+    with jaxlab.default_device("wasm"):
+        got = np.asarray(CALLS[name]())
+    assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_narrow_dtypes_sort_through_wider_keys():
+    x = np.array([[3, 0, 1, 1], [1, 0, 0, 1]], bool)
+    h = np.array([2.5, -1.0, np.nan, 0.5], np.float16)
+    with jaxlab.default_device("wasm"):
+        assert_close(jnp.sort(jnp.asarray(x)), np.sort(x))
+        assert_close(jnp.argsort(jnp.asarray(x)), np.argsort(x, kind="stable").astype(np.int32))
+        assert_close(jnp.sort(jnp.asarray(h)), np.sort(h))
+
+
+def test_singular_triangular_solve_and_failed_cholesky_match_numpy():
+    t = np.array([[1.0, 0.0], [2.0, 0.0]], np.float32)
+    b = np.array([[1.0], [1.0]], np.float32)
+    not_pd = np.array([[1.0, 2.0], [2.0, 1.0]], np.float32)
+    results = {}
+    for device in ("cpu", "wasm"):
+        with jaxlab.default_device(device):
+            results[device] = (
+                np.asarray(lax_linalg.triangular_solve(jnp.asarray(t), jnp.asarray(b),
+                                                       left_side=True, lower=True)),
+                np.asarray(jnp.linalg.cholesky(jnp.asarray(not_pd))))
+    for got, want in zip(results["wasm"], results["cpu"]):
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
+
+
+def test_batch_split_across_threads():
+    """Enough rows that the batch is shared by the device's threads (when it has two)."""
+    x = RNG.standard_normal((64, 2048)).astype(np.float32)
+    with jaxlab.default_device("wasm"), jaxlab.capture() as log:
+        out = np.asarray(jnp.argsort(jnp.asarray(x), axis=-1))
+    np.testing.assert_array_equal(out, np.argsort(x, axis=-1, kind="stable"))
+    threads = jaxlab.engine.devices.get_device("wasm").backend.threads
+    (event,) = [e for e in log if e.kind == "routine"]
+    assert event.tuning.value("threads") == min(threads, 64)

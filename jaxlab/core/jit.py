@@ -164,6 +164,18 @@ class Program:
                 slots[slot] = None
         return slots
 
+    def kernel_steps(self) -> list[Step]:
+        """Every kernel step, those of its loops' and branches' sub-programs too."""
+        found, todo = [], [self]
+        while todo:
+            program = todo.pop()
+            for st in program.steps:
+                if type(st) is Step:
+                    found.append(st)
+                else:
+                    todo.extend(st.programs())
+        return found
+
     def text(self) -> str:
         """The program as steps a person can read; loops and branches as nested blocks."""
         head = (f"program on {self.device.platform}: {self.n_inputs} inputs, "

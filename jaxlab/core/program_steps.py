@@ -198,6 +198,9 @@ class LoopStep:
                 copy(h, 0, t, 0, n)
         return launch
 
+    def programs(self) -> list[Program]:
+        return [phase.body for phase in self.phases]
+
     def lines(self) -> list[str]:
         inv, carried = self.inputs[:self.n_invariant], self.inputs[self.n_invariant:]
         lines = []
@@ -269,6 +272,9 @@ class WhileStep:
                 copy(h, 0, t, 0, n)
         return launch
 
+    def programs(self) -> list[Program]:
+        return [self.cond, self.body]
+
     def lines(self) -> list[str]:
         carried = self.inputs[self.n_cond_consts + self.n_body_consts:]
         return ([f"{_slots(self.outputs)} = while (carry {_slots(carried)}) {{", "  cond {"] +
@@ -305,6 +311,9 @@ class CondStep:
             for h, t, nbytes in b.copies:
                 copy(h, 0, t, 0, nbytes)
         return launch
+
+    def programs(self) -> list[Program]:
+        return list(self.branches)
 
     def lines(self) -> list[str]:
         ops = _slots(self.inputs[1:]) or "-"

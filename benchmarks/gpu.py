@@ -1,10 +1,11 @@
 """GPU figures for the webgpu device against PyTorch (and JAX) on the same GPU.
 
-    python -m benchmarks.gpu [--out FILE] [--workloads W1,W2,W3,W5,W4,EIGH,SVD]
+    python -m benchmarks.gpu [--out FILE] [--workloads W1,W2,W3,W5,W4,EIGH,SVD,W8,W9]
 
 W1/W2 are reported as a fraction of a device-to-device copy's bandwidth, W3/W5
 as a fraction of cuBLAS/cuDNN fp32 (TF32 off), W4 as a ratio to JAX on the GPU,
-EIGH/SVD (256x256) as a fraction of torch.linalg's time (cuSOLVER).
+EIGH/SVD (256x256) as a fraction of torch.linalg's time (cuSOLVER), W8/W9 (FFT) as a
+fraction of cuFFT through torch.fft (target >= 0.3).
 jaxlab's time is the GPU timestamp-query time of its kernels when the adapter
 has them (else wall time around a synchronised call); the peers' times come
 from CUDA events. Every result is checked against NumPy first.
@@ -21,8 +22,6 @@ import numpy as np
 from benchmarks.workloads import WORKLOADS, _w4_step
 
 REPEATS = 10
-
-
 def _cuda_time(fn: Callable[[], Any], torch: Any) -> float:
     """Median seconds of fn over REPEATS, measured with CUDA events."""
     fn()
@@ -59,11 +58,16 @@ def torch_figures(torch: Any, inputs: dict[str, tuple]) -> dict[str, float]:
         if name in inputs:
             a = torch.from_numpy(inputs[name][0]).to(dev)
             out[name] = _cuda_time(lambda: fn(a), torch)
+    for name in ("W8", "W9"):   # cuFFT, along the last axis as jnp.fft.fft
+        if name in inputs:
+            z = torch.from_numpy(inputs[name][0]).to(dev)
+            out[name] = _cuda_time(lambda z=z: torch.fft.fft(z), torch)
     return out
 
 
 REFERENCE_LABELS = {"W1": "D2D copy", "W2": "D2D copy", "W3": "cuBLAS fp32", "W5": "cuDNN fp32",
-                    "EIGH": "torch.linalg.eigh", "SVD": "torch.linalg.svd"}
+                    "EIGH": "torch.linalg.eigh", "SVD": "torch.linalg.svd",
+                    "W8": "cuFFT (torch.fft)", "W9": "cuFFT (torch.fft)"}
 
 
 def _relative_error(got: Any, want: Any) -> float:
@@ -71,7 +75,8 @@ def _relative_error(got: Any, want: Any) -> float:
     parts = zip(got, want) if isinstance(want, tuple) else [(got, want)]
     errs = []
     for g, w in parts:
-        g, w = np.asarray(g, dtype=np.float64), np.asarray(w, dtype=np.float64)
+        g, w = (np.asarray(v).astype(np.complex128 if np.iscomplexobj(v) else np.float64)
+                for v in (g, w))
         errs.append(float(np.max(np.abs(g - w)) / (np.max(np.abs(w)) + 1e-30)))
     return max(errs)
 
@@ -131,7 +136,7 @@ def dispatch_readback_us() -> tuple[float, float]:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--workloads", default="W1,W2,W3,W5,W4,EIGH,SVD")
+    ap.add_argument("--workloads", default="W1,W2,W3,W5,W4,EIGH,SVD,W8,W9")
     ap.add_argument("--out", default="benchmarks/RESULTS-gpu.md")
     args = ap.parse_args(argv)
     import jaxlab

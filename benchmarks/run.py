@@ -40,13 +40,17 @@ def _check(name: str, lib: str, got: Any, want: Any, rtol: float) -> None:
     got_l = got if isinstance(got, tuple) else (got,)
     want_l = want if isinstance(want, tuple) else (want,)
     for g, w in zip(got_l, want_l):
-        g = np.asarray(g, dtype=np.float64)
-        w = np.asarray(w, dtype=np.float64)
+        g, w = (_wide(np.asarray(v)) for v in (g, w))
         # error relative to the result's scale: a float32 sum of 1024 terms can land
         # near zero, where an element-wise relative error means nothing
         err = np.max(np.abs(g - w)) / (np.max(np.abs(w)) + 1e-30) if w.size else 0.0
         if not err <= rtol * 10:
             raise AssertionError(f"{name} on {lib}: result differs from NumPy (rel err {err:.2e})")
+
+
+def _wide(v: np.ndarray) -> np.ndarray:
+    """float64 (complex128 for complex results) for comparing."""
+    return v.astype(np.complex128 if np.iscomplexobj(v) else np.float64)
 
 
 # --- libraries: how to place inputs, build, synchronise -----------------------------------
@@ -284,7 +288,7 @@ def _format(results: dict, w3_single: float | None) -> list[str]:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--workloads", default="W1,W2,W3,W4,W5,W6,W7")
+    ap.add_argument("--workloads", default="W1,W2,W3,W4,W5,W6,W7,W8,W9")
     ap.add_argument("--devices", default=None, help="jaxlab devices (default: all)")
     ap.add_argument("--size", default="cpu", choices=["cpu", "gpu"])
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "RESULTS.md"))

@@ -167,6 +167,27 @@ def _svd(m):
     return f
 
 
+# --- W8/W9: FFT of complex64 (one long transform; a batch of rows) ----------------------
+def _complex_signal(shape: tuple) -> tuple:
+    r = _rng()
+    return ((r.standard_normal(shape) + 1j * r.standard_normal(shape)).astype(np.complex64),)
+
+
+def _fft_flops(inp: tuple) -> float:
+    """5 n log2 n per transform of n points (the conventional count), in GFLOP."""
+    x = inp[0]
+    n = x.shape[-1]
+    return 5 * n * math.log2(n) * (x.size // n) / 1e9
+
+
+def _fft(m):
+    return lambda x: m.fft.fft(x)
+
+
+_FFT_BUILD = {"jaxlab": lambda lib: lib.jit(_fft(lib.numpy)),
+              "jax": lambda lib: lib.jit(_fft(lib.numpy)), "numpy": lambda lib: _fft(np)}
+
+
 WORKLOADS: dict[str, Workload] = {
     "W1": Workload(
         "W1", "fused elementwise chain (jit)", "GB/s",
@@ -222,4 +243,12 @@ WORKLOADS: dict[str, Workload] = {
         _general_input, lambda inp: 1.0, _svd(np),
         {"jaxlab": lambda lib: lib.jit(_svd(lib.numpy)), "jax": lambda lib: lib.jit(_svd(lib.numpy)),
          "numpy": lambda lib: _svd(np)}, rtol=1e-3),
+    "W8": Workload(
+        "W8", "FFT of 2^20 complex64 (one transform)", "GFLOP/s",
+        lambda s: _complex_signal((1 << 20 if s == "cpu" else 1 << 24,)),
+        _fft_flops, lambda x: np.fft.fft(x), _FFT_BUILD, rtol=1e-5),
+    "W9": Workload(
+        "W9", "FFT of 1024 rows of 1024 complex64", "GFLOP/s",
+        lambda s: _complex_signal((1024 if s == "cpu" else 16384, 1024)),
+        _fft_flops, lambda x: np.fft.fft(x), _FFT_BUILD, rtol=1e-5),
 }

@@ -119,18 +119,24 @@ def _diff_call(fun: Callable, args: tuple, argnums: int | Sequence[int],
 
 
 def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0,
-                   has_aux: bool = False) -> Callable:
-    """f -> (f(x), df/dx) for scalar-output f, differentiating w.r.t. argnums."""
+                   has_aux: bool = False, holomorphic: bool = False) -> Callable:
+    """f -> (f(x), df/dx) for scalar-output f, differentiating w.r.t. argnums.
+    Complex inputs follow JAX: the gradient of a real output is the cotangent 1.0
+    pulled back (the conjugate of df/dz* convention); a complex output needs
+    holomorphic=True (complex inputs too), which gives df/dz."""
     @functools.wraps(fun)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         partial_fun, diff = _diff_call(fun, args, argnums, kwargs)
+        if holomorphic:
+            for d in tree_flatten(diff)[0]:
+                dt = _as_array(d).jdtype
+                if not dt.is_complex:
+                    raise TypeError(f"grad with holomorphic=True requires inputs with complex "
+                                    f"dtype, but got {dt}.")
         res = vjp(partial_fun, *diff, has_aux=has_aux)
         out, f_vjp = res[0], res[1]
         out_arr = _as_array(out) if not isinstance(out, (tuple, list, dict)) else None
-        if out_arr is None or out_arr.shape != () or not out_arr.jdtype.is_float:
-            what = type(out).__name__ if out_arr is None else \
-                f"{out_arr.jdtype}{list(out_arr.shape)}"
-            raise TypeError(f"grad requires a real scalar output (float, shape ()), got {what}")
+        _check_grad_output(out, out_arr, holomorphic)
         from jaxlab.numpy.creation import ones_like
         grads = f_vjp(ones_like(out_arr))
         grads = grads[0] if isinstance(argnums, int) else tuple(grads)
@@ -138,8 +144,28 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0,
     return wrapped
 
 
-def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
-    vg = value_and_grad(fun, argnums, has_aux)
+def _check_grad_output(out: Any, out_arr: Any, holomorphic: bool) -> None:
+    """JAX's checks and messages for what grad can differentiate."""
+    if out_arr is None or out_arr.shape != ():
+        what = type(out).__name__ if out_arr is None else f"{out_arr.jdtype}{list(out_arr.shape)}"
+        raise TypeError(f"grad requires a real scalar output (float, shape ()), got {what}")
+    dt = out_arr.jdtype
+    if holomorphic and not dt.is_complex:
+        raise TypeError(f"grad with holomorphic=True requires outputs with complex dtype, "
+                        f"but got {dt}.")
+    if not holomorphic and dt.is_complex:
+        raise TypeError(f"grad requires real-valued outputs (output dtype that is a sub-dtype "
+                        f"of np.floating), but got {dt}. For holomorphic differentiation, "
+                        f"pass holomorphic=True. For differentiation of non-holomorphic "
+                        f"functions involving complex outputs, use jax.vjp directly.")
+    if not dt.is_inexact:
+        raise TypeError(f"grad requires a real scalar output (float, shape ()), got "
+                        f"{dt}{list(out_arr.shape)}")
+
+
+def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+         holomorphic: bool = False) -> Callable:
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic)
 
     @functools.wraps(fun)
     def wrapped(*args: Any, **kwargs: Any) -> Any:

@@ -91,7 +91,10 @@ class Array(ArrayBase):
         return self
 
     def to_numpy(self) -> np.ndarray:
-        return self._realize().buffer.to_numpy().reshape(self.shape)
+        data = self._realize().buffer.to_numpy()
+        if self.jdtype.is_complex:   # stored as interleaved parts: NumPy's own layout
+            data = data.view(self.jdtype.np)
+        return data.reshape(self.shape)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         out = self.to_numpy()
@@ -127,6 +130,9 @@ class Array(ArrayBase):
 
     def __int__(self) -> int:
         return self._scalar(int)
+
+    def __complex__(self) -> complex:
+        return self._scalar(complex)
 
     def __index__(self) -> int:
         if self.jdtype.is_float or self.jdtype.is_bool or self.ndim:

@@ -116,9 +116,19 @@ def _qr(a: np.ndarray, *, full_matrices: bool) -> list[np.ndarray]:
             r.reshape(*batch, *r.shape[-2:]).astype(a.dtype)]
 
 
+def _fft(x: np.ndarray, twiddles: np.ndarray, *, inverse: bool) -> list[np.ndarray]:
+    """Unscaled DFTs of the rows of x, complex values stored as (re, im) pairs: NumPy's
+    pocketfft (the twiddle table is for generated code)."""
+    complex_type = np.result_type(x.dtype, np.complex64)   # complex64, or complex128 (x64)
+    rows = np.ascontiguousarray(x).view(complex_type)[..., 0]
+    out = np.fft.ifft(rows, axis=-1, norm="forward") if inverse else np.fft.fft(rows, axis=-1)
+    return [out.astype(complex_type)[..., None].view(x.dtype)]
+
+
 ROUTINE_IMPLS: dict[str, Callable[..., list[np.ndarray]]] = {
     "sort": _sort, "argsort": _argsort, "cholesky": _cholesky,
     "triangular_solve": _triangular_solve, "lu": _lu, "eigh": _eigh, "svd": _svd, "qr": _qr,
+    "fft": _fft,
 }
 
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from jaxlab.backends.base import Backend, Executable
 from jaxlab.core.avals import ShapedArray
-from jaxlab.core.primitives import Primitive, abstract_evals, lowerings
+from jaxlab.core.primitives import Primitive, abstract_evals, lower
 from jaxlab.core.trace import new_dynamic
 from jaxlab.engine import lazy as lz
 from jaxlab.engine.buffer import Buffer
@@ -55,7 +55,8 @@ PHANTOM = Device("abstract", ShapeOnlyBackend())
 
 
 def phantom(aval: ShapedArray) -> lz.Lazy:
-    return lz.from_buffer(Buffer(PHANTOM, aval.dtype, int(np.prod(aval.shape))), aval.shape)
+    return lz.from_buffer(Buffer(PHANTOM, aval.dtype, int(np.prod(aval.shape))), aval.shape,
+                          aval.dtype)
 
 
 def abstract_eval(prim: Primitive, avals: Sequence[ShapedArray], params: dict) \
@@ -65,6 +66,6 @@ def abstract_eval(prim: Primitive, avals: Sequence[ShapedArray], params: dict) \
     # lowerings that call user code must evaluate, not stage, and the constants
     # that code makes (jnp.arange...) must live beside the phantom operands
     with new_dynamic(None), default_device(PHANTOM):
-        out = lowerings[prim](*(phantom(a) for a in avals), **params)
+        out = lower(prim, [phantom(a) for a in avals], params)
     outs = out if prim.multiple_results else [out]
     return [ShapedArray(o.shape, o.dtype) for o in outs]

@@ -25,6 +25,7 @@ from jaxlab.array import wrap
 from jaxlab.core.avals import ShapedArray
 from jaxlab.core.jaxpr import ClosedJaxpr, eval_closed
 from jaxlab.core.primitives import abstract_evals, lowerings, primitive, weak_results
+from jaxlab.engine import complex as cx
 from jaxlab.engine import dispatch
 from jaxlab.engine import lazy as lz
 from jaxlab.engine.buffer import Buffer
@@ -101,6 +102,8 @@ def row_index(counter: Lazy, length: int, reverse: bool) -> Lazy:
 
 def read_row(xs: Lazy, index: Lazy) -> Lazy:
     """xs[index] for a scalar int32 index array: a load that fuses into its consumers."""
+    if cx.is_complex(xs):   # the row of the interleaved storage
+        return cx.from_pair(read_row(xs.pair, index), xs.dtype)
     src = lz.realize(xs, "scanned over")
     row = int(np.prod(xs.shape[1:]))
     shape = xs.shape[1:]
@@ -116,6 +119,8 @@ def read_row(xs: Lazy, index: Lazy) -> Lazy:
 
 def fresh_copy(x: Lazy) -> Lazy:
     """x in a buffer of its own (a kernel that loads it element by element)."""
+    if cx.is_complex(x):   # a copy of the interleaved storage
+        return cx.from_pair(fresh_copy(x.pair), x.dtype)
     from jaxlab.core.reductions import iota
     src = lz.realize(x, "copied")
     if x.size == 0:
@@ -169,7 +174,7 @@ def _scan_eager(*args: Lazy, jaxpr: ClosedJaxpr, length: int, reverse: bool, num
         for acc, y, a in zip(ys, outs[num_carry:], ys_avals):
             dispatch.write_row(acc, row, lz.realize(lz.cast(y, a.dtype), "a row of a scan output")
                                .buffer)
-    return carry + [lz.from_buffer(b, (length,) + a.shape) for b, a in zip(ys, ys_avals)]
+    return carry + [lz.from_buffer(b, (length,) + a.shape, a.dtype) for b, a in zip(ys, ys_avals)]
 
 
 def _while_eager(*args: Lazy, cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr,

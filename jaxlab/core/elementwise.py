@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from jaxlab.core.primitives import lowerings, primitive, weak_preserving
+from jaxlab.engine import complex as cx
 from jaxlab.engine import lazy as lz
 from jaxlab.engine.lazy import Lazy
 from jaxlab.ir.alu import AluOp
@@ -135,6 +136,9 @@ def _select_n(pred: Lazy, on_false: Lazy, on_true: Lazy) -> Lazy:
 
 
 def _convert(x: Lazy, *, new_dtype: DType, weak_type: bool = False) -> Lazy:
+    if new_dtype.is_complex:   # a real value is the real part
+        re = lz.cast(x, new_dtype.real_dtype)
+        return cx.from_parts(re, _const(re, 0.0))
     return lz.cast(x, new_dtype)
 
 
@@ -291,7 +295,7 @@ def _float_or_zero(prim, rule):
     zero_rule = jvp_zero(prim)
 
     def wrapped(primals, tangents, **params):
-        if not primals[0].jdtype.is_float:
+        if not primals[0].jdtype.is_inexact:
             return zero_rule(primals, tangents, **params)
         return rule(primals, tangents, **params)
     return wrapped
@@ -338,7 +342,7 @@ def _jvp_select(primals, tangents):
 def _jvp_convert(primals, tangents, *, new_dtype, weak_type=False):
     (x,), (t,) = primals, tangents
     out = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
-    if not (new_dtype.is_float and x.jdtype.is_float):
+    if not (new_dtype.is_inexact and x.jdtype.is_inexact):
         return [out], [_zero(out)]
     return [out], [convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=weak_type)]
 

@@ -17,12 +17,11 @@ from typing import Any, Callable, Sequence
 from jaxlab import events
 from jaxlab.array import Array, wrap
 from jaxlab.core.jaxpr import ClosedJaxpr, Lit, Var
-from jaxlab.core.primitives import lowerings
+from jaxlab.core.primitives import lower
 from jaxlab.core.trace import placement
 from jaxlab.engine import dispatch, prepared
 from jaxlab.engine import lazy as lz
 from jaxlab.engine.buffer import Buffer
-from jaxlab.engine.lazy import Lazy
 from jaxlab.engine.devices import Device
 
 _SHARED_NODES = 24   # a shared expression bigger than this is stored, not recomputed
@@ -50,11 +49,11 @@ class Program:
     """The compiled form of a jitted function for one set of input avals."""
 
     def __init__(self, device: Device, in_specs: list, steps: list[Step],
-                 outputs: list, out_shapes: list, n_slots: int, jaxpr: ClosedJaxpr) -> None:
+                 outputs: list, out_avals: list, n_slots: int, jaxpr: ClosedJaxpr) -> None:
         n_inputs = len(in_specs)
         self.device, self.n_inputs, self.steps = device, n_inputs, steps
         self.in_specs = in_specs   # prepared.SlotSpec of each input
-        self.outputs, self.out_shapes, self.n_slots, self.jaxpr = outputs, out_shapes, n_slots, jaxpr
+        self.outputs, self.out_avals, self.n_slots, self.jaxpr = outputs, out_avals, n_slots, jaxpr
         self.calls = 0   # the first call's events report the compilation it needed
         # Every program runs prepared (engine/prepared.py): loops and branches replay
         # their sub-programs' prepared steps. Observed (events), a program with loops or
@@ -67,12 +66,12 @@ class Program:
         # from any thread, share one (made on the first call)
         self._stateless = not self.plan.arena and not self.structured
         self._shared: prepared.PreparedSteps | None = None
-        # each result: (place of its buffer, shape), or (None, a constant lazy value), and
-        # whether it is weakly typed (as the jaxpr says, like JAX's jit results)
+        # each result: (place of its buffer, (shape, dtype)), or (None, a constant lazy
+        # value), and whether it is weakly typed (as the jaxpr says, like JAX's jit results)
         weak = [a.weak_type for a in jaxpr.out_avals] if jaxpr is not None else \
             [False] * len(outputs)
-        self._results = [(self.plan.place[v], shape, w) if k == "slot" else (None, v, w)
-                         for (k, v), shape, w in zip(outputs, out_shapes, weak)]
+        self._results = [(self.plan.place[v], aval, w) if k == "slot" else (None, v, w)
+                         for (k, v), aval, w in zip(outputs, out_avals, weak)]
 
     def body_runner(self) -> prepared.BodyRunner:
         """This program as a sub-program run on handles (engine/prepared.BodyRunner)."""
@@ -106,9 +105,8 @@ class Program:
         else:
             bufs = self._run_pooled(inputs, first)
         # a constant (or constant-shaped) lazy value is computed without kernels
-        return [Array(Lazy(shape, bufs[place].dtype, device, None, buffer=bufs[place]), weak)
-                if place is not None else wrap(shape, weak)
-                for place, shape, weak in self._results]
+        return [wrap(lz.from_buffer(bufs[place], *aval), weak) if place is not None
+                else wrap(aval, weak) for place, aval, weak in self._results]
 
     def _run_pooled(self, inputs: list[Buffer], first: bool) -> list[Buffer]:
         # a runner owns its arena: a second caller at the same time gets its own
@@ -125,9 +123,9 @@ class Program:
 
     def _run_stepwise(self, args: Sequence[Array]) -> list[Array]:
         slots = self._run([_as_buffer(a, self.device) for a in args], None)
-        return [wrap(lz.from_buffer(slots[value], shape), weak) if kind == "slot"
+        return [wrap(lz.from_buffer(slots[value], *aval), weak) if kind == "slot"
                 else wrap(value, weak)   # a constant lazy value computed without kernels
-                for (kind, value), (_, shape, weak) in zip(self.outputs, self._results)]
+                for (kind, value), (_, aval, weak) in zip(self.outputs, self._results)]
 
     def run_buffers(self, buffers: Sequence[Buffer], tally: Any = None) -> list[Buffer]:
         """Run as a sub-program (a loop body, a branch): buffers in, buffers out.
@@ -217,7 +215,7 @@ def compile_program(closed: ClosedJaxpr, device: Device) -> Program:
     for c in closed.consts:   # now, not while recording: the user's arrays must keep
         c._realize()          # real buffers, not the program's placeholders
     with dispatch.recording() as rec:
-        results = lower_jaxpr(closed, [lz.from_buffer(p, a.shape)
+        results = lower_jaxpr(closed, [lz.from_buffer(p, a.shape, a.dtype)
                                        for p, a in zip(placeholders, in_avals)], device, rec)
         results = [lz.realize(r, "jit output") if _needs_buffer(r) else r for r in results]
     return _assemble(device, closed, placeholders, rec.steps, results)
@@ -229,7 +227,8 @@ def compile_body(device: Device, avals: Sequence[Any],
     its results, which all end in buffers, since a loop feeds them back in."""
     placeholders = [Buffer.placeholder(device, a.dtype, _size(a.shape)) for a in avals]
     with dispatch.recording() as rec:
-        results = body([lz.from_buffer(p, a.shape) for p, a in zip(placeholders, avals)], rec)
+        results = body([lz.from_buffer(p, a.shape, a.dtype)
+                        for p, a in zip(placeholders, avals)], rec)
         results = [lz.realize(r, "carried to the next iteration") for r in results]
     return _assemble(device, None, placeholders, rec.steps, results)
 
@@ -261,7 +260,7 @@ def lower_jaxpr(closed: ClosedJaxpr, inputs: Sequence[lz.Lazy], device: Device,
         if eqn.primitive in structured:
             outs = structured[eqn.primitive](device, rec, ins, **eqn.params)
         else:
-            out = lowerings[eqn.primitive](*ins, **eqn.params)
+            out = lower(eqn.primitive, ins, eqn.params)
             outs = list(out) if eqn.primitive.multiple_results else [out]
         text = _eqn_text(eqn)
         for v, o in zip(eqn.out_binders, outs):
@@ -330,4 +329,4 @@ def _assemble(device: Device, closed: ClosedJaxpr, placeholders: list[Buffer],
         if slot not in kept and slot >= len(placeholders):
             steps[i].frees.append(slot)
     return Program(device, [prepared.spec_of(b) for b in placeholders], steps, outputs,
-                   [r.shape for r in results], len(slot_of), closed)
+                   [(r.shape, r.dtype) for r in results], len(slot_of), closed)

@@ -1,6 +1,7 @@
 """dot_general (one fused multiply-and-sum kernel) and the routine primitives."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 from jaxlab.core.primitives import lowerings, primitive
@@ -18,31 +19,55 @@ def _dot_general(x: Lazy, y: Lazy, *, dimension_numbers: Any,
                  preferred_element_type: DType | None = None) -> Lazy:
     """Both operands viewed as (batch, x_free, y_free, contract), multiplied,
     summed over contract: the kernel a matmul is, with nothing materialised."""
-    (xc, yc), (xb, yb) = dimension_numbers
-    for dx, dy in zip(xc, yc):
-        if x.shape[dx] != y.shape[dy]:
-            raise TypeError(f"dot_general: contracting dimensions differ: {x.shape} axis {dx} "
-                             f"vs {y.shape} axis {dy}")
-    for dx, dy in zip(xb, yb):
-        if x.shape[dx] != y.shape[dy]:
-            raise TypeError(f"dot_general: batch dimensions differ: {x.shape} vs {y.shape}")
     dtype = preferred_element_type or x.dtype
     x, y = lz.cast(x, dtype), lz.cast(y, dtype)
-    xf = [d for d in range(len(x.shape)) if d not in xc and d not in xb]
-    yf = [d for d in range(len(y.shape)) if d not in yc and d not in yb]
+    layout = dot_layout(x.shape, y.shape, dimension_numbers)
+    prod = lz.elementwise(AluOp.Mul, [layout.lhs(x), layout.rhs(y)])
+    return lz.reduce(prod, AluOp.Max if dtype is DType.bool else AluOp.Add, layout.contract)
+
+
+@dataclass(frozen=True)
+class DotLayout:
+    """dot_general's operands as views of one (batch, x_free, y_free, contract) space."""
+    lhs_order: tuple[int, ...]
+    lhs_shape: tuple[int, ...]
+    rhs_order: tuple[int, ...]
+    rhs_shape: tuple[int, ...]
+    full: tuple[int, ...]
+    contract: tuple[int, ...]   # the axes of `full` summed over
+
+    def lhs(self, x: Lazy) -> Lazy:
+        return self._place(x, self.lhs_order, self.lhs_shape)
+
+    def rhs(self, y: Lazy) -> Lazy:
+        return self._place(y, self.rhs_order, self.rhs_shape)
+
+    def _place(self, x: Lazy, order: tuple, shape: tuple) -> Lazy:
+        x = lz.movement(x, "permute", order)
+        return lz.movement(lz.movement(x, "reshape", shape), "expand", self.full)
+
+
+def dot_layout(xs: tuple, ys: tuple, dimension_numbers: Any) -> DotLayout:
+    (xc, yc), (xb, yb) = dimension_numbers
+    for dx, dy in zip(xc, yc):
+        if xs[dx] != ys[dy]:
+            raise TypeError(f"dot_general: contracting dimensions differ: {xs} axis {dx} "
+                             f"vs {ys} axis {dy}")
+    for dx, dy in zip(xb, yb):
+        if xs[dx] != ys[dy]:
+            raise TypeError(f"dot_general: batch dimensions differ: {xs} vs {ys}")
+    xf = [d for d in range(len(xs)) if d not in xc and d not in xb]
+    yf = [d for d in range(len(ys)) if d not in yc and d not in yb]
     nb, nxf, nyf, nc = len(xb), len(xf), len(yf), len(xc)
-    batch = [x.shape[d] for d in xb]
-    contract = [x.shape[d] for d in xc]
-    full = tuple(batch + [x.shape[d] for d in xf] + [y.shape[d] for d in yf] + contract)
-    xt = lz.movement(x, "permute", tuple(list(xb) + xf + list(xc)))
-    xt = lz.movement(xt, "reshape", tuple(batch + [x.shape[d] for d in xf] + [1] * nyf + contract))
-    yt = lz.movement(y, "permute", tuple(list(yb) + yf + list(yc)))
-    yt = lz.movement(yt, "reshape", tuple(batch + [1] * nxf + [y.shape[d] for d in yf] + contract))
-    prod = lz.elementwise(AluOp.Mul, [lz.movement(xt, "expand", full),
-                                      lz.movement(yt, "expand", full)])
-    if dtype is DType.bool:
-        return lz.reduce(prod, AluOp.Max, range(nb + nxf + nyf, nb + nxf + nyf + nc))
-    return lz.reduce(prod, AluOp.Add, range(nb + nxf + nyf, nb + nxf + nyf + nc))
+    batch = [xs[d] for d in xb]
+    contract = [xs[d] for d in xc]
+    return DotLayout(
+        lhs_order=tuple(list(xb) + xf + list(xc)),
+        lhs_shape=tuple(batch + [xs[d] for d in xf] + [1] * nyf + contract),
+        rhs_order=tuple(list(yb) + yf + list(yc)),
+        rhs_shape=tuple(batch + [1] * nxf + [ys[d] for d in yf] + contract),
+        full=tuple(batch + [xs[d] for d in xf] + [ys[d] for d in yf] + contract),
+        contract=tuple(range(nb + nxf + nyf, nb + nxf + nyf + nc)))
 
 
 lowerings[dot_general_p] = _dot_general

@@ -26,6 +26,9 @@ class Primitive:
 PRIMITIVES: dict[str, Primitive] = {}
 # primitive -> fn(*lazies, **params) -> Lazy or tuple of Lazy
 lowerings: dict[Primitive, Callable[..., Any]] = {}
+# primitive -> the lowering used when an operand is complex (core/complex_rules.py):
+# fn(*lazies, **params) where complex operands are engine.complex.ComplexLazy
+complex_lowerings: dict[Primitive, Callable[..., Any]] = {}
 # primitive -> fn(*avals, **params) -> [avals]: only where running the lowering on
 # phantom arrays cannot say (core/abstract.py is the default)
 abstract_evals: dict[Primitive, Callable[..., Any]] = {}
@@ -62,6 +65,18 @@ def results_weak(prim: Primitive, in_weak: Sequence[bool], params: dict, n: int)
     if prim in weak_results:
         return weak_results[prim](**params)
     return [result_weak(prim, in_weak, params)] * n
+
+
+def lower(prim: Primitive, args: Sequence[Any], params: dict) -> Any:
+    """Run prim's lowering on lazy operands; complex ones take the complex lowering
+    (a primitive without one refuses complex operands, as JAX's do)."""
+    complex_arg = next((a for a in args if a.dtype.is_complex), None)
+    if complex_arg is None:
+        return lowerings[prim](*args, **params)
+    rule = complex_lowerings.get(prim)
+    if rule is None:
+        raise TypeError(f"{prim.name} does not accept {complex_arg.dtype} operands")
+    return rule(*args, **params)
 
 
 def primitive(name: str, multiple_results: bool = False) -> Primitive:

@@ -340,7 +340,7 @@ def _record(rec: Any, device: Device, step: Any, ins: Sequence[lz.Lazy],
     new placeholder buffers."""
     outs = [Buffer.placeholder(device, x.dtype, _size(x.shape)) for x in out_like]
     rec.steps.append(Structured(step, [x.buffer for x in ins], outs))
-    return [lz.from_buffer(b, x.shape) for b, x in zip(outs, out_like)]
+    return [lz.from_buffer(b, x.shape, x.dtype) for b, x in zip(outs, out_like)]
 
 
 def _size(shape: Sequence[int]) -> int:

@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterator, Optional, Sequence
 
 from jaxlab.array import Array, ArrayBase, wrap
 from jaxlab.core.avals import ShapedArray
-from jaxlab.core.primitives import Primitive, lowerings, results_weak
+from jaxlab.core.primitives import Primitive, lower, results_weak
 from jaxlab.engine.lazy import is_constant
 from jaxlab.errors import ConcretizationTypeError
 
@@ -140,7 +140,7 @@ class EvalTrace(Trace):
     lift = pure
 
     def process_primitive(self, prim: Primitive, tracers: list, params: dict) -> list:
-        out = lowerings[prim](*(t._lazy for t in tracers), **params)
+        out = lower(prim, [t._lazy for t in tracers], params)
         outs = list(out) if prim.multiple_results else [out]
         weak = results_weak(prim, [t._weak for t in tracers], params, len(outs))
         return [wrap(o, w) for o, w in zip(outs, weak)]

@@ -15,7 +15,7 @@ from jaxlab.engine.devices import current_device
 from jaxlab.engine.limits import check_array
 from jaxlab.ir.dtypes import DType, host_dtype, python_scalar_dtype
 
-Scalar = (bool, int, float)
+Scalar = (bool, int, float, complex)
 
 _INT_BOUNDS = {DType.int32: (-(1 << 31), (1 << 31) - 1), DType.uint32: (0, (1 << 32) - 1)}
 

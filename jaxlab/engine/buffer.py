@@ -8,12 +8,19 @@ from jaxlab.engine.devices import Device
 from jaxlab.ir.dtypes import DType
 
 
+def storage(dtype: DType, size: int) -> tuple[DType, int]:
+    """What holds `size` elements of dtype: a complex array is its real parts,
+    interleaved (engine/complex.py); buffers and kernels are always real."""
+    return (dtype.real_dtype, 2 * size) if dtype.is_complex else (dtype, size)
+
+
 class Buffer:
     """`size` elements of `dtype` on `device`; freed when the last reference goes."""
 
     __slots__ = ("device", "dtype", "size", "handle", "__weakref__")
 
     def __init__(self, device: Device, dtype: DType, size: int) -> None:
+        dtype, size = storage(dtype, size)
         if size * dtype.itemsize > device.backend.max_buffer_bytes or \
                 size > device.backend.max_elements:
             limits.check_array(device, (size,), dtype)
@@ -33,7 +40,7 @@ class Buffer:
     def placeholder(cls, device: Device, dtype: DType, size: int) -> "Buffer":
         """A buffer that will exist when a compiled program runs (no memory yet)."""
         buf = cls.__new__(cls)
-        buf.device, buf.dtype, buf.size, buf.handle = device, dtype, size, None
+        buf.device, (buf.dtype, buf.size), buf.handle = device, storage(dtype, size), None
         return buf
 
     @staticmethod

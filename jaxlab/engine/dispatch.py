@@ -102,7 +102,7 @@ def make_event(device, program, exe, inputs, outs, hit, compile_ms, dispatch_ms,
         ir=program.text(), tuned_ir=exe.tuned_ir or program.text(), tuning=exe.tuning,
         source=exe.source, source_language=exe.language,
         compile_ms=compile_ms, dispatch_ms=dispatch_ms, device_ms=device_ms,
-        flops=program.flops() if is_kernel else (exe.flops or 0), bytes=nbytes, cache_hit=hit,
+        flops=program.flops() if is_kernel else (exe.flops or program.flops()), bytes=nbytes, cache_hit=hit,
         key=program.key, reason=reason, equations=list(origin),
     )
 

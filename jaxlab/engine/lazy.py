@@ -112,21 +112,35 @@ class Lazy:
 
 # --- construction -----------------------------------------------------------
 
-def from_buffer(buf: Buffer, shape: Sequence[int]) -> Lazy:
+def from_buffer(buf: Buffer, shape: Sequence[int], dtype: Optional[DType] = None) -> Lazy:
+    """The array of `shape` stored in buf; `dtype` says when it is complex (stored as
+    its real parts: engine/complex.py)."""
+    if dtype is not None and dtype.is_complex:
+        from jaxlab.engine import complex as cx   # complex values are built on this module
+        return cx.from_buffer(buf, shape, dtype)
     return Lazy(shape, buf.dtype, buf.device, None, buffer=buf)
 
 
 def from_numpy(data: np.ndarray, dtype: DType, device: Device) -> Lazy:
+    if dtype.is_complex:
+        from jaxlab.engine import complex as cx
+        return cx.from_numpy(data, dtype, device)
     return from_buffer(Buffer.from_numpy(device, np.asarray(data), dtype), np.shape(data))
 
 
 def full(shape: Sequence[int], value: Any, dtype: DType, device: Device) -> Lazy:
+    if dtype.is_complex:
+        from jaxlab.engine import complex as cx
+        return cx.full(shape, complex(value), dtype, device)
     return Lazy(tuple(shape), dtype, device, AluExp.const(value, dtype))
 
 
 def scalar(value: Any, dtype: DType, device: Device) -> Lazy:
     """A 0-d value that changes between calls (a Python scalar operand): a kernel
     argument, never folded into kernel text."""
+    if dtype.is_complex:
+        from jaxlab.engine import complex as cx
+        return cx.scalar(complex(value), dtype, device)
     return Lazy((), dtype, device, AluExp.param(value, dtype))
 
 
@@ -150,6 +164,8 @@ def realize(lz: Lazy, reason: str = "its value is read") -> Lazy:
     lz itself becomes the realized value (same value, new representation), so
     every array and every later consumer holding it reads the buffer instead
     of recomputing: a matmul feeding three softmax steps runs once."""
+    if not isinstance(lz, Lazy):   # a complex value realizes its interleaved storage
+        return lz.realize(reason)
     if lz.buffer is not None:
         return lz
     with _REALIZING[id(lz) % len(_REALIZING)]:
@@ -237,6 +253,8 @@ def _more_inputs_than(srcs: Sequence[Lazy], limit: int) -> bool:
 
 def on_device(lz: Lazy, device: Device) -> Lazy:
     """A constant lazy value on another device (the expression holds no buffers)."""
+    if not isinstance(lz, Lazy):
+        return lz.on_device(device)
     return Lazy(lz.shape, lz.dtype, device, lz.exp, origin=lz.origin)
 
 
@@ -270,6 +288,12 @@ def _push(lz: Lazy, fn: Callable[[ShapeTracker], ShapeTracker], shape: tuple) ->
         else:
             mapping[leaf] = AluExp.valid(fn(leaf.arg))
     return Lazy(shape, lz.dtype, lz.device, lz.exp.substitute(mapping), origin=lz.origin)
+
+
+def broadcast(lz: Lazy, shape: tuple) -> Lazy:
+    """expand without realizing first: for a caller that reads each copy only once
+    (complex storage reads a part in one of its two lanes)."""
+    return _push(lz, lambda st: st.expand(shape), tuple(shape))
 
 
 def is_cheap(lz: Lazy) -> bool:

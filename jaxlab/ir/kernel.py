@@ -8,6 +8,7 @@ from typing import Any
 
 from jaxlab.ir.alu import LEAVES, AluExp, AluOp
 from jaxlab.ir.dtypes import DType
+from jaxlab.ir.fft_stages import fft_flops
 from jaxlab.ir.printer import render
 
 # Reductions a kernel can carry, with the identity each starts from.
@@ -103,7 +104,8 @@ def _indent(text: str) -> str:
     return text.replace("\n", "\n    ")
 
 
-ROUTINES = ("sort", "argsort", "cholesky", "triangular_solve", "lu", "eigh", "svd", "qr")
+ROUTINES = ("sort", "argsort", "cholesky", "triangular_solve", "lu", "eigh", "svd", "qr",
+            "fft")
 
 
 @dataclass(frozen=True)
@@ -135,3 +137,17 @@ class Routine:
     @property
     def key(self) -> str:
         return hashlib.sha1(self.text().encode()).hexdigest()[:16]
+
+    def flops(self) -> int:
+        """The routine's conventional operation count where its shapes say it (0 where
+        the data decide, as for iterative decompositions)."""
+        count = _ROUTINE_FLOPS.get(self.name)
+        return count(self) if count else 0
+
+
+def _fft_routine_flops(r: Routine) -> int:
+    (shape, _), _twiddles = r.inputs   # (rows, n, 2): rows of n complex values
+    return fft_flops(shape[-2], math.prod(shape[:-2]))
+
+
+_ROUTINE_FLOPS = {"fft": _fft_routine_flops}

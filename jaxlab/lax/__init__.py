@@ -1,5 +1,6 @@
 """jaxlab.lax: primitives with jax.lax's signatures."""
 from jaxlab.lax import linalg  # noqa: F401
+from jaxlab.lax.fft import FftType, fft  # noqa: F401
 from jaxlab.lax.control_flow import cond, fori_loop, map, scan, switch, while_loop  # noqa: F401,A004
 from jaxlab.lax.conv import conv_general_dilated, reduce_window  # noqa: F401
 from jaxlab.lax.ops import *  # noqa: F401,F403

@@ -42,11 +42,13 @@ _METHODS = {
     "sort": jnp.sort, "argsort": jnp.argsort, "dot": jnp.dot,
     "ravel": jnp.ravel, "flatten": jnp.ravel, "squeeze": jnp.squeeze,
     "swapaxes": jnp.swapaxes, "repeat": jnp.repeat, "take": jnp.take,
-    "astype": jnp.astype,
+    "astype": jnp.astype, "conj": jnp.conj, "conjugate": jnp.conjugate,
 }
 
 for _name, _fn in {**_OPERATORS, **_METHODS}.items():
     setattr(ArrayBase, _name, _fn)
+ArrayBase.real = property(jnp.real)
+ArrayBase.imag = property(jnp.imag)
 ArrayBase.T = property(lambda self: jnp.transpose(self))
 ArrayBase.mT = property(lambda self: jnp.swapaxes(self, -1, -2))
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import operator
+import warnings
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -10,7 +11,8 @@ from jaxlab.array import Array, ArrayBase
 from jaxlab.core import movement, values
 from jaxlab.core.elementwise import convert_element_type_p
 from jaxlab.errors import AxisError
-from jaxlab.ir.dtypes import DType, host_dtype, result_is_weak, result_type, to_dtype
+from jaxlab.ir.dtypes import (DType, _stacklevel_outside_jaxlab, host_dtype, result_is_weak,
+                              result_type, to_dtype)
 
 Scalar = values.Scalar
 
@@ -64,6 +66,9 @@ def astype_(x: Array, dtype: Any, weak: bool = False) -> Array:
     dt = to_dtype(dtype, "astype")
     if dt is x.jdtype:
         return x
+    if x.jdtype.is_complex and not (dt.is_complex or dt.is_bool):
+        warnings.warn("Casting complex values to real discards the imaginary part",
+                      np.exceptions.ComplexWarning, stacklevel=_stacklevel_outside_jaxlab())
     return convert_element_type_p.bind(x, new_dtype=dt, weak_type=weak)
 
 
@@ -106,7 +111,7 @@ def dtype_of(x: Any) -> Any:
     if isinstance(x, ArrayBase):
         if x.weak_type:   # promotes like a Python scalar of its kind
             d = x.jdtype
-            return 0.0 if d.is_float else 0 if d.is_int else x.jdtype
+            return 0j if d.is_complex else 0.0 if d.is_float else 0 if d.is_int else x.jdtype
         return x.jdtype
     if isinstance(x, np.ndarray) or isinstance(x, np.generic):
         return host_dtype(x.dtype)

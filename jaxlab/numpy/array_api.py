@@ -138,23 +138,6 @@ def nextafter(x1: Any, x2: Any, /) -> Array:
     return ufuncs.where(ufuncs.isnan(a) | ufuncs.isnan(b), np.float32(np.nan), out)
 
 
-# --- real arrays as the complex-aware API sees them --------------------------------------
-
-def real(x: Any, /) -> Array:
-    return asarray_(x)
-
-
-def imag(x: Any, /) -> Array:
-    return creation.zeros_like(x)
-
-
-def conj(x: Any, /) -> Array:
-    return asarray_(x)
-
-
-conjugate = conj
-
-
 # --- searching ---------------------------------------------------------------------------
 
 def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *,
@@ -344,7 +327,7 @@ Array.to_device = _to_device
 __all__ = ["acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_left_shift",
            "bitwise_right_shift", "bitwise_invert", "pow", "concat", "permute_dims",
            "matrix_transpose", "cumulative_sum", "cumulative_prod", "unstack", "vecdot",
-           "count_nonzero", "diff", "meshgrid", "nextafter", "real", "imag", "conj",
-           "conjugate", "searchsorted", "isin", "unique_values", "unique_counts",
+           "count_nonzero", "diff", "meshgrid", "nextafter",
+           "searchsorted", "isin", "unique_values", "unique_counts",
            "unique_inverse", "unique_all", "nonzero", "flatnonzero", "from_dlpack",
            "__array_namespace_info__"]

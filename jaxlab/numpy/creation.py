@@ -42,7 +42,7 @@ def full(shape: Shape, fill_value: Any, dtype: Any = None) -> Array:
         return broadcast_to_(asarray_(fill_value, None if dtype is None else to_dtype(dtype, "full")),
                              static_shape(shape))
     dt = to_dtype(dtype, "full") if dtype is not None else (
-        python_scalar_dtype(type(fill_value)) if isinstance(fill_value, (bool, int, float))
+        python_scalar_dtype(type(fill_value)) if isinstance(fill_value, (bool, int, float, complex))
         else dtype_of(fill_value))
     return values.full(static_shape(shape), fill_value, dt)
 

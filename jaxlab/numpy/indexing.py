@@ -240,7 +240,8 @@ def _i32(x: Any) -> Array:
 
 # What out-of-range reads give in "fill" mode (JAX's defaults).
 _FILL = {DType.float16: np.nan, DType.float32: np.nan, DType.bool: True,
-         DType.int32: int(np.iinfo(np.int32).min), DType.uint32: int(np.iinfo(np.uint32).max)}
+         DType.int32: int(np.iinfo(np.int32).min), DType.uint32: int(np.iinfo(np.uint32).max),
+         DType.complex64: complex(np.nan, np.nan)}
 
 
 # --- reading and updating ------------------------------------------------------------

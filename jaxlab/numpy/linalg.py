@@ -31,7 +31,7 @@ class SlogdetResult(NamedTuple):
 def _inexact(*args: Any) -> list[Array]:
     """JAX's promote_dtypes_inexact: one common dtype, integers become float32."""
     dt = promote_dtypes(*args)
-    return [asarray_(a, dt if dt.is_float else DType.float32) for a in args]
+    return [asarray_(a, dt if dt.is_inexact else DType.float32) for a in args]
 
 
 def _square_inexact(a: Any, name: str) -> Array:
@@ -156,6 +156,8 @@ Norm = Callable[[Array, tuple[int, ...]], Array]   # keepdims=True over the axes
 
 
 def _sum_squares(x: Array, axes: tuple[int, ...]) -> Array:
+    if x.jdtype.is_complex:   # |z|^2
+        x = absolute(x)
     return sqrt(asum(multiply(x, x), axis=axes, keepdims=True))
 
 

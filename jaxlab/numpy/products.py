@@ -80,7 +80,10 @@ def dot(a: Any, b: Any) -> Array:
 
 
 def vdot(a: Any, b: Any) -> Array:
+    """The dot product of the flattened arrays, the first conjugated (as NumPy's)."""
     x, y = (ravel(v) for v in _promoted(a, b))
+    if x.jdtype.is_complex:
+        x = x.conj()
     _check_sizes("vdot", x, y, (0,), (0,))
     return _contract(x, y, (0,), (0,))
 

@@ -86,7 +86,7 @@ all = _bool_reduction("all", "reduce_min")  # noqa: A001  (and over booleans)
 # --- statistics -----------------------------------------------------------------
 
 def _inexact(dt: DType) -> DType:
-    return dt if dt.is_float else DType.float32
+    return dt if dt.is_inexact else DType.float32
 
 
 def _count(x: Array, axes: tuple[int, ...]) -> int:

@@ -14,6 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from jaxlab.array import Array
+from jaxlab.core import complex_rules as cr
 from jaxlab.core import elementwise as ew
 from jaxlab.core.primitives import Primitive
 from jaxlab.ir.dtypes import DType
@@ -31,7 +32,7 @@ _UFUNC = "an elementwise op"   # names the op in same-rank broadcasting errors
 def _float_args(*xs: Any) -> list[Array]:
     """Promoted to an inexact dtype: integers and booleans become float32."""
     dt = promote_dtypes(*xs)
-    return promote_args(*xs, dtype=dt if dt.is_float else DType.float32, op=_UFUNC)
+    return promote_args(*xs, dtype=dt if dt.is_inexact else DType.float32, op=_UFUNC)
 
 
 def _numeric_args(*xs: Any) -> list[Array]:
@@ -414,17 +415,21 @@ def clip(a: Any, min: Any = None, max: Any = None) -> Array:  # noqa: A002
 
 def isnan(x: Any) -> Array:
     x = asarray_(x)
+    if x.jdtype.is_complex:   # either part
+        return isnan(cr.real_p.bind(x)) | isnan(cr.imag_p.bind(x))
     return not_equal(x, x) if x.jdtype.is_float else full(x.shape, False, DType.bool)
 
 
 def isinf(x: Any) -> Array:
     x = asarray_(x)
+    if x.jdtype.is_complex:
+        return isinf(cr.real_p.bind(x)) | isinf(cr.imag_p.bind(x))
     return equal(abs(x), math.inf) if x.jdtype.is_float else full(x.shape, False, DType.bool)
 
 
 def isfinite(x: Any) -> Array:
     x = asarray_(x)
-    return ew.is_finite_p.bind(x) if x.jdtype.is_float else full(x.shape, True, DType.bool)
+    return ew.is_finite_p.bind(x) if x.jdtype.is_inexact else full(x.shape, True, DType.bool)
 
 
 def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: float | None = None,

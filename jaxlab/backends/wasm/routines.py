@@ -42,6 +42,9 @@ _GENERATORS: dict[str, tuple[Generator, tuple[DType, ...]]] = {
     **{name: (g, tuple(FLOAT_TYPES)) for name, g in factorizations.GENERATORS.items()},
     **{name: (g, sorting.KEYED) for name, g in sorting.GENERATORS.items()},
 }
+from jaxlab.backends.wasm.fft_routine import generate_fft  # noqa: E402
+
+_GENERATORS["fft"] = (generate_fft, (DType.float32,))   # complex64 rows: f32x4 butterflies
 
 
 def generated(routine: Routine) -> bool:
@@ -59,7 +62,10 @@ def generate(routine: Routine) -> Optional[RoutineCode]:
                **{f"in{i}": sd for i, sd in enumerate(routine.inputs)}}
     batch = routine.inputs[0][0][:len(routine.inputs[0][0]) - body.item_dims]
     items = math.prod(batch)
-    stride = {a: math.prod(s[len(batch):]) * d.itemsize for a, (s, d) in buffers.items()}
+    # an array whose leading dims are not the batch's (fft's twiddle table, batch dims
+    # of 1) is one for the whole batch: every item reads it
+    stride = {a: math.prod(s[len(batch):]) * d.itemsize
+              if tuple(s[:len(batch)]) == tuple(batch) else 0 for a, (s, d) in buffers.items()}
     empty = any(math.prod(s) == 0 for s, _ in buffers.values())
     item = "row" if body.item_dims == 1 else "matrix"
     call = (f"(call $matrix {' '.join(f'(i32.add (local.get ${a}) (i32.mul (local.get $b) {i32(stride[a])}))' for a in body.args)} "

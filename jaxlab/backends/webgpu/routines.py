@@ -468,3 +468,6 @@ _PLANNERS: dict[str, Callable[[_Builder], None]] = {
 from jaxlab.backends.webgpu.decompositions import PLANNERS as _DECOMPOSITIONS  # noqa: E402
 
 _PLANNERS.update(_DECOMPOSITIONS)
+from jaxlab.backends.webgpu.fft import plan_fft  # noqa: E402
+
+_PLANNERS["fft"] = plan_fft

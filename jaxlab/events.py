@@ -6,10 +6,11 @@ A notebook, a test, a benchmark and a terminal all read the same events.
 from __future__ import annotations
 
 import contextlib
-import threading
 import time
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional
+
+from jaxlab import state
 
 if TYPE_CHECKING:
     from jaxlab.backends.base import TuningRecord
@@ -66,66 +67,42 @@ class EventLog(list):
         return "\n".join(e.summary() for e in self)
 
 
-_local = threading.local()
-
-
-def _recorders() -> list[EventLog]:
-    if not hasattr(_local, "stack"):
-        _local.stack = []
-    return _local.stack
-
-
 @contextlib.contextmanager
 def capture() -> Iterator[EventLog]:
-    """`with jaxlab.capture() as log:` collects every KernelEvent emitted inside."""
-    log = EventLog()
-    _recorders().append(log)
-    try:
-        yield log
-    finally:
-        _recorders().remove(log)
-
-
-# Callbacks that see every event from every thread (the lab's `%jaxlab debug`).
-_subscribers: list[Callable[[KernelEvent], None]] = []
+    """`with jaxlab.capture() as log:` collects every KernelEvent emitted inside (in
+    this thread or asyncio task)."""
+    with state.captures.scoped(state.captures.get() + (EventLog(),)) as logs:
+        yield logs[-1]
 
 
 def subscribe(callback: Callable[[KernelEvent], None]) -> None:
-    """Call `callback(event)` for each event emitted from now on."""
-    _subscribers.append(callback)
+    """Call `callback(event)` for each event emitted from now on, from every thread
+    (the lab's `%jaxlab debug`)."""
+    state.subscribers.add(callback)
 
 
 def unsubscribe(callback: Callable[[KernelEvent], None]) -> None:
-    if callback in _subscribers:
-        _subscribers.remove(callback)
-
-
-_per_iteration = threading.local()
+    state.subscribers.remove(callback)
 
 
 @contextlib.contextmanager
 def per_iteration() -> Iterator[None]:
     """Inside, a jit program's loops emit every iteration's dispatches as events
     (a timeline, the lab's --trace) instead of one event per kernel with `calls`."""
-    prev = getattr(_per_iteration, "on", False)
-    _per_iteration.on = True
-    try:
+    with state.per_iteration.scoped(True):
         yield
-    finally:
-        _per_iteration.on = prev
 
 
 def per_iteration_active() -> bool:
-    return getattr(_per_iteration, "on", False)
+    return state.per_iteration.get()
 
 
 def listening() -> bool:
-    # asked on every dispatch: no list is made for a thread that never captured
-    return bool(_subscribers) or bool(getattr(_local, "stack", None))
+    return bool(state.captures.get()) or bool(state.subscribers)
 
 
 def emit(event: KernelEvent) -> None:
-    for log in _recorders():
+    for log in state.captures.get():
         log.append(event)
-    for callback in list(_subscribers):
+    for callback in state.subscribers.snapshot():
         callback(event)

@@ -25,15 +25,16 @@ LAYERS: dict[str, int] = {
     "jaxlab.array": 3,
     "jaxlab": 4,            # API: the user API: numpy, lax, nn, random, scipy, api, ...
     "jaxlab.lab": 5,        # the notebook front end reads everything, nothing reads it
+    "jaxlab.demo": 5,       # `make demo`: a program using the package
 }
-TOP = "jaxlab"              # jaxlab/__init__.py gathers the public API and may import anything
+TOP = "jaxlab"              # jaxlab/__init__.py gathers the public API: on top, imports anything
 API = 4
 # The user API reaches the engine only through its public modules (devices and what
 # they can hold); lazy arrays, lowering and dispatch are for core.
 ENGINE_PUBLIC = frozenset({"jaxlab.engine", "jaxlab.engine.devices", "jaxlab.engine.limits"})
 # Beside the layers: importable from every layer; they import only each other.
 BESIDE = frozenset({"jaxlab.events", "jaxlab.errors", "jaxlab.configuration", "jaxlab.graph",
-                    "jaxlab.tree_util"})
+                    "jaxlab.tree_util", "jaxlab.state"})
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,8 @@ def import_graph(root: Path) -> list[Import]:
 
 
 def layer_of(module: str) -> int:
+    if module == TOP:
+        return max(LAYERS.values())
     best = max((prefix for prefix in LAYERS if module == prefix or module.startswith(prefix + ".")),
                key=len)
     return LAYERS[best]
@@ -179,8 +182,9 @@ def _write(root: Path, files: dict[str, str]) -> None:
 
 def test_checker_reports_an_upward_import(tmp_path):
     """A synthetic package: ir imports numpy inside a function, engine imports core at the
-    top, events imports engine, numpy imports lab and the engine's lazy arrays. The checker
-    must name these five, and nothing else."""
+    top, events imports engine, numpy imports lab and the engine's lazy arrays, nn imports
+    the package itself (which imports everything). The checker must name these six, and
+    nothing else."""
     root = tmp_path / "jaxlab"
     _write(root, {
         "__init__.py": "from jaxlab import numpy\n",
@@ -194,11 +198,12 @@ def test_checker_reports_an_upward_import(tmp_path):
         "core/rules.py": "from jaxlab.engine.lazy import x\n",
         "numpy/__init__.py": "from jaxlab.core.rules import y\nfrom jaxlab.lab import view\n",
         "numpy/creation.py": "from jaxlab.engine.devices import d\nfrom jaxlab.engine import lazy\n",
+        "nn.py": "import jaxlab\n",
         "lab/__init__.py": "",
         "lab/view.py": "import jaxlab.numpy\n",
     })
     found = violations(import_graph(root))
-    assert len(found) == 5, found
+    assert len(found) == 6, found
     assert any(v.startswith("jaxlab.ir.dtypes (line 3") and v.endswith("imports jaxlab.numpy (layer 4)")
                for v in found)
     assert any(v.startswith("jaxlab.engine.lazy (line 2") and "jaxlab.core.rules" in v for v in found)
@@ -206,6 +211,7 @@ def test_checker_reports_an_upward_import(tmp_path):
     assert any(v.startswith("jaxlab.numpy (line 2") and "jaxlab.lab.view" in v for v in found)
     assert any(v.startswith("jaxlab.numpy.creation (line 2") and "jaxlab.engine.lazy" in v
                for v in found)
+    assert "jaxlab.nn (line 1, layer 4) imports jaxlab (layer 5)" in found
     # ir.dtypes -> numpy -> core.rules -> engine.lazy -> ir.dtypes; engine.lazy <-> events
     assert modules_in_cycles(import_graph(root)) == {
         "jaxlab.numpy", "jaxlab.lab.view", "jaxlab.engine.lazy", "jaxlab.core.rules",

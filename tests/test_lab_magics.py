@@ -49,9 +49,8 @@ def lab2():
     devices.register_backend("labbroken", broken, priority=-11)
     yield devices.get_device("lab2")
     devices.set_default_device("cpu")
-    for table in (devices._FACTORIES, devices._PRIORITY, devices._DEVICES, devices._UNAVAILABLE):
-        table.pop("lab2", None)
-        table.pop("labbroken", None)
+    devices.unregister_backend("lab2")
+    devices.unregister_backend("labbroken")
 
 
 def run(ip, cell: str):

@@ -139,5 +139,4 @@ def test_threads_asking_for_a_new_device_start_one_backend() -> None:
             th.join()
         assert len(started) == 1 and len(got) == THREADS and all(d is got[0] for d in got)
     finally:
-        for table in (devices._FACTORIES, devices._PRIORITY, devices._DEVICES):
-            table.pop("threadtest", None)
+        devices.unregister_backend("threadtest")

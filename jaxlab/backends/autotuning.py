@@ -15,7 +15,6 @@ shows it (`.winners()`) and forgets it (`.clear()`), as `%jaxlab autotune [clear
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import dataclasses
 import datetime
 import json
@@ -26,9 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
+from jaxlab import state
 from jaxlab.backends.base import Autotuned, Candidate, Executable
-
-_ACTIVE: contextvars.ContextVar[bool] = contextvars.ContextVar("jaxlab_autotune", default=False)
 
 Overrides = Mapping[str, Any]
 
@@ -36,15 +34,12 @@ Overrides = Mapping[str, Any]
 @contextlib.contextmanager
 def autotune(enabled: bool = True) -> Iterator[None]:
     """Kernels compiled inside are tuned by timing candidates on the device."""
-    token = _ACTIVE.set(enabled)
-    try:
+    with state.autotuning.scoped(enabled):
         yield
-    finally:
-        _ACTIVE.reset(token)
 
 
 def active() -> bool:
-    return _ACTIVE.get()
+    return state.autotuning.get()
 
 
 @dataclass(frozen=True)
@@ -56,17 +51,11 @@ class Progress:
     best_ms: Optional[float]
 
 
-# Who wants to hear about progress (the lab's progress bar); called after each candidate.
-_listeners: list[Callable[[Progress], None]] = []
-
-
 @contextlib.contextmanager
 def progress_to(listener: Callable[[Progress], None]) -> Iterator[None]:
-    _listeners.append(listener)
-    try:
+    """Call listener (the lab's progress bar) after each candidate measured inside."""
+    with state.tuning_listeners.added(listener):
         yield
-    finally:
-        _listeners.remove(listener)
 
 
 def measure(kernel_name: str, candidates: Sequence[Overrides],
@@ -85,7 +74,7 @@ def measure(kernel_name: str, candidates: Sequence[Overrides],
         results.append({"overrides": dict(overrides), "settings": [list(s) for s in settings(exe)],
                         "compile_ms": exe.compile_ms, "run_ms": time_(exe), "winner": False})
         best = min(r["run_ms"] for r in results)
-        for listener in list(_listeners):
+        for listener in state.tuning_listeners.snapshot():
             listener(Progress(kernel_name, i + 1, len(candidates), best))
     if not results:
         raise RuntimeError(f"autotuning {kernel_name}: no candidate compiled")

@@ -8,13 +8,13 @@ lowering on concrete Arrays (lazily, so it fuses).
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import linecache
 import operator
 import sys
 from types import FrameType
 from typing import Any, Callable, Iterator, Optional, Sequence
 
+from jaxlab import state
 from jaxlab.array import Array, ArrayBase, wrap
 from jaxlab.core.avals import ShapedArray
 from jaxlab.core.primitives import Primitive, lower, results_weak
@@ -146,41 +146,31 @@ class EvalTrace(Trace):
         return [wrap(o, w) for o, w in zip(outs, weak)]
 
 
-# The transformations active in this thread (each thread, and each asyncio task, has
-# its own: a grad in one thread must not see another thread's jit tracing), as an
-# immutable tuple so that leaving a transformation restores exactly what was there.
+# Evaluation is level 0, below the transformations active in this context
+# (state.trace_stack: each thread and asyncio task has its own, so a grad in one thread
+# never sees another thread's jit tracing).
 _EVAL = MainTrace(0, EvalTrace)
-_trace_stack: contextvars.ContextVar[tuple[MainTrace, ...]] = contextvars.ContextVar(
-    "jaxlab_trace_stack", default=(_EVAL,))
-# a staging trace that captures every bind
-_dynamic_trace: contextvars.ContextVar[Optional[MainTrace]] = contextvars.ContextVar(
-    "jaxlab_dynamic_trace", default=None)
 
 
 @contextlib.contextmanager
 def new_main(trace_type: type, global_data: Any = None) -> Iterator[MainTrace]:
-    stack = _trace_stack.get()
-    main = MainTrace(len(stack), trace_type, global_data)
-    token = _trace_stack.set(stack + (main,))
-    try:
+    stack = state.trace_stack.get()
+    main = MainTrace(len(stack) + 1, trace_type, global_data)
+    with state.trace_stack.scoped(stack + (main,)):
         yield main
-    finally:
-        _trace_stack.reset(token)
 
 
 @contextlib.contextmanager
 def new_dynamic(main: Optional[MainTrace]) -> Iterator[None]:
-    token = _dynamic_trace.set(main)
-    try:
+    """Inside, `main` (a staging trace) captures every bind."""
+    with state.dynamic_trace.scoped(main):
         yield
-    finally:
-        _dynamic_trace.reset(token)
 
 
 def find_top_trace(xs: Sequence[Any]) -> Trace:
     top = max((x._trace.main for x in xs if isinstance(x, Tracer)),
               default=_EVAL, key=lambda m: m.level)
-    dynamic = _dynamic_trace.get()
+    dynamic = state.dynamic_trace.get()
     if dynamic is not None and dynamic.level > top.level:
         top = dynamic
     return top.trace_type(top)

@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import os
-import threading
 from typing import Any, Callable, Iterator, Optional, Union
 
+from jaxlab import state
 from jaxlab.backends.base import Backend
 from jaxlab.engine import platforms
 from jaxlab.engine.cache import CompileCache
@@ -26,34 +25,38 @@ class Device:
         return f"{self.platform.capitalize()}Device(id={self.id})"
 
 
-# name -> factory and priority (an int, or a function asked once, when the devices are
-# first listed); a factory that fails removes only its own device.
-_FACTORIES: dict[str, Callable[[], Backend]] = {}
-_PRIORITY: dict[str, platforms.Priority] = {}
-_DEVICES: dict[str, Device] = {}
-_UNAVAILABLE: dict[str, str] = {}
-_STARTING = threading.RLock()   # two threads asking for a new device start one backend
+# The registry is state.platforms: a factory that fails removes only its own device.
+_registry = state.platforms
 
 
 def register_backend(name: str, factory: Callable[[], Backend],
                      priority: platforms.Priority = 0) -> None:
     """Make a backend known; the available one of highest priority is the default."""
-    _FACTORIES[name] = factory
-    _PRIORITY[name] = priority
+    with _registry.lock:
+        _registry.factories[name] = factory
+        _registry.priorities[name] = priority
 
 
-for _name, _factory, _priority in platforms.BUILTIN:
-    register_backend(_name, _factory, _priority)
+def unregister_backend(name: str) -> None:
+    """Forget a backend and its device (a test's temporary one)."""
+    with _registry.lock:
+        for table in (_registry.factories, _registry.priorities, _registry.devices,
+                      _registry.unavailable):
+            table.pop(name, None)
 
 
 def _priority(name: str) -> int:
-    value = _PRIORITY[name]
+    value = _registry.priorities[name]
     if callable(value):
-        with _STARTING:   # asked once, even when two threads list the devices at once
-            value = _PRIORITY[name]
+        with _registry.lock:   # asked once, even when two threads list the devices at once
+            value = _registry.priorities[name]
             if callable(value):
-                value = _PRIORITY[name] = value()
+                value = _registry.priorities[name] = value()
     return value
+
+
+for _platform in platforms.BUILTIN:   # the engine registers the backends jaxlab ships
+    register_backend(*_platform)
 
 
 PLATFORMS_VARIABLE = "JAXLAB_PLATFORMS"
@@ -66,42 +69,42 @@ def allowed_platforms() -> Optional[list[str]]:
     if not value:
         return None
     names = [n.strip() for n in value.split(",") if n.strip()]
-    unknown = [n for n in names if n not in _FACTORIES]
+    unknown = [n for n in names if n not in _registry.factories]
     if unknown:
         raise ValueError(f"{PLATFORMS_VARIABLE}={value!r} names unknown platforms "
-                         f"{unknown}; known: {', '.join(sorted(_FACTORIES))}")
+                         f"{unknown}; known: {', '.join(sorted(_registry.factories))}")
     return names
 
 
 def get_device(name: str) -> Device:
-    device = _DEVICES.get(name)
+    device = _registry.devices.get(name)
     if device is not None:
         return device
-    with _STARTING:
-        return _DEVICES.get(name) or _start(name)
+    with _registry.lock:   # two threads asking for a new device start one backend
+        return _registry.devices.get(name) or _start(name)
 
 
 def _start(name: str) -> Device:
-    if name not in _FACTORIES:
-        raise ValueError(f"unknown device {name!r}; known: {', '.join(sorted(_FACTORIES))}")
+    if name not in _registry.factories:
+        raise ValueError(f"unknown device {name!r}; known: {', '.join(sorted(_registry.factories))}")
     allowed = allowed_platforms()
     if allowed is not None and name not in allowed:
         raise RuntimeError(f"device {name!r} is not available here: "
                            f"{PLATFORMS_VARIABLE}={os.environ[PLATFORMS_VARIABLE]!r} leaves it out")
     try:
-        backend = _FACTORIES[name]()
+        backend = _registry.factories[name]()
     except Exception as exc:  # a missing driver must not break the other devices
-        _UNAVAILABLE[name] = f"{type(exc).__name__}: {exc}"
+        _registry.unavailable[name] = f"{type(exc).__name__}: {exc}"
         raise RuntimeError(f"device {name!r} is not available here: {exc}") from exc
-    _DEVICES[name] = Device(name, backend)
-    return _DEVICES[name]
+    _registry.devices[name] = Device(name, backend)
+    return _registry.devices[name]
 
 
 def devices(platform: Optional[str] = None) -> list[Device]:
     """The devices that can run here: those JAXLAB_PLATFORMS names in its order, else
     all, highest priority first."""
     out = []
-    for name in allowed_platforms() or sorted(_FACTORIES, key=lambda n: -_priority(n)):
+    for name in allowed_platforms() or sorted(_registry.factories, key=lambda n: -_priority(n)):
         if platform is not None and name != platform:
             continue
         try:
@@ -113,12 +116,11 @@ def devices(platform: Optional[str] = None) -> list[Device]:
 
 def unavailable() -> dict[str, str]:
     """Backends that failed to start, with the reason."""
-    return dict(_UNAVAILABLE)
+    with _registry.lock:
+        return dict(_registry.unavailable)
 
 
 DeviceLike = Union[str, Device]
-_default: contextvars.ContextVar[Optional[Device]] = contextvars.ContextVar(
-    "jaxlab_default_device", default=None)
 
 
 def to_device(d: DeviceLike) -> Device:
@@ -130,28 +132,25 @@ def to_device(d: DeviceLike) -> Device:
 
 
 def current_device() -> Device:
-    d = _default.get()
+    d = state.default_device.get()
     if d is None:
         available = devices()
         if not available:
             raise RuntimeError(f"no device could start ({PLATFORMS_VARIABLE}="
                                f"{os.environ.get(PLATFORMS_VARIABLE)!r}; failures: {unavailable()})")
         d = available[0]
-        _default.set(d)
+        state.default_device.set(d)
     return d
 
 
 @contextlib.contextmanager
 def default_device(d: DeviceLike) -> Iterator[Device]:
     """`with jaxlab.default_device("wasm"):` runs new arrays on that device."""
-    token = _default.set(to_device(d))
-    try:
-        yield _default.get()
-    finally:
-        _default.reset(token)
+    with state.default_device.scoped(to_device(d)) as device:
+        yield device
 
 
 def set_default_device(d: DeviceLike) -> Device:
     dev = to_device(d)
-    _default.set(dev)
+    state.default_device.set(dev)
     return dev

@@ -2,14 +2,13 @@
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import math
 import time
-from typing import Iterator, Optional, Sequence
+from typing import Iterator, Sequence
 
 import numpy as np
 
-from jaxlab import events
+from jaxlab import events, state
 from jaxlab.backends.base import Executable
 from jaxlab.engine import limits
 from jaxlab.engine.buffer import Buffer
@@ -41,18 +40,11 @@ class Recorder:
         self.steps: list[tuple] = []
 
 
-_recording: contextvars.ContextVar[Optional[Recorder]] = contextvars.ContextVar(
-    "jaxlab_recording", default=None)
-
-
 @contextlib.contextmanager
 def recording() -> Iterator[Recorder]:
-    rec = Recorder()
-    token = _recording.set(rec)
-    try:
+    """Inside (in this context only), kernels are recorded into the Recorder."""
+    with state.recorder.scoped(Recorder()) as rec:
         yield rec
-    finally:
-        _recording.reset(token)
 
 
 def output_buffers(device: Device, program: Kernel | Routine, make=Buffer) -> list[Buffer]:
@@ -65,7 +57,7 @@ def run(device: Device, program: Kernel | Routine, inputs: Sequence[Buffer],
         reason: str = "", origin: tuple = ()) -> list[Buffer]:
     """Prepare (or fetch from cache) and dispatch; returns the output buffers."""
     exe, hit, compile_ms = _prepare(device, program)
-    rec = _recording.get()
+    rec = state.recorder.get()
     if rec is not None:
         outs = output_buffers(device, program, Buffer.placeholder)
         rec.steps.append((program, exe, list(inputs), outs, reason, origin, hit, compile_ms))

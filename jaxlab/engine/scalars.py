@@ -6,33 +6,32 @@ so a loop that multiplies by the same constant uploads it once.
 """
 from __future__ import annotations
 
-import threading
 from collections import OrderedDict
 from typing import Any
 
 import numpy as np
 
+from jaxlab import state
 from jaxlab.engine.buffer import Buffer
 from jaxlab.engine.devices import Device
 from jaxlab.ir.dtypes import DType
 
 KEEP = 256   # scalar buffers kept per device
 
-_kept: dict[int, "OrderedDict[tuple, Buffer]"] = {}
-_lock = threading.Lock()
+_buffers = state.scalar_buffers
 
 
 def scalar_buffer(device: Device, value: Any, dtype: DType) -> Buffer:
     """A buffer holding `value` (already canonical for dtype) on device."""
     key = (dtype, repr(value))   # repr: 0.0 and -0.0 differ, nan finds itself
-    with _lock:
-        kept = _kept.setdefault(id(device), OrderedDict())
+    with _buffers.lock:
+        kept = _buffers.kept.setdefault(id(device), OrderedDict())
         buf = kept.get(key)
         if buf is not None:
             kept.move_to_end(key)
             return buf
     buf = Buffer.from_numpy(device, np.array([value], dtype=dtype.np), dtype)
-    with _lock:
+    with _buffers.lock:
         kept[key] = buf
         if len(kept) > KEEP:
             kept.popitem(last=False)

@@ -1,21 +1,14 @@
 """jaxlab.config: JAX's `jax.config.update(name, value)` for the options jaxlab has."""
 from __future__ import annotations
 
+import os
 from typing import Any
 
-X64_ISSUE = ("64-bit dtypes (jax_enable_x64) are not supported yet: jaxlab stores "
-             "bool, int32, uint32, float16 and float32 (64-bit storage: issue 15)")
-
-
-def _set_x64(value: Any) -> bool:
-    if value:
-        raise NotImplementedError(X64_ISSUE)
-    return False
-
-
-# option -> (default, a check that returns the value to store)
+# option -> (default, a check that returns the value to store); ir/dtypes reads
+# jax_enable_x64 (64-bit types are stored only while it is on)
 _OPTIONS = {
-    "jax_enable_x64": (False, _set_x64),
+    "jax_enable_x64": (os.environ.get("JAX_ENABLE_X64", "").lower() in ("1", "true", "yes", "on"),
+                       bool),
 }
 
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
+import ml_dtypes
 import numpy as np
 
 from jaxlab import lax
 from jaxlab import numpy as jnp
 from jaxlab.array import Array
 from jaxlab.core.elementwise import threefry2x32_p
-from jaxlab.ir.dtypes import DType, to_dtype
+from jaxlab.ir.dtypes import DType, default_float, default_int, to_dtype
 from jaxlab.key_array import KeyArray
 from jaxlab.numpy._util import asarray_, broadcast_shapes, canonical_axis, static_shape
 
@@ -136,24 +137,40 @@ def _bits(key: Array, shape: tuple[int, ...]) -> Array:
     return w0 ^ w1
 
 
+# the unsigned dtype of each bit width
+_UNSIGNED = {8: DType.uint8, 16: DType.uint16, 32: DType.uint32, 64: DType.uint64}
+
+
+def _bits_of_width(key: Array, shape: tuple[int, ...], width: int) -> Array:
+    """JAX's random bits of `width` (threefry, partitionable): narrower widths keep the
+    low bits of the 32-bit word, 64 bits join the two words of one counter."""
+    if width == 64:
+        w0, w1 = (lax.convert_element_type(w, DType.uint64) for w in _hash_iota(key, shape))
+        return (w0 << np.uint64(32)) | w1
+    return lax.convert_element_type(_bits(key, shape), _UNSIGNED[width])
+
+
 def bits(key: Any, shape: Shape = (), dtype: Any = DType.uint32) -> Array:
-    """Uniform random uint32 bits."""
-    if to_dtype(dtype) is not DType.uint32:
-        raise TypeError(f"random.bits: only uint32 is supported, got {dtype}")
-    return _bits(_check_key("bits", key), static_shape(shape))
+    """Uniform random bits of an unsigned dtype (uint8 to uint64)."""
+    dt = to_dtype(dtype)
+    if dt not in _UNSIGNED.values():
+        raise TypeError(f"random.bits: dtype must be an unsigned integer type, got {dt}")
+    return _bits_of_width(_check_key("bits", key), static_shape(shape), 8 * dt.itemsize)
 
 
 # --- floats ------------------------------------------------------------------------
 
-_FLOAT32_ONE_BITS = 0x3F800000
-_FLOAT32_MANTISSA = 23
+def _float_dtype(name: str, dtype: Any) -> DType:
+    """A sampler's float dtype: the default float when None (float64 under x64)."""
+    dt = default_float() if dtype is None else to_dtype(dtype, f"random.{name}")
+    if not dt.is_float:
+        raise TypeError(f"random.{name}: dtype must be a float dtype, got {dt}")
+    return dt
 
 
 def _float_params(name: str, shape: Shape, dtype: Any, *params: Any) -> tuple:
     """(shape, the params as arrays of dtype) after checking dtype and broadcasting."""
-    shape, dt = static_shape(shape), to_dtype(dtype)
-    if dt is not DType.float32:
-        raise TypeError(f"random.{name}: only float32 is supported, got {dt}")
+    shape, dt = static_shape(shape), _float_dtype(name, dtype)
     arrays = [asarray_(p, dt) for p in params]
     _check_shape(name, shape, *(a.shape for a in arrays))
     return (shape, *arrays)
@@ -208,25 +225,34 @@ def _exact_scaling(minval: Any, maxval: Any) -> bool:
     return bool(span > 0 and np.frexp(span)[0] == 0.5)
 
 
-def uniform(key: Any, shape: Shape = (), dtype: Any = DType.float32, minval: Any = 0.0,
+def uniform(key: Any, shape: Shape = (), dtype: Any = None, minval: Any = 0.0,
             maxval: Any = 1.0) -> Array:
     """Uniform floats in [minval, maxval): random mantissa bits under exponent 0 give
     [1, 2), shifted and scaled."""
     key = _check_key("uniform", key)
     shape, lo, hi = _float_params("uniform", shape, dtype, minval, maxval)
-    mantissa = jnp.right_shift(_bits(key, shape), 32 - _FLOAT32_MANTISSA)
-    one_to_two = lax.bitcast_convert_type(mantissa | _FLOAT32_ONE_BITS, DType.float32)
+    dt = lo.jdtype
+    # as JAX: the mantissa's bits from random bits of the dtype's width (8 bits for a
+    # mantissa under 8 bits: bfloat16); JAX puts them under the exponent of 1.0 and
+    # subtracts 1, which is exactly mantissa * 2**-mantissa_bits
+    width, mantissa_bits = 8 * dt.itemsize, int(ml_dtypes.finfo(dt.np).nmant)
+    drawn = 8 if mantissa_bits < 8 else width
+    unsigned = _UNSIGNED[width]
+    raw = lax.convert_element_type(_bits_of_width(key, shape, drawn), unsigned)
+    mantissa = jnp.right_shift(raw, np.array(drawn - mantissa_bits, unsigned.np))
+    u = lax.convert_element_type(mantissa, dt) * np.array(2.0 ** -mantissa_bits, dt.np)
     lo, hi = jnp.broadcast_to(lo, shape), jnp.broadcast_to(hi, shape)
-    u = one_to_two - 1.0
-    scaled = u * (hi - lo) + lo if _exact_scaling(minval, maxval) else _fma(u, hi - lo, lo)
+    exact = dt is not DType.float32 or _exact_scaling(minval, maxval)
+    scaled = u * (hi - lo) + lo if exact else _fma(u, hi - lo, lo)
     return jnp.maximum(lo, scaled)
 
 
-def normal(key: Any, shape: Shape = (), dtype: Any = DType.float32) -> Array:
+def normal(key: Any, shape: Shape = (), dtype: Any = None) -> Array:
     """Standard normal samples: sqrt(2) erf_inv(u) for u uniform in (-1, 1)."""
     key = _check_key("normal", key)
-    lo = float(np.nextafter(np.float32(-1.0), np.float32(0.0)))
-    return math.sqrt(2.0) * lax.erf_inv(uniform(key, shape, dtype, lo, 1.0))
+    dt = _float_dtype("normal", dtype)
+    lo = np.nextafter(np.array(-1.0, dt.np), np.array(0.0, dt.np))
+    return lax.erf_inv(uniform(key, shape, dt, lo, 1.0)) * np.array(math.sqrt(2.0), dt.np)
 
 
 def bernoulli(key: Any, p: Any = 0.5, shape: Shape | None = None) -> Array:
@@ -240,11 +266,12 @@ def bernoulli(key: Any, p: Any = 0.5, shape: Shape | None = None) -> Array:
     return uniform(key, shape, p.jdtype) < p
 
 
-def gumbel(key: Any, shape: Shape = (), dtype: Any = DType.float32) -> Array:
+def gumbel(key: Any, shape: Shape = (), dtype: Any = None) -> Array:
     """Standard Gumbel samples, -log(-log(u)) for u uniform in [tiny, 1)."""
     key = _check_key("gumbel", key)
-    tiny = float(np.finfo(to_dtype(dtype).np).tiny)
-    return -jnp.log(-jnp.log(uniform(key, shape, dtype, tiny, 1.0)))
+    dt = _float_dtype("gumbel", dtype)
+    tiny = float(ml_dtypes.finfo(dt.np).tiny)
+    return -jnp.log(-jnp.log(uniform(key, shape, dt, tiny, 1.0)))
 
 
 def categorical(key: Any, logits: Any, axis: int = -1, shape: Shape | None = None) -> Array:
@@ -265,12 +292,9 @@ def categorical(key: Any, logits: Any, axis: int = -1, shape: Shape | None = Non
 
 # --- integers and permutations -------------------------------------------------------
 
-_INT_RANGE = {DType.int32: (-2 ** 31, 2 ** 31 - 1), DType.uint32: (0, 2 ** 32 - 1)}
-
-
 def _clip_convert(x: Array, dtype: DType) -> Array:
     """x in dtype, clipped to its range rather than wrapped."""
-    (lo, hi), (x_lo, x_hi) = _INT_RANGE[dtype], _INT_RANGE[x.jdtype]
+    (lo, hi), (x_lo, x_hi) = dtype.bounds, x.jdtype.bounds
     # bounds typed as x (a Python int past int32 would overflow, as in JAX)
     bounds = (asarray_(max(lo, x_lo), x.jdtype), asarray_(min(hi, x_hi), x.jdtype))
     return lax.convert_element_type(jnp.clip(x, *bounds), dtype)
@@ -278,30 +302,37 @@ def _clip_convert(x: Array, dtype: DType) -> Array:
 
 def _int_param(x: Any) -> Array:
     x = asarray_(x)
-    return lax.convert_element_type(x, DType.int32) if x.jdtype not in _INT_RANGE else x
+    return x if x.jdtype.is_int else lax.convert_element_type(x, default_int())
 
 
 def randint(key: Any, shape: Shape, minval: Any, maxval: Any,
             dtype: Any = DType.int32) -> Array:
-    """Integers in [minval, maxval), as JAX: 64 random bits per value, reduced mod the span."""
+    """Integers in [minval, maxval), as JAX: twice the dtype's width of random bits per
+    value, reduced mod the span."""
     key = _check_key("randint", key)
     shape, dt = static_shape(shape), to_dtype(dtype)
-    if dt not in _INT_RANGE:
-        raise TypeError(f"random.randint: dtype must be int32 or uint32, got {dt}")
+    if not dt.is_int:
+        raise TypeError(f"random.randint: dtype must be an integer type, got {dt}")
+    if dt.itemsize < 4:   # as JAX: sampled in int32 (less bias), bounds clipped to dt's
+        lo, hi = dt.bounds
+        bounded = [jnp.clip(lax.convert_element_type(asarray_(v), DType.int32), lo, top)
+                   for v, top in ((minval, hi), (maxval, hi + 1))]
+        return lax.convert_element_type(randint(key, shape, *bounded, DType.int32), dt)
     minval, maxval = _int_param(minval), _int_param(maxval)
     _check_shape("randint", shape, minval.shape, maxval.shape)
     # maxval beyond dtype's range: the span is one more than the clipped values give
-    out_of_range = maxval > _clip_convert(asarray_(_INT_RANGE[dt][1], dt), maxval.jdtype)
+    out_of_range = maxval > _clip_convert(asarray_(dt.bounds[1], dt), maxval.jdtype)
     out_of_range = jnp.broadcast_to(out_of_range, shape)
     minval, maxval = (jnp.broadcast_to(_clip_convert(v, dt), shape) for v in (minval, maxval))
-    keys = split(key)
-    higher, lower = _bits(keys[0], shape), _bits(keys[1], shape)
-    span = jnp.where(maxval <= minval, np.uint32(1),
-                     lax.convert_element_type(maxval - minval, DType.uint32))
-    span = jnp.where(out_of_range & (maxval > minval), span + np.uint32(1), span)
-    # (higher * 2**32 + lower) % span without 64-bit integers: 2**32 % span is
-    # ((2**16 % span)**2) % span, and (a*b) % n = ((a % n)*(b % n)) % n
-    multiplier = lax.rem(jnp.full(span.shape, 2 ** 16, DType.uint32), span)
+    keys, width = split(key), 8 * dt.itemsize
+    unsigned = _UNSIGNED[width]
+    higher, lower = (_bits_of_width(k, shape, width) for k in (keys[0], keys[1]))
+    span = jnp.where(maxval <= minval, np.array(1, unsigned.np),
+                     lax.convert_element_type(maxval - minval, unsigned))
+    span = jnp.where(out_of_range & (maxval > minval), span + np.array(1, unsigned.np), span)
+    # (higher * 2**width + lower) % span without wider integers: 2**width % span is
+    # ((2**(width/2) % span)**2) % span, and (a*b) % n = ((a % n)*(b % n)) % n
+    multiplier = lax.rem(jnp.full(span.shape, 2 ** (width // 2), unsigned), span)
     multiplier = lax.rem(multiplier * multiplier, span)
     offset = lax.rem(lax.rem(higher, span) * multiplier + lax.rem(lower, span), span)
     return minval + lax.convert_element_type(offset, dt)

@@ -13,40 +13,33 @@ from jaxlab import numpy as jnp
 from jaxlab.array import Array
 from jaxlab.ir.dtypes import DType, to_dtype
 from jaxlab.numpy._util import asarray_, broadcast_shapes, canonical_axis, static_shape
-from jaxlab.random import Shape, _check_shape, bernoulli, normal, uniform
+from jaxlab.random import Shape, _check_shape, _float_dtype, bernoulli, normal, uniform
 
 __all__ = ["exponential", "laplace", "logistic", "cauchy", "rademacher", "truncated_normal",
            "multivariate_normal", "choice"]
 
 
-def _float_dtype(name: str, dtype: Any) -> DType:
-    dt = to_dtype(dtype, f"random.{name}")
-    if not dt.is_float:
-        raise TypeError(f"random.{name}: dtype must be a float dtype, got {dt}")
-    return dt
-
-
-def exponential(key: Any, shape: Shape = (), dtype: Any = DType.float32) -> Array:
+def exponential(key: Any, shape: Shape = (), dtype: Any = None) -> Array:
     """-log(1 - u) for u uniform in [0, 1)."""
     u = uniform(key, shape, _float_dtype("exponential", dtype))
     return -jnp.log1p(-u)
 
 
-def laplace(key: Any, shape: Shape = (), dtype: Any = DType.float32) -> Array:
+def laplace(key: Any, shape: Shape = (), dtype: Any = None) -> Array:
     """sign(u) log(1 - |u|) for u uniform in (-1, 1)."""
     dt = _float_dtype("laplace", dtype)
     u = uniform(key, shape, dt, -1.0 + float(np.finfo(dt.np).epsneg), 1.0)
     return jnp.sign(u) * jnp.log1p(-jnp.abs(u))
 
 
-def logistic(key: Any, shape: Shape = (), dtype: Any = DType.float32) -> Array:
+def logistic(key: Any, shape: Shape = (), dtype: Any = None) -> Array:
     """log(u) - log(1 - u) for u uniform in [tiny, 1)."""
     dt = _float_dtype("logistic", dtype)
     u = uniform(key, shape, dt, float(np.finfo(dt.np).tiny), 1.0)
     return jnp.log(u) - jnp.log1p(-u)
 
 
-def cauchy(key: Any, shape: Shape = (), dtype: Any = DType.float32) -> Array:
+def cauchy(key: Any, shape: Shape = (), dtype: Any = None) -> Array:
     """tan(pi (u - 1/2)) for u uniform in [eps, 1)."""
     dt = _float_dtype("cauchy", dtype)
     u = uniform(key, shape, dt, float(np.finfo(dt.np).eps), 1.0)
@@ -71,7 +64,7 @@ def _next_toward_zero_inf(x: Array, up: bool) -> Array:
 
 
 def truncated_normal(key: Any, lower: Any, upper: Any, shape: Shape | None = None,
-                     dtype: Any = DType.float32) -> Array:
+                     dtype: Any = None) -> Array:
     """Normal samples within (lower, upper): the inverse CDF of a uniform draw between
     the bounds' CDFs, clamped to the open interval against rounding."""
     dt = _float_dtype("truncated_normal", dtype)
@@ -100,7 +93,7 @@ _COV_FACTORS = {"cholesky": jnp.linalg.cholesky, "eigh": _eigh_factor, "svd": _s
 
 
 def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Shape | None = None,
-                        dtype: Any = DType.float32, method: str = "cholesky") -> Array:
+                        dtype: Any = None, method: str = "cholesky") -> Array:
     """mean + F z with F F^T = cov and z standard normal; F from `method`: 'cholesky'
     (L), 'eigh' (V sqrt(w)) or 'svd' (U sqrt(s)), as JAX."""
     if method not in _COV_FACTORS:

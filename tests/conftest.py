@@ -42,3 +42,16 @@ def sample_data(shape, dtype, seed=0) -> np.ndarray:
     if np.dtype(dtype).kind == "f":
         return rng.standard_normal(shape).astype(dtype)
     return rng.integers(-50, 50, shape).astype(dtype)
+
+
+@pytest.fixture
+def x64():
+    """jax_enable_x64 on, for jaxlab and for JAX, for one test."""
+    import jax
+    jaxlab.config.update("jax_enable_x64", True)
+    jax.config.update("jax_enable_x64", True)
+    try:
+        yield
+    finally:
+        jaxlab.config.update("jax_enable_x64", False)
+        jax.config.update("jax_enable_x64", False)

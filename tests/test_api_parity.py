@@ -180,6 +180,19 @@ def test_reductions_refuse_lists_as_jax(name):
                  getattr(jjnp, name)(jjnp.asarray([1, 2, 3])))
 
 
+@pytest.mark.parametrize("call", [
+    lambda m: m.sin([1.0, 2.0]), lambda m: m.add(1.0, [1.0, 2.0]), lambda m: m.sort([3, 1]),
+    lambda m: m.where([True, False], 1, 2), lambda m: m.ravel([1, 2]),
+    lambda m: m.transpose([[1, 2]]), lambda m: m.zeros_like([1, 2]),
+    lambda m: m.broadcast_arrays([1], [2])])
+def test_elementwise_and_shape_functions_refuse_lists_as_jax(call):
+    with pytest.raises(TypeError) as theirs:
+        call(jjnp)
+    with pytest.raises(TypeError) as ours:
+        call(jnp)
+    assert str(ours.value) == str(theirs.value)
+
+
 def test_jit_closing_over_a_lazy_array_leaves_it_usable(backend):
     # compiling realizes the closed-over constant before recording kernels, so the
     # user's array keeps a real buffer (not one of the program's placeholders)
@@ -187,3 +200,11 @@ def test_jit_closing_over_a_lazy_array_leaves_it_usable(backend):
     step = jaxlab.jit(lambda w: jaxlab.grad(lambda v: (v * data).sum())(w))
     assert_close(step(jnp.ones(6)), np.arange(6, dtype=np.float32) * 2)
     assert_close(data + 1, np.arange(6, dtype=np.float32) * 2 + 1)
+
+
+def test_constant_nans_keep_their_sign(backend):
+    nan = float("nan")
+    for value in (nan, -nan):
+        for made in (jnp.full((3,), value), jnp.ones(3) * value):
+            np.testing.assert_array_equal(np.signbit(np.asarray(made)), np.signbit(value))
+            np.testing.assert_array_equal(np.asarray(jnp.signbit(made)), np.signbit(value))

@@ -86,6 +86,15 @@ def test_set_functions_and_nonzero_outside_jit(backend):
         jaxlab.jit(jnp.unique_values)(INTS)
 
 
+@pytest.mark.parametrize("kwargs", [dict(size=3), dict(size=9, fill_value=-1),
+                                    dict(size=9, fill_value=(7, 9)), dict(size=0)])
+def test_nonzero_with_size_under_jit(backend, kwargs):
+    f = lambda m: lambda x: m.nonzero(x, **kwargs) + (m.flatnonzero(x, size=4),)
+    for mine, theirs in zip(jaxlab.jit(f(jnp))(INTS - 3), jax.jit(f(jjnp))(INTS - 3)):
+        assert_close(mine, theirs)
+        assert mine.dtype == theirs.dtype
+
+
 def test_traceable_search_under_jit(backend):
     search = lambda m: lambda v: (m.searchsorted(m.arange(5.0), v), m.isin(v, m.arange(3.0)))
     for ours, theirs in zip(jaxlab.jit(search(jnp))(np.float32([2.5, 1.0])),
@@ -100,7 +109,7 @@ def test_namespace_and_info(backend):
         x.__array_namespace__(api_version="1999.01")
     info = jnp.__array_namespace_info__()
     assert info.default_dtypes()["real floating"] == jnp.float32
-    assert set(info.dtypes(kind="integral")) == {"int32", "uint32"}
+    assert set(info.dtypes(kind="integral")) == {"int8", "int16", "int32", "uint8", "uint16", "uint32"}
     assert info.default_device().platform == backend
     assert backend in {d.platform for d in info.devices()}
 

@@ -14,21 +14,23 @@ import jaxlab.numpy as jnp
 from jaxlab import lax
 from tests.conftest import assert_close
 
-NAMES = ["bool_", "int32", "uint32", "float16", "float32"]
+NAMES = ["bool_", "int8", "int16", "int32", "uint8", "uint16", "uint32", "bfloat16",
+         "float16", "float32"]
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_scalar_types_are_numpy_dtypes(backend, name):
     scalar_type = getattr(jnp, name)
+    numpy_type = getattr(jjnp, name).dtype.type   # NumPy's own, or ml_dtypes' bfloat16
     x = jnp.zeros(3, scalar_type)
     assert isinstance(x.dtype, np.dtype)
-    assert x.dtype == scalar_type == getattr(np, name)
+    assert x.dtype == scalar_type == numpy_type
     assert np.dtype(scalar_type) == getattr(jjnp, name).dtype
-    assert jnp.zeros(2, np.dtype(name).name).dtype == x.dtype
-    assert jnp.ones(2, getattr(np, name)).dtype == x.dtype
+    assert jnp.zeros(2, np.dtype(numpy_type).name).dtype == x.dtype
+    assert jnp.ones(2, numpy_type).dtype == x.dtype
     made = scalar_type(3)
     assert made.shape == () and made.dtype == scalar_type
-    assert {scalar_type: 1}[getattr(np, name)] == 1   # hashes like NumPy's type
+    assert {scalar_type: 1}[numpy_type] == 1   # hashes like NumPy's type
 
 
 def test_python_types_and_dtype_class(backend):
@@ -59,17 +61,18 @@ def test_64_bit_host_data_narrows_silently(backend):
         assert jnp.asarray(np.ones(3)).dtype == np.float32
 
 
-def test_unstored_dtypes_are_refused_naming_the_issue(backend):
-    for t in (jnp.int8, jnp.uint16):
-        with pytest.raises(TypeError, match="issue 15"):
-            jnp.zeros(2, t)
+def test_host_data_keeps_its_narrow_dtype(backend):
+    for name in ("int8", "uint8", "int16", "uint16", "bfloat16"):
+        data = np.arange(-3, 4).astype(jjnp.dtype(name))
+        assert jnp.asarray(data).dtype == jjnp.asarray(data).dtype == data.dtype
+        np.testing.assert_array_equal(np.asarray(jnp.asarray(data)), data)
 
 
-def test_x64_config():
-    assert jaxlab.config.jax_enable_x64 is False
+def test_x64_config(x64):
+    assert jaxlab.config.jax_enable_x64 is True
+    assert jnp.zeros(2).dtype == np.float64 and jnp.asarray(1).dtype == np.int64
     jaxlab.config.update("jax_enable_x64", False)
-    with pytest.raises(NotImplementedError, match="issue 15"):
-        jaxlab.config.update("jax_enable_x64", True)
+    assert jnp.zeros(2).dtype == np.float32
     with pytest.raises(AttributeError, match="jax_nonsense"):
         jaxlab.config.update("jax_nonsense", 1)
 
@@ -93,7 +96,8 @@ def test_astype_gradient(backend):
                  rtol=1e-3, atol=1e-3)
 
 
-DTYPE_ARGS = [jnp.int32, jnp.uint32, jnp.float16, jnp.float32, jnp.bool_]
+DTYPE_ARGS = [jnp.int8, jnp.int16, jnp.int32, jnp.int64, jnp.uint8, jnp.uint16, jnp.uint32,
+              jnp.uint64, jnp.bfloat16, jnp.float16, jnp.float32, jnp.float64, jnp.bool_]
 
 
 def _jax_twin(d):
@@ -123,13 +127,20 @@ def test_isdtype_and_abstract_classes(kind):
                 jjnp.issubdtype(_jax_twin(d), getattr(jjnp, abstract))
 
 
+def test_promotion_with_x64_matches_jax(x64):
+    for a in DTYPE_ARGS:
+        for b in DTYPE_ARGS + [1, 1.5, True]:
+            jb = _jax_twin(b) if isinstance(b, type) else b
+            assert jnp.result_type(a, b) == jjnp.result_type(_jax_twin(a), jb), (a, b)
+
+
 def test_finfo_iinfo(backend):
-    for d in (jnp.float32, jnp.float16, jnp.ones(2)):
+    for d in (jnp.float32, jnp.float16, jnp.bfloat16, jnp.ones(2)):
         mine, theirs = jnp.finfo(d), jjnp.finfo(np.dtype(d.dtype) if hasattr(d, "shape") else
                                                  _jax_twin(d))
         assert (mine.eps, mine.max, mine.tiny, mine.bits) == \
             (theirs.eps, theirs.max, theirs.tiny, theirs.bits)
-    for d in (jnp.int32, jnp.uint32):
+    for d in (jnp.int8, jnp.int16, jnp.int32, jnp.uint8, jnp.uint16, jnp.uint32):
         assert (jnp.iinfo(d).min, jnp.iinfo(d).max) == \
             (jjnp.iinfo(_jax_twin(d)).min, jjnp.iinfo(_jax_twin(d)).max)
 

@@ -306,3 +306,37 @@ def test_choice(backend, kwargs):
 def test_choice_refuses_oversampling_without_replacement():
     with pytest.raises(ValueError, match="larger sample"):
         random.choice(random.key(0), 3, (4,), replace=False)
+
+
+NARROW_DRAWS = {
+    "bits_uint8": lambda r, m, k: r.bits(k, (5,), m.uint8),
+    "bits_uint16": lambda r, m, k: r.bits(k, (5,), m.uint16),
+    "uniform_float16": lambda r, m, k: r.uniform(k, (6,), m.float16),
+    "uniform_bfloat16": lambda r, m, k: r.uniform(k, (6,), m.bfloat16, -2, 2),
+    "normal_float16": lambda r, m, k: r.normal(k, (6,), m.float16),
+    "normal_bfloat16": lambda r, m, k: r.normal(k, (6,), m.bfloat16),
+    "randint_int8": lambda r, m, k: r.randint(k, (8,), -100, 100, m.int8),
+    "randint_uint8": lambda r, m, k: r.randint(k, (8,), 0, 300, m.uint8),
+    "randint_int16": lambda r, m, k: r.randint(k, (8,), -1000, 30000, m.int16),
+}
+
+
+@pytest.mark.parametrize("name", NARROW_DRAWS)
+def test_narrow_dtypes_are_bit_identical(backend, name):
+    draw = NARROW_DRAWS[name]
+    assert_same(draw(random, jnp, random.PRNGKey(3)), draw(jr, jax.numpy, jr.PRNGKey(3)))
+
+
+WIDE_DRAWS = {
+    "uniform_float64": lambda r, m, k: r.uniform(k, (5,)),
+    "bits_uint64": lambda r, m, k: r.bits(k, (3,), m.uint64),
+    "randint_int64": lambda r, m, k: r.randint(k, (5,), -10 ** 12, 10 ** 12, m.int64),
+    "exponential_float64": lambda r, m, k: r.exponential(k, (4,)),
+}
+
+
+@pytest.mark.parametrize("name", WIDE_DRAWS)
+def test_64_bit_draws_with_x64_are_bit_identical(x64, name):
+    with jaxlab.default_device("cpu"):   # the device that computes 64-bit types
+        draw = WIDE_DRAWS[name]
+        assert_same(draw(random, jnp, random.PRNGKey(3)), draw(jr, jax.numpy, jr.PRNGKey(3)))

@@ -99,6 +99,8 @@ class Backend(abc.ABC):
     max_elements: int = (1 << 31) - 1  # kernels index in int32 (ir: Special gidx/ridx)
     max_buffer_bytes: int = 1 << 62    # the largest array the device holds (engine/limits.py)
     buffer_limit_reason: str = ""      # what sets max_buffer_bytes, for the error message
+    dtypes: frozenset = frozenset(DType)   # the dtypes its kernels compute
+    dtype_limit_reason: str = ""       # why others are missing, for the error message
 
     @abc.abstractmethod
     def allocate(self, nbytes: int) -> Any: ...

@@ -34,7 +34,7 @@ Box = tuple[tuple[int, int], ...]   # [start, stop) per loop axis
 def reduce_axes(op: AluOp, body: np.ndarray, axes: int | tuple[int, ...],
                 dtype: DType) -> np.ndarray:
     """Fold `body` along `axes` with `op`; float16 accumulates in float32, as on GPUs."""
-    acc_dtype = np.float32 if dtype is DType.float16 else dtype.np
+    acc_dtype = np.float32 if dtype in (DType.float16, DType.bfloat16) else dtype.np
     with np.errstate(all="ignore"):
         return NP_REDUCE[op](body.astype(acc_dtype, copy=False), axis=axes).astype(dtype.np)
 

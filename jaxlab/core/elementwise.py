@@ -5,6 +5,7 @@ broadcasts and promotes before binding), as in jax.lax.
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from jaxlab.core.primitives import lowerings, primitive, weak_preserving
@@ -92,7 +93,7 @@ def _div(x: Lazy, y: Lazy) -> Lazy:
 
 def _neg(x: Lazy) -> Lazy:
     _require("neg", x, not x.dtype.is_bool, "use logical_not")
-    return _op(AluOp.Sub, _const(x, 0), x) if x.dtype is DType.uint32 else \
+    return _op(AluOp.Sub, _const(x, 0), x) if x.dtype.is_int and not x.dtype.is_signed else \
         _op(AluOp.Mul, x, _const(x, -1))
 
 
@@ -205,7 +206,9 @@ def _atan2(y: Lazy, x: Lazy) -> Lazy:
     zero = _const(x, 0.0)
     pi = _const(x, 3.141592653589793)
     base = _op(AluOp.Atan, _op(AluOp.Div, y, x))
-    y_neg = _op(AluOp.Cmplt, _op(AluOp.Div, _const(y, 1.0), y), zero)  # true for -0.0 too
+    # y < 0, -0.0 included (1/-0 is -inf; 1/-inf is -0, hence both tests)
+    y_neg = _op(AluOp.Or, _op(AluOp.Cmplt, y, zero),
+                _op(AluOp.Cmplt, _op(AluOp.Div, _const(y, 1.0), y), zero))
     shift = _op(AluOp.Where, y_neg, _neg(pi), pi)
     out = _op(AluOp.Where, _op(AluOp.Cmplt, x, zero), _op(AluOp.Add, base, shift), base)
     x_neg_or_negzero = _op(AluOp.Cmplt, _op(AluOp.Div, _const(x, 1.0), x), zero)
@@ -215,7 +218,15 @@ def _atan2(y: Lazy, x: Lazy) -> Lazy:
                         _op(AluOp.Mul, y, zero)),
                     _op(AluOp.Mul, _const(x, 1.5707963267948966),
                         _op(AluOp.Where, y_neg, _const(x, -1.0), _const(x, 1.0))))
-    return _op(AluOp.Where, _eq(x, zero), at_x_zero, out)
+    out = _op(AluOp.Where, _eq(x, zero), at_x_zero, out)
+    # both infinite: a quarter (x = +inf) or three quarters (x = -inf) of pi, y's sign
+    inf = _const(x, math.inf)
+    both_inf = _op(AluOp.And, _eq(_abs(y), inf), _eq(_abs(x), inf))
+    corner = _op(AluOp.Where, _op(AluOp.Cmplt, x, zero), _const(x, 2.356194490192345),
+                 _const(x, 0.7853981633974483))
+    out = _op(AluOp.Where, both_inf, _op(AluOp.Where, y_neg, _neg(corner), corner), out)
+    nan_in = _op(AluOp.Or, _op(AluOp.Cmpne, y, y), _op(AluOp.Cmpne, x, x))
+    return _op(AluOp.Where, nan_in, _op(AluOp.Add, y, x), out)
 
 
 def _round(x: Lazy) -> Lazy:

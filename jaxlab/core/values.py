@@ -17,20 +17,17 @@ from jaxlab.ir.dtypes import DType, host_dtype, python_scalar_dtype
 
 Scalar = (bool, int, float, complex)
 
-_INT_BOUNDS = {DType.int32: (-(1 << 31), (1 << 31) - 1), DType.uint32: (0, (1 << 32) - 1)}
-
-
 def check_int(value: int, dtype: DType, message: str) -> None:
     """OverflowError (JAX's) where a Python int does not fit `dtype`."""
-    lo, hi = _INT_BOUNDS.get(dtype, (-(1 << 63), (1 << 64) - 1))
+    lo, hi = dtype.bounds
     if not lo <= value <= hi:
         raise OverflowError(message.format(value, dtype))
 
 
-def check_int32(x: Any) -> None:
-    """A Python int operand is an int32 first (JAX without x64), whatever it meets."""
+def check_default_int(x: Any) -> None:
+    """A Python int operand is a default int first (int32 without x64), whatever it meets."""
     if type(x) is int:
-        check_int(x, DType.int32, "Python int {} too large to convert to {}")
+        check_int(x, python_scalar_dtype(int), "Python int {} too large to convert to {}")
 
 
 def scalar(x: Any, dtype: DType, weak: bool) -> Array:
@@ -81,7 +78,7 @@ def asarray(x: Any, dtype: Optional[DType] = None) -> Array:
         return convert_element_type_p.bind(x, new_dtype=dtype, weak_type=False)
     if isinstance(x, Scalar) and not isinstance(x, np.generic):
         if dtype is None:
-            check_int32(x)
+            check_default_int(x)
             return scalar(x, python_scalar_dtype(type(x)), weak=type(x) is not bool)
         if type(x) is int and dtype.is_int:
             check_int(x, dtype, "Python integer {} out of bounds for {}")

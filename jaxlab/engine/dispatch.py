@@ -25,6 +25,8 @@ def _prepare(device: Device, program: Kernel | Routine) -> tuple[Executable, boo
         return exe, True, 0.0
     t0 = time.perf_counter()
     backend = device.backend
+    if isinstance(program, Kernel):
+        limits.check_kernel_dtypes(device, program)
     exe = backend.prepare_kernel(program) if isinstance(program, Kernel) \
         else backend.prepare_routine(program)
     exe.compile_ms = exe.compile_ms or (time.perf_counter() - t0) * 1e3
@@ -106,8 +108,8 @@ def realize_lazy(lz: Lazy, reason: str) -> Lazy:
         # a scalar argument (a jit call's Python scalar): uploaded, no kernel
         data = np.array(lz.exp.arg, lz.dtype.np)
         return from_buffer(Buffer.from_numpy(lz.device, data, lz.dtype), lz.shape)
-    limits.check_kernel(lz.device, lz.shape, lz.dtype,
-                        lz.pending.red_shape if lz.pending is not None else ())
+    limits.check_array(lz.device, lz.shape, lz.dtype)
     kernel, inputs = lower(lz)
+    limits.check_kernel(lz.device, kernel)
     return from_buffer(run(lz.device, kernel, inputs, reason, lz.origin)[0], lz.shape)
 

@@ -8,6 +8,7 @@ from typing import Sequence
 from jaxlab.engine.devices import Device
 from jaxlab.errors import ResourceExhaustedError
 from jaxlab.ir.dtypes import DType
+from jaxlab.ir.kernel import Kernel
 
 
 def _describe(shape: Sequence[int], dtype: DType) -> str:
@@ -22,8 +23,25 @@ def _check_index_space(device: Device, count: int, what: str) -> None:
             f"index at most {limit} (int32 index math)")
 
 
+def check_dtype(device: Device, dtype: DType) -> None:
+    """Raise TypeError if `device` does not compute `dtype`."""
+    if dtype not in device.backend.dtypes:
+        raise TypeError(f"{dtype.value} is not supported on the {device.platform} device "
+                        f"({device.backend.dtype_limit_reason}); put the array on a device "
+                        f"that computes it (cpu computes every dtype)")
+
+
+def check_kernel_dtypes(device: Device, kernel: Kernel) -> None:
+    """check_dtype for every value a kernel computes."""
+    roots = [kernel.exp] + ([kernel.reduction.epilogue] if kernel.reduction else [])
+    for dtype in {node.dtype for root in roots for node in root.toposort()}:
+        check_dtype(device, dtype)
+
+
 def check_array(device: Device, shape: Sequence[int], dtype: DType) -> None:
-    """Raise ResourceExhaustedError if `device` cannot hold or index this array."""
+    """Raise ResourceExhaustedError if `device` cannot hold or index this array
+    (TypeError if it does not compute its dtype)."""
+    check_dtype(device, dtype)
     count = math.prod(shape)
     _check_index_space(device, count, f"{_describe(shape, dtype)} has")
     nbytes = count * dtype.itemsize
@@ -35,12 +53,15 @@ def check_array(device: Device, shape: Sequence[int], dtype: DType) -> None:
             f"bytes per array ({device.backend.buffer_limit_reason})")
 
 
-def check_kernel(device: Device, shape: Sequence[int], dtype: DType,
-                 reduced: Sequence[int] = ()) -> None:
-    """A kernel writing `shape` and folding `reduced` more dims per output: the output
-    must fit the device, and the whole index space (output times reduction) int32."""
-    check_array(device, shape, dtype)
-    if reduced:
-        _check_index_space(device, math.prod(shape) * math.prod(reduced),
-                           f"a reduction over {_describe(tuple(shape) + tuple(reduced), dtype)} "
-                           "visits")
+def check_kernel(device: Device, kernel: Kernel) -> None:
+    """A lowered kernel's output must fit the device, and its index math int32: the
+    output and reduction counters and every load's position (a contraction's operands
+    are indexed apart, so a big matmul passes though output x reduction is large)."""
+    check_array(device, kernel.shape, kernel.dtype)
+    widest = kernel.widest_index()
+    if widest > device.backend.max_elements:
+        visits = kernel.size * (kernel.reduction.size if kernel.reduction else 1)
+        shape = tuple(kernel.shape) + tuple(kernel.reduce_shape)
+        _check_index_space(device, widest, f"{'a reduction over' if kernel.reduction else 'a kernel over'} "
+                           f"{_describe(shape, kernel.dtype)} visits {visits} elements; its "
+                           "index math reaches")

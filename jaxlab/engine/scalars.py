@@ -23,7 +23,8 @@ _buffers = state.scalar_buffers
 
 def scalar_buffer(device: Device, value: Any, dtype: DType) -> Buffer:
     """A buffer holding `value` (already canonical for dtype) on device."""
-    key = (dtype, repr(value))   # repr: 0.0 and -0.0 differ, nan finds itself
+    # repr: 0.0 and -0.0 differ, nan finds itself; the sign tells -nan from nan
+    key = (dtype, repr(value), np.signbit(value))
     with _buffers.lock:
         kept = _buffers.kept.setdefault(id(device), OrderedDict())
         buf = kept.get(key)

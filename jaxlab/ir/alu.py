@@ -53,9 +53,10 @@ COMMUTATIVE = frozenset({AluOp.Add, AluOp.Mul, AluOp.Min, AluOp.Max, AluOp.And, 
 
 
 def _arg_key(arg: Any) -> Any:
-    # 0.0 == -0.0 and nan != nan: key floats by their text so both intern correctly.
+    # 0.0 == -0.0 and nan != nan: key floats by their text so both intern correctly
+    # (and NaN by its sign too: repr writes -nan as "nan")
     if isinstance(arg, float):
-        return ("f", repr(arg))
+        return ("f", repr(arg), math.copysign(1.0, arg))
     return arg
 
 
@@ -230,8 +231,9 @@ def _canonical_const(value: Any, dtype: DType) -> Any:
     if dtype.is_int:
         if isinstance(value, (float, np.floating)):
             value = int(value) if math.isfinite(value) else 0
-        v = int(value) % (1 << 32)
-        return v - (1 << 32) if dtype is DType.int32 and v >= 1 << 31 else v
+        bits = 8 * dtype.itemsize   # wrapped to the dtype, as a cast would
+        v = int(value) % (1 << bits)
+        return v - (1 << bits) if dtype.is_signed and v >= 1 << (bits - 1) else v
     return float(np.array(value, dtype=dtype.np))
 
 

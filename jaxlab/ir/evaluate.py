@@ -12,7 +12,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from jaxlab.ir.alu import AluExp, AluOp
-from jaxlab.ir.dtypes import DType
+from jaxlab.ir.dtypes import DType, uncanonical
 from jaxlab.ir.mathconst import ERF_SERIES_BELOW, ERF_SERIES_TERMS, ERFC_COEFFS, TWO_OVER_SQRT_PI
 
 
@@ -28,7 +28,7 @@ def _trunc_div_signed(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _mod(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    if a.dtype.kind == "f":
+    if _floating(a):
         return np.fmod(a, b)
     safe = np.where(b == 0, 1, b)
     return np.where(b == 0, a, np.fmod(a, safe)).astype(a.dtype)
@@ -38,20 +38,28 @@ def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.true_divide(a, b).astype(a.dtype)
 
 
+def _floating(a: np.ndarray) -> bool:
+    return uncanonical(a.dtype).is_float   # bfloat16's NumPy kind is "V"
+
+
 def cast_array(x: np.ndarray, dtype: DType) -> np.ndarray:
     """NumPy cast with XLA's float->int rule: truncate, saturate, NaN -> 0."""
     target = dtype.np
-    if x.dtype.kind == "f" and dtype.is_int:
-        info = np.iinfo(target)
+    if _floating(x) and dtype.is_int:
+        lo, hi = dtype.bounds
         x = np.nan_to_num(np.trunc(x.astype(np.float64)), nan=0.0)
-        return np.clip(x, info.min, info.max).astype(target)
+        # float64 rounds a 64-bit bound up past it: saturate those by comparison
+        out = np.clip(x, lo, hi).astype(target)
+        return np.where(x >= float(hi), np.array(hi, target), out)
     if dtype is DType.bool:
         return x != 0
     return x.astype(target)
 
 
 def _shift(fn: Callable) -> Callable:
-    return lambda a, b: fn(a, (b & 31).astype(a.dtype)).astype(a.dtype)
+    """Shifts use the amount's low 5 bits (6 for 64-bit values)."""
+    return lambda a, b: fn(a, (b & (63 if a.itemsize == 8 else 31)).astype(a.dtype)) \
+        .astype(a.dtype)
 
 
 def _threefry(k0, k1, c0, c1, which: int) -> np.ndarray:

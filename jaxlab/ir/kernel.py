@@ -28,8 +28,8 @@ def reduce_identity(op: AluOp, dtype: DType) -> Any:
         return -math.inf if op is AluOp.Max else math.inf
     if dtype is DType.bool:
         return op is AluOp.Min
-    info = {DType.int32: (-(1 << 31), (1 << 31) - 1), DType.uint32: (0, (1 << 32) - 1)}[dtype]
-    return info[0] if op is AluOp.Max else info[1]
+    lowest, highest = dtype.bounds
+    return lowest if op is AluOp.Max else highest
 
 
 def acc_variable(dtype: DType) -> AluExp:
@@ -93,6 +93,27 @@ class Kernel:
         body = _count_ops(self.exp) + (1 if self.reduction else 0)
         epilogue = _count_ops(self.reduction.epilogue) if self.reduction else 0
         return self.size * (steps * body + epilogue)
+
+    def widest_index(self) -> int:
+        """The largest magnitude the kernel's index math reaches: the output and
+        reduction counters and every integer node that computes a load's position.
+        Data arithmetic is left out (int32 values wrap by design), and so is any part
+        of a position that depends on loaded values or runtime scalars (a gather's
+        index is clamped or checked when it runs, not bounded here)."""
+        roots = [self.exp] + ([self.reduction.epilogue] if self.reduction else [])
+        widest = max(self.size, self.reduction.size if self.reduction else 0)
+        runtime: set[AluExp] = set()
+        for root in roots:
+            for load in root.leaves((AluOp.GlobalIndex,)):
+                for node in load.src[0].toposort():
+                    if node.op in _RUNTIME_VALUES or any(s in runtime for s in node.src):
+                        runtime.add(node)
+                    elif node.dtype.is_int:
+                        widest = max(widest, abs(node.vmin), abs(node.vmax))
+        return widest
+
+
+_RUNTIME_VALUES = frozenset({AluOp.GlobalIndex, AluOp.GlobalView, AluOp.Param, AluOp.Variable})
 
 
 def _count_ops(e: AluExp) -> int:

@@ -12,13 +12,11 @@ from typing import Callable, Optional
 from jaxlab.ir.alu import COMMUTATIVE, AluExp, AluOp
 from jaxlab.ir.dtypes import DType
 
-_INT_RANGE = {DType.int32: (-(1 << 31), (1 << 31) - 1), DType.uint32: (0, (1 << 32) - 1),
-              DType.bool: (0, 1)}
 _FLOAT_RANGE = (-math.inf, math.inf)
 
 
 def _full(dtype: DType) -> tuple:
-    return _INT_RANGE.get(dtype, _FLOAT_RANGE)
+    return _FLOAT_RANGE if dtype.is_float else dtype.bounds
 
 
 def _clamped(dtype: DType, lo, hi) -> tuple:
@@ -197,7 +195,7 @@ def _ravel_pair(high: AluExp, low: AluExp) -> Optional[AluExp]:
     if is_x_div_a(y):
         return x
     if y.op is AluOp.Mod and is_x_div_a(y.src[0]) and y.src[1].is_const and \
-            0 < a * y.src[1].arg <= _INT_RANGE[DType.int32][1]:
+            0 < a * y.src[1].arg <= DType.int32.bounds[1]:
         return x % AluExp.const(a * y.src[1].arg, x.dtype)
     return None
 

@@ -19,8 +19,11 @@ class Kind(enum.Enum):
     BOOL = "b"     # true/false: 0/1 in a scalar (a SIMD lane holds a 0/-1 mask)
 
 
-_KIND = {DType.float32: Kind.FLOAT, DType.float16: Kind.FLOAT, DType.int32: Kind.INT,
-         DType.uint32: Kind.UINT, DType.bool: Kind.BOOL}
+# 8/16-bit integers and bfloat16 are computed in 32-bit values (ir/widen.py)
+_KIND = {DType.float32: Kind.FLOAT, DType.float16: Kind.FLOAT, DType.bfloat16: Kind.FLOAT,
+         DType.int32: Kind.INT, DType.int16: Kind.INT, DType.int8: Kind.INT,
+         DType.uint32: Kind.UINT, DType.uint16: Kind.UINT, DType.uint8: Kind.UINT,
+         DType.bool: Kind.BOOL}
 
 
 def kind_of(dtype: DType) -> Kind:

@@ -29,6 +29,8 @@ _ERF_INV_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
 
 def erf_inv(x: Any) -> Array:
     x = _inexact(x)
+    if x.jdtype in (DType.float16, DType.bfloat16):   # in float32, rounded once, as XLA
+        return erf_inv(x.astype(DType.float32)).astype(x.jdtype)
     w = -jnp.log1p(-x * x)
     central = w < 5.0
     w = jnp.where(central, w - 2.5, jnp.sqrt(w) - 3.0)

@@ -22,6 +22,8 @@ from jaxlab.numpy.array_api import __array_namespace_info__  # noqa: F401
 from jaxlab.numpy.linalg_products import cross, diagonal, trace  # noqa: F401
 from jaxlab.numpy import fft  # noqa: F401,E402  (jnp.fft; after the names it uses)
 
+__array_api_version__ = "2025.12"   # the standard's version jaxlab.numpy follows
+
 pi = 3.141592653589793
 e = 2.718281828459045
 inf = float("inf")

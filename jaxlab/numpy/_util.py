@@ -1,9 +1,10 @@
 """Shared argument handling for jaxlab.numpy: conversion, promotion, broadcasting, axes."""
 from __future__ import annotations
 
+import functools
 import operator
 import warnings
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
@@ -34,6 +35,20 @@ def _holds_objects(x: Any) -> bool:
         return np.asarray(x).dtype == object
     except ValueError:   # ragged: values.asarray says so
         return False
+
+
+def refuses_lists(fn: Callable[..., Any], arrays: Optional[int] = None) -> Callable[..., Any]:
+    """fn checking its array arguments as JAX's check_arraylike does: a list or tuple
+    (which NumPy would convert) raises TypeError. `arrays`: how many leading positional
+    arguments are arrays (None: all of them)."""
+    @functools.wraps(fn)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        for position, x in enumerate(args[:arrays]):
+            if isinstance(x, (list, tuple)):
+                raise TypeError(f"{fn.__name__} requires ndarray or scalar arguments, got "
+                                f"{type(x)} at position {position}.")
+        return fn(*args, **kwargs)
+    return checked
 
 
 def arraylike_(name: str, x: Any, position: int = 0) -> Array:
@@ -166,7 +181,7 @@ def _promoted(x: Any, dtype: DType, weak: bool) -> Array:
     if isinstance(x, ArrayBase):
         return astype_(x, dtype, weak)
     if isinstance(x, Scalar) and not isinstance(x, np.generic):
-        values.check_int32(x)
+        values.check_default_int(x)
         return values.scalar(x, dtype, weak)
     return asarray_(x, dtype)
 

@@ -5,13 +5,15 @@ traceable), the set functions and nonzero (data-dependent shapes: outside jit on
 DLPack exchange and __array_namespace_info__."""
 from __future__ import annotations
 
+import math
+import operator
 from typing import Any, NamedTuple, Optional
 
 import numpy as np
 
 from jaxlab import lax
 from jaxlab.array import Array, ArrayBase
-from jaxlab.ir.dtypes import DType
+from jaxlab.ir.dtypes import DType, canonical, default_float, default_int
 from jaxlab.numpy import creation, reductions, shape_ops, ufuncs
 from jaxlab.numpy._util import arraylike_, asarray_, canonical_axis, promote_dtypes
 
@@ -53,6 +55,8 @@ def _cumulative(fold: Any, x: Any, axis: Optional[int], dtype: Any,
 
 def cumulative_sum(x: Any, /, *, axis: Optional[int] = None, dtype: Any = None,
                    include_initial: bool = False) -> Array:
+    x = arraylike_("cumulative_sum", x)   # counts in the default int, as sum (JAX)
+    dtype = reductions.summed_dtype(x.jdtype) if dtype is None else dtype
     return _cumulative(reductions.cumsum, x, axis, dtype, include_initial, 0, "cumulative_sum")
 
 
@@ -76,12 +80,13 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Array:
     a, b = asarray_(x1), asarray_(x2)
     if a.shape[axis] != b.shape[axis]:
         raise ValueError(f"vecdot: axis {axis} has sizes {a.shape[axis]} and {b.shape[axis]}")
-    return reductions.sum(ufuncs.multiply(a, b), axis=axis)
+    product = ufuncs.multiply(a, b)
+    return reductions.sum(product, axis=axis, dtype=product.dtype)   # no int promotion
 
 
 def count_nonzero(a: Any, axis: Any = None, keepdims: bool = False) -> Array:
     return reductions.sum(ufuncs.not_equal(arraylike_("count_nonzero", a), 0), axis=axis,
-                          keepdims=keepdims, dtype=DType.int32)
+                          keepdims=keepdims, dtype=default_int())
 
 
 def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None) -> Array:
@@ -105,7 +110,7 @@ def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = 
 
 
 def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False,
-             indexing: str = "xy") -> list[Array]:
+             indexing: str = "xy") -> tuple[Array, ...]:
     if indexing not in ("xy", "ij"):
         raise ValueError(f"Valid values for indexing are 'xy' and 'ij', got {indexing}")
     arrays = [shape_ops.ravel(arraylike_("meshgrid", x, i)) for i, x in enumerate(xi)]
@@ -118,7 +123,8 @@ def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False,
         full[axis_of[k]] = a.size
     out = [shape_ops.reshape(a, tuple(-1 if i == axis_of[k] else 1 for i in range(n)))
            for k, a in enumerate(arrays)]
-    return out if sparse else [shape_ops.broadcast_to(a, tuple(full)) for a in out]
+    # a tuple, as the standard (2025.12) says; JAX gives a list
+    return tuple(out if sparse else (shape_ops.broadcast_to(a, tuple(full)) for a in out))
 
 
 def nextafter(x1: Any, x2: Any, /) -> Array:
@@ -226,19 +232,43 @@ def unique_all(x: Any, /) -> UniqueAllResult:
 
 
 def nonzero(a: Any, *, size: Optional[int] = None, fill_value: Any = None) -> tuple[Array, ...]:
-    """Indices of the nonzero elements, one int32 array per axis (outside jit: the
-    count decides the shape; `size` is not supported yet)."""
-    if size is not None:
-        raise NotImplementedError("nonzero(size=...) is not supported yet")
-    data = _host("nonzero", a)
-    if data.ndim == 0:
+    """Indices of the nonzero elements, one array per axis. Without `size` the count
+    decides the shape (values needed: outside jit only); with it (also under jit) the
+    first `size` indices, padded with `fill_value` (0, or one per axis)."""
+    x = arraylike_("nonzero", a)
+    if x.ndim == 0:
         raise ValueError("Calling nonzero on 0d arrays is not allowed. Use jnp.atleast_1d "
                          "(scalar).nonzero() instead.")
-    return tuple(_device(i, DType.int32) for i in np.nonzero(data))
+    if size is None:
+        if fill_value is not None:
+            raise ValueError("fill_value must be None when size is None")
+        return tuple(_device(i, default_int()) for i in np.nonzero(_host("nonzero", x)))
+    return _nonzero_sized(x, operator.index(size), fill_value)
+
+
+def _nonzero_sized(x: Array, size: int, fill_value: Any) -> tuple[Array, ...]:
+    """Each nonzero element's flat position scattered to its rank among them (ranks
+    past `size` are dropped), then split into one index per axis."""
+    mask = shape_ops.ravel(x) != 0
+    index_dtype = default_int()
+    rank = reductions.cumsum(mask.astype(index_dtype)) - 1
+    slot = ufuncs.where(mask, rank, size)   # zeros go past the end: dropped
+    flat = creation.zeros(size, index_dtype).at[slot].set(
+        creation.arange(mask.size, dtype=index_dtype), mode="drop")
+    found = creation.arange(size, dtype=index_dtype) < reductions.sum(mask)
+    fills = fill_value if isinstance(fill_value, (tuple, list)) else \
+        (0 if fill_value is None else fill_value,) * x.ndim
+    if len(fills) != x.ndim:
+        raise ValueError(f"fill_value must be a scalar or a tuple of length {x.ndim}; "
+                         f"got {fill_value}")
+    strides = [math.prod(x.shape[d + 1:]) for d in range(x.ndim)]
+    return tuple(ufuncs.where(found, (flat // stride) % dim, asarray_(fill, index_dtype))
+                 for stride, dim, fill in zip(strides, x.shape, fills))
 
 
 def flatnonzero(a: Any, *, size: Optional[int] = None, fill_value: Any = None) -> Array:
-    return nonzero(shape_ops.ravel(arraylike_("flatnonzero", a)), size=size)[0]
+    return nonzero(shape_ops.ravel(arraylike_("flatnonzero", a)), size=size,
+                   fill_value=fill_value)[0]
 
 
 # --- DLPack ------------------------------------------------------------------------------
@@ -255,10 +285,12 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: Any = None) -> Array:
 class ArrayNamespaceInfo:
     """What the Array API standard's inspection API reports for jaxlab.numpy."""
 
-    _DTYPES = {"bool": ("bool",), "signed integer": ("int32",),
-               "unsigned integer": ("uint32",), "integral": ("int32", "uint32"),
-               "real floating": ("float16", "float32"), "complex floating": (),
-               "numeric": ("int32", "uint32", "float16", "float32")}
+    # the standard's dtype kinds, by NumPy kind letters (bfloat16 and float16 are
+    # jaxlab's but not the standard's: left out)
+    _KINDS = {"bool": "b", "signed integer": "i", "unsigned integer": "u", "integral": "iu",
+              "real floating": "f", "complex floating": "c", "numeric": "iufc"}
+    _STANDARD = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                 "uint64", "float32", "float64", "complex64", "complex128")
 
     def capabilities(self) -> dict:
         return {"boolean indexing": False, "data-dependent shapes": False,
@@ -268,27 +300,30 @@ class ArrayNamespaceInfo:
         from jaxlab.engine.devices import current_device
         return current_device()
 
-    def devices(self) -> list:
+    def devices(self) -> tuple:
         from jaxlab.engine.devices import devices
-        return devices()
+        return tuple(devices())   # a tuple, as the standard (2025.12) says
 
     def default_dtypes(self, *, device: Any = None) -> dict:
-        return {"real floating": np.dtype("float32"), "complex floating": None,
-                "integral": np.dtype("int32"), "indexing": np.dtype("int32")}
+        return {"real floating": default_float().np, "complex floating": None,
+                "integral": default_int().np, "indexing": default_int().np}
 
     def dtypes(self, *, device: Any = None, kind: Any = None) -> dict:
-        if kind is None:
-            names = ("bool", "int32", "uint32", "float16", "float32")
-        elif isinstance(kind, tuple):
-            names = tuple(dict.fromkeys(n for k in kind for n in self._dtype_names(k)))
-        else:
-            names = self._dtype_names(kind)
+        """The standard's dtypes arrays have now (64-bit ones with x64 only)."""
+        stored = {d.value for d in DType if canonical(d) is d}
+        names = [n for n in self._STANDARD if n in stored]
+        if kind is not None:
+            letters = "".join(self._kind_letters(k) for k in
+                              (kind if isinstance(kind, tuple) else (kind,)))
+            names = [n for n in names if np.dtype(n).kind in letters]
         return {n: np.dtype(n) for n in names}
 
-    def _dtype_names(self, kind: str) -> tuple:
-        if kind not in self._DTYPES:
-            raise ValueError(f"unknown dtype kind {kind!r}")
-        return self._DTYPES[kind]
+    def _kind_letters(self, kind: Any) -> str:
+        if isinstance(kind, str):
+            if kind not in self._KINDS:
+                raise ValueError(f"unknown dtype kind {kind!r}")
+            return self._KINDS[kind]
+        return np.dtype(kind).kind
 
 
 def __array_namespace_info__() -> ArrayNamespaceInfo:

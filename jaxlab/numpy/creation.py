@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 from typing import Any, Callable, Optional
 
@@ -11,14 +12,16 @@ from jaxlab.array import Array, ArrayBase
 from jaxlab.core import values
 from jaxlab.engine.devices import current_device, default_device
 from jaxlab.engine.limits import check_array
-from jaxlab.ir.dtypes import DType, python_scalar_dtype, to_dtype
-from jaxlab.numpy._util import asarray_, dtype_of, static_shape
+from jaxlab.ir.dtypes import DType, default_float, default_int, python_scalar_dtype, to_dtype
+from jaxlab.numpy._util import asarray_, dtype_of, refuses_lists, static_shape
 
 Shape = Any
 
 
-def _dt(dtype: Any, where: str, default: DType = DType.float32) -> DType:
-    return default if dtype is None else to_dtype(dtype, where)
+def _dt(dtype: Any, where: str, default: DType | None = None) -> DType:
+    if dtype is not None:
+        return to_dtype(dtype, where)
+    return default or default_float()
 
 
 def array(object: Any, dtype: Any = None, copy: bool = True) -> Array:  # noqa: A002
@@ -97,7 +100,7 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
     if step == 0:
         raise ValueError("arange: step must not be zero")
     bounds = (start, stop, step)
-    default = DType.float32 if any(isinstance(v, float) for v in bounds) else DType.int32
+    default = default_float() if any(isinstance(v, float) for v in bounds) else default_int()
     dt = _dt(dtype, "arange", default)
     return values.made_on_host((_arange_length(start, stop, step),), dt,
                          lambda: np.arange(start, stop, step))
@@ -159,12 +162,18 @@ def _placed(fn: Callable[..., Array]) -> Callable[..., Array]:
         if isinstance(out, tuple):   # linspace(retstep=True): (array, step)
             return (device_put(out[0], target),) + out[1:]
         return device_put(out, target)
+    signature = inspect.signature(fn)   # fn's, with the keyword (the Array API checks it)
+    placed.__signature__ = signature.replace(parameters=[
+        *signature.parameters.values(),
+        inspect.Parameter("device", inspect.Parameter.KEYWORD_ONLY, default=None)])
     return placed
 
 
 _MADE_ON_A_DEVICE = ["array", "asarray", "full", "zeros", "ones", "empty", "zeros_like",
                      "ones_like", "full_like", "empty_like", "arange", "linspace", "eye",
                      "identity", "tri"]
+globals().update({name: refuses_lists(globals()[name], 1)   # as JAX: a list is no array
+                  for name in ("zeros_like", "ones_like", "full_like", "empty_like")})
 globals().update({name: _placed(globals()[name]) for name in _MADE_ON_A_DEVICE})
 
 __all__ = ["tril", "triu", "array", "asarray", "full", "zeros", "ones", "empty", "zeros_like", "ones_like",

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from jaxlab.array import Array, ArrayBase
+from jaxlab.ir import dtypes as ir_dtypes
 from jaxlab.ir.dtypes import DType, result_type as _result_type, to_dtype
 from jaxlab.numpy._util import Scalar, astype_, asarray_
 from jaxlab.numpy.scalar_types import _ScalarMeta
@@ -43,8 +45,9 @@ def result_type(*args: Any) -> np.dtype:
 
 
 def promote_types(a: Any, b: Any) -> np.dtype:
-    """The promoted dtype of two dtypes (no weak types: both count fully)."""
-    return _result_type(_stored(a), _stored(b)).np
+    """The promoted dtype of two dtypes (no weak types: both count fully), 64-bit
+    ones kept as JAX's promote_types keeps them."""
+    return ir_dtypes.promote_types(*(ir_dtypes.uncanonical(_np_dtype(d)) for d in (a, b))).np
 
 
 def _np_dtype(x: Any) -> np.dtype:
@@ -55,28 +58,44 @@ def can_cast(from_: Any, to: Any, casting: str = "safe") -> bool:
     return bool(np.can_cast(_np_dtype(from_), _np_dtype(to), casting=casting))
 
 
-def _kind(k: Any) -> Any:
-    return k if isinstance(k, str) else tuple(map(_kind, k)) if isinstance(k, tuple) \
-        else np.dtype(k)
+_BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+
+
+def _numpy_kin(d: np.dtype) -> np.dtype:
+    """NumPy's own dtype of the same kind, for kind questions NumPy cannot answer about
+    ml_dtypes' bfloat16 (a floating type to JAX)."""
+    return np.dtype(np.float16) if d == _BFLOAT16 else d
 
 
 def isdtype(dtype: Any, kind: Any) -> bool:
     """The Array API's dtype test: kind is a dtype, a kind name ('real floating',
     'integral', ...) or a tuple of them."""
-    return bool(np.isdtype(np.dtype(dtype), _kind(kind)))
+    d = np.dtype(dtype)
+    if isinstance(kind, tuple):
+        return any(isdtype(d, k) for k in kind)
+    if isinstance(kind, str):
+        return bool(np.isdtype(_numpy_kin(d), kind))
+    return d == np.dtype(kind)
 
 
 def issubdtype(arg1: Any, arg2: Any) -> bool:
-    """np.issubdtype that also takes jnp.float32 and friends on either side."""
+    """np.issubdtype that also takes jnp.float32 and friends on either side, and
+    counts bfloat16 as floating."""
     if isinstance(arg1, _ScalarMeta):
         arg1 = arg1.dtype
     if isinstance(arg2, _ScalarMeta):
         arg2 = arg2.dtype.type
+    if np.dtype(arg1) == _BFLOAT16 and isinstance(arg2, type) and arg2 in _ABSTRACT:
+        arg1 = _numpy_kin(np.dtype(arg1))
     return bool(np.issubdtype(arg1, arg2))
 
 
-def finfo(x: Any) -> np.finfo:
-    return np.finfo(_stored(x).np)
+_ABSTRACT = (generic, number, inexact, floating)
+
+
+def finfo(x: Any) -> Any:
+    """Float limits; ml_dtypes' finfo, which also knows bfloat16 (as JAX's does)."""
+    return ml_dtypes.finfo(_stored(x).np)
 
 
 def iinfo(x: Any) -> np.iinfo:

@@ -224,7 +224,7 @@ class _Merged:
             return out
         ok = reshape(asarray_(self.valid), (1,) * self.front + np.shape(self.flat)
                      + (1,) * (self.z.ndim - self.front - 1))
-        fill = _FILL[out.jdtype] if fill_value is None else fill_value
+        fill = _fill_default(out.jdtype) if fill_value is None else fill_value
         return astype_(jnp.where(ok, out, fill), out.jdtype)
 
     def scatter(self, op: str, values: Array, mode: str) -> Array:
@@ -238,10 +238,15 @@ def _i32(x: Any) -> Array:
     return astype_(asarray_(x), DType.int32)
 
 
-# What out-of-range reads give in "fill" mode (JAX's defaults).
-_FILL = {DType.float16: np.nan, DType.float32: np.nan, DType.bool: True,
-         DType.int32: int(np.iinfo(np.int32).min), DType.uint32: int(np.iinfo(np.uint32).max),
-         DType.complex64: complex(np.nan, np.nan)}
+def _fill_default(dtype: DType) -> Any:
+    """What an out-of-range read gives in "fill" mode (JAX's defaults): NaN, True, or
+    the lowest signed / highest unsigned integer."""
+    if dtype.is_float:
+        return np.nan
+    if dtype.is_complex:
+        return complex(np.nan, np.nan)
+    lowest, highest = dtype.bounds
+    return True if dtype.is_bool else highest if lowest == 0 else lowest
 
 
 # --- reading and updating ------------------------------------------------------------
@@ -254,7 +259,7 @@ def _get(x: ArrayBase, idx: Any, mode: str = "clip", fill_value: Any = None) -> 
     else:
         out = reshape(y, [n for d, n in enumerate(y.shape) if d not in ix.drop])
     if ix.out_of_bounds and mode == "fill":
-        return jnp.full_like(out, _FILL[out.jdtype] if fill_value is None else fill_value)
+        return jnp.full_like(out, _fill_default(out.jdtype) if fill_value is None else fill_value)
     return out
 
 

@@ -8,7 +8,7 @@ from typing import Any, Callable, NamedTuple
 from jaxlab.array import Array
 from jaxlab.core.custom_derivatives import custom_jvp
 from jaxlab.core.elementwise import pow_p
-from jaxlab.ir.dtypes import DType
+from jaxlab.ir.dtypes import to_inexact
 from jaxlab.lax import linalg as lax_linalg
 from jaxlab.lax.linalg import _check_square, _swap_last
 from jaxlab.numpy._util import asarray_, astype_, broadcast_shapes, broadcast_to_, \
@@ -29,9 +29,9 @@ class SlogdetResult(NamedTuple):
 
 
 def _inexact(*args: Any) -> list[Array]:
-    """JAX's promote_dtypes_inexact: one common dtype, integers become float32."""
+    """JAX's promote_dtypes_inexact: one common dtype, integers become floats."""
     dt = promote_dtypes(*args)
-    return [asarray_(a, dt if dt.is_inexact else DType.float32) for a in args]
+    return [asarray_(a, to_inexact(dt)) for a in args]
 
 
 def _square_inexact(a: Any, name: str) -> Array:

@@ -6,7 +6,7 @@ from typing import Any, Callable
 
 from jaxlab.array import Array
 from jaxlab.core import reductions as red
-from jaxlab.ir.dtypes import DType, to_dtype
+from jaxlab.ir.dtypes import DType, default_int, default_uint, to_dtype, to_inexact
 from jaxlab.numpy import ufuncs
 from jaxlab.numpy._util import arraylike_, astype_, canonical_axes, canonical_axis
 from jaxlab.numpy.shape_ops import ravel, reshape
@@ -23,11 +23,25 @@ def _keep(x: Array, out: Array, axes: tuple[int, ...], keepdims: bool) -> Array:
     return reshape(out, tuple(1 if i in axes else n for i, n in enumerate(x.shape)))
 
 
+_HALF_FLOATS = (DType.float16, DType.bfloat16)
+
+
 def _accumulate(x: Array, fold: Callable[[Array], Array]) -> Array:
-    """fold(x), accumulating float16 in float32 and rounding once (as XLA does)."""
-    if x.jdtype is DType.float16:
-        return astype_(fold(astype_(x, DType.float32)), DType.float16)
+    """fold(x), accumulating 16-bit floats in float32 and rounding once (as XLA does)."""
+    if x.jdtype in _HALF_FLOATS:
+        return astype_(fold(astype_(x, DType.float32)), x.jdtype)
     return fold(x)
+
+
+def summed_dtype(dt: DType) -> DType:
+    """sum/prod's result dtype, as JAX's: bools and integers narrower than the default
+    int count in the default int (uint for unsigned ones)."""
+    if dt.is_bool:
+        return default_int()
+    if dt.is_int:
+        default = default_int() if dt.is_signed else default_uint()
+        return default if dt.itemsize < default.itemsize else dt
+    return dt
 
 
 def _no_where(name: str, where: Any) -> None:
@@ -44,8 +58,8 @@ def _reduction(name: str, prim_name: str, sum_like: bool):
         _no_where(name, where)
         if dtype is not None:
             x = astype_(x, to_dtype(dtype))
-        elif sum_like and x.jdtype.is_bool:
-            x = astype_(x, DType.int32)
+        elif sum_like:
+            x = astype_(x, summed_dtype(x.jdtype))
         axes = canonical_axes(axis, x.ndim)
         if not sum_like and initial is None and 0 in [x.shape[i] for i in axes]:
             raise ValueError(f"zero-size array to reduction operation {name} "
@@ -85,8 +99,8 @@ all = _bool_reduction("all", "reduce_min")  # noqa: A001  (and over booleans)
 
 # --- statistics -----------------------------------------------------------------
 
-def _inexact(dt: DType) -> DType:
-    return dt if dt.is_inexact else DType.float32
+def _float_accumulator(dt: DType) -> DType:
+    return DType.float32 if dt in _HALF_FLOATS else dt
 
 
 def _count(x: Array, axes: tuple[int, ...]) -> int:
@@ -98,8 +112,8 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False, *,
     """Arithmetic mean; integers give float32, float16 is summed in float32 (as JAX)."""
     _no_where("mean", where)
     x = arraylike_("mean", a)
-    out_dtype = _inexact(x.jdtype) if dtype is None else to_dtype(dtype)
-    compute = DType.float32 if out_dtype.is_float else out_dtype
+    out_dtype = to_inexact(x.jdtype) if dtype is None else to_dtype(dtype)
+    compute = _float_accumulator(out_dtype)
     axes = canonical_axes(axis, x.ndim)
     total = sum(x, axes, dtype=compute, keepdims=keepdims)
     return astype_(ufuncs.true_divide(total, _count(x, axes)), out_dtype)
@@ -120,8 +134,8 @@ def var(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bo
     _no_where("var", where)
     ddof = _ddof("var", ddof, correction)
     x = arraylike_("var", a)
-    out_dtype = _inexact(x.jdtype) if dtype is None else to_dtype(dtype)
-    x = astype_(x, DType.float32 if out_dtype.is_float else out_dtype)
+    out_dtype = to_inexact(x.jdtype) if dtype is None else to_dtype(dtype)
+    x = astype_(x, _float_accumulator(out_dtype))
     axes = canonical_axes(axis, x.ndim)
     centered = ufuncs.square(x - mean(x, axes, keepdims=True))
     divisor = _count(x, axes) - ddof
@@ -145,7 +159,7 @@ def _arg_reduction(name: str, prim):
         x = arraylike_(name, a)
         flat = x if axis is not None else ravel(x)
         ax = canonical_axis(0 if axis is None else axis, flat.ndim)
-        out = prim.bind(flat, axes=(ax,), index_dtype=DType.int32)
+        out = prim.bind(flat, axes=(ax,), index_dtype=default_int())
         return _keep(x, out, tuple(range(x.ndim)) if axis is None else (ax,), keepdims)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Index of the first {name[3:]} along `axis` (of the flattened array " \
@@ -167,7 +181,7 @@ def _cumulative(name: str):
         if dtype is not None:
             x = astype_(x, to_dtype(dtype))
         elif x.jdtype.is_bool:   # counts, as JAX
-            x = astype_(x, DType.int32)
+            x = astype_(x, default_int())
         axis = canonical_axis(axis, x.ndim)
         return _accumulate(x, lambda v: prim.bind(v, axis=axis))
     fn.__name__ = fn.__qualname__ = name

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 
@@ -38,11 +39,11 @@ def _scalar_type(name: str, numpy_type: type) -> _ScalarMeta:
     return _ScalarMeta(name, (), {"dtype": np.dtype(numpy_type), "__module__": "jaxlab.numpy"})
 
 
-# every dtype JAX names; those jaxlab cannot store yet raise NotImplementedError
-# (or narrow to 32 bits, the 64-bit ones) when an array of them is requested
+# every dtype JAX names (64-bit ones narrow to 32 bits without x64, as in JAX)
 SCALAR_TYPES = {name: _scalar_type(name, getattr(np, name)) for name in (
     "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "float32", "float64", "complex64", "complex128")}
+SCALAR_TYPES["bfloat16"] = _scalar_type("bfloat16", ml_dtypes.bfloat16)
 SCALAR_TYPES["bool"] = SCALAR_TYPES["bool_"] = _scalar_type("bool", np.bool_)
 # NumPy's aliases, with JAX's (64-bit) meaning
 SCALAR_TYPES.update({alias: SCALAR_TYPES[name] for alias, name in (

@@ -18,10 +18,11 @@ from jaxlab.array import Array
 from jaxlab.core import indexing, movement
 from jaxlab.numpy._util import asarray_, astype_, broadcast_all, broadcast_to_, canonical_axes, \
     canonical_axis, canonical_shape, promote_dtypes
+from jaxlab.numpy._util import broadcast_shapes as broadcast_shapes_, refuses_lists
 from jaxlab.numpy.ufuncs import where
 
 __all__ = ["reshape", "ravel", "transpose", "swapaxes", "moveaxis", "expand_dims", "squeeze",
-           "broadcast_to", "broadcast_arrays", "concatenate", "stack", "hstack", "vstack",
+           "broadcast_to", "broadcast_shapes", "broadcast_arrays", "concatenate", "stack", "hstack", "vstack",
            "dstack", "split", "array_split", "tile", "repeat", "pad", "flip", "roll",
            "atleast_1d", "atleast_2d", "atleast_3d"]
 
@@ -41,7 +42,9 @@ def _resolve_shape(size: int, newshape: Any) -> tuple[int, ...]:
     return dims
 
 
-def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None) -> Array:
+def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None,
+            copy: Any = None) -> Array:
+    """`copy` has no effect: arrays are immutable, so a copy and a view are alike."""
     a = asarray_(a)
     if order != "C":
         raise NotImplementedError("reshape supports order='C' only")
@@ -107,8 +110,18 @@ def broadcast_to(a: Any, shape: Sequence[int]) -> Array:
     return broadcast_to_(asarray_(a), canonical_shape(shape))
 
 
-def broadcast_arrays(*args: Any) -> list[Array]:
-    return broadcast_all(*(asarray_(a) for a in args))
+def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
+    """The shape arrays of these shapes broadcast to (ValueError if they do not)."""
+    shapes = [tuple(canonical_shape(s)) for s in shapes]
+    try:
+        return broadcast_shapes_(*shapes)
+    except ValueError:
+        raise ValueError(f"Incompatible shapes for broadcasting: shapes={shapes}") from None
+
+
+def broadcast_arrays(*args: Any) -> tuple[Array, ...]:
+    """A tuple, as the Array API standard (2025.12) says; JAX gives a list."""
+    return tuple(broadcast_all(*(asarray_(a) for a in args)))
 
 
 # --- selections: ranges along axes --------------------------------------------
@@ -394,3 +407,10 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Array:
     for ax, s in enumerate(total):
         a = take_static(a, ax, np.roll(np.arange(a.shape[ax]), s))
     return a
+
+# as JAX: lists and tuples are not arrays here (jnp.asarray converts them)
+globals().update({name: refuses_lists(globals()[name]) for name in (
+    "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_arrays")})
+globals().update({name: refuses_lists(globals()[name], 1) for name in (
+    "ravel", "flip", "squeeze", "transpose", "swapaxes", "moveaxis", "expand_dims",
+    "broadcast_to", "repeat", "tile", "roll")})

@@ -6,7 +6,8 @@ from typing import Any, Optional
 from jaxlab.array import Array
 from jaxlab.core.linalg import argsort_p, sort_p
 from jaxlab.core.primitives import Primitive
-from jaxlab.numpy._util import asarray_, canonical_axis
+from jaxlab.ir.dtypes import default_int
+from jaxlab.numpy._util import asarray_, astype_, canonical_axis, refuses_lists
 from jaxlab.numpy.shape_ops import flip, ravel
 
 __all__ = ["sort", "argsort"]
@@ -34,10 +35,14 @@ def sort(a: Any, axis: Optional[int] = -1, *, kind: Any = None, order: Any = Non
 
 def argsort(a: Any, axis: Optional[int] = -1, *, kind: Any = None, order: Any = None,
             stable: bool = True, descending: bool = False) -> Array:
-    """int32 indices that sort `a` along `axis`. Always stable (ties keep their
-    order, descending too), which also satisfies stable=False; NaNs sort last."""
+    """Indices (the default int) that sort `a` along `axis`. Always stable (ties keep
+    their order, descending too), which also satisfies stable=False; NaNs sort last."""
     if order is not None:
         raise TypeError("argsort: the 'order' argument is not supported")
+    return astype_(_argsort(a, axis, descending), default_int())   # int64 under x64
+
+
+def _argsort(a: Any, axis: Optional[int], descending: bool) -> Array:
     if not descending:
         return _along(argsort_p, a, axis)
     # stable descending: sort the reversed array ascending, then map the indices back
@@ -47,3 +52,6 @@ def argsort(a: Any, axis: Optional[int] = -1, *, kind: Any = None, order: Any = 
     axis = canonical_axis(axis, max(x.ndim, 1))
     backwards = _along(argsort_p, flip(x, axis), axis)
     return flip((x.shape[axis] - 1) - backwards, axis)
+
+
+sort, argsort = refuses_lists(sort, 1), refuses_lists(argsort, 1)   # as JAX

@@ -17,8 +17,9 @@ from jaxlab.array import Array
 from jaxlab.core import complex_rules as cr
 from jaxlab.core import elementwise as ew
 from jaxlab.core.primitives import Primitive
-from jaxlab.ir.dtypes import DType
-from jaxlab.numpy._util import asarray_, astype_, broadcast_all, promote_args, promote_dtypes
+from jaxlab.ir.dtypes import DType, default_int, to_inexact
+from jaxlab.numpy._util import (asarray_, astype_, broadcast_all, promote_args, promote_dtypes,
+                                refuses_lists)
 from jaxlab.numpy.creation import full
 
 _LN2 = math.log(2.0)
@@ -30,15 +31,16 @@ _UFUNC = "an elementwise op"   # names the op in same-rank broadcasting errors
 
 
 def _float_args(*xs: Any) -> list[Array]:
-    """Promoted to an inexact dtype: integers and booleans become float32."""
+    """Promoted to an inexact dtype: integers and booleans become float32 (float64
+    from 64-bit integers)."""
     dt = promote_dtypes(*xs)
-    return promote_args(*xs, dtype=dt if dt.is_inexact else DType.float32, op=_UFUNC)
+    return promote_args(*xs, dtype=to_inexact(dt), op=_UFUNC)
 
 
 def _numeric_args(*xs: Any) -> list[Array]:
-    """Promoted to a numeric dtype: booleans become int32."""
+    """Promoted to a numeric dtype: booleans become the default int."""
     dt = promote_dtypes(*xs)
-    return promote_args(*xs, dtype=DType.int32 if dt.is_bool else dt, op=_UFUNC)
+    return promote_args(*xs, dtype=default_int() if dt.is_bool else dt, op=_UFUNC)
 
 
 # kind -> (accepts the dtype?, what to say when not)
@@ -82,8 +84,9 @@ def _on_floats(body: Callable[..., Array]) -> Callable[..., Array]:
     @functools.wraps(body)
     def fn(*xs: Any) -> Array:
         xs = _float_args(*xs)
-        if xs[0].jdtype is DType.float16:   # compute in float32 and round once, as XLA does
-            return astype_(body(*(astype_(x, DType.float32) for x in xs)), DType.float16)
+        if xs[0].jdtype in (DType.float16, DType.bfloat16):   # compute in float32 and
+            half = xs[0].jdtype                                  # round once, as XLA does
+            return astype_(body(*(astype_(x, DType.float32) for x in xs)), half)
         return body(*xs)
     return fn
 
@@ -134,17 +137,25 @@ def _shift_args(name: str, x: Any, y: Any) -> list[Array]:
 
 def left_shift(x: Any, y: Any) -> Array:
     x, y = _shift_args("left_shift", x, y)
-    # amounts outside [0, 32) shift every bit out, as in JAX (the primitive uses the low 5 bits)
-    return where((y >= 0) & (y < 32), _shl.bind(x, y), 0)
+    # amounts outside [0, width) shift every bit out, as in JAX (the primitive uses the
+    # amount's low 5 bits, 6 for 64-bit values; narrower ones shift in 32 bits and wrap)
+    width = _shift_width(x)
+    return where((y >= 0) & (y < width), _shl.bind(x, y), 0)
 
 
 def right_shift(x: Any, y: Any) -> Array:
-    """Arithmetic for int32, logical for uint32, as in JAX."""
+    """Arithmetic for signed integers, logical for unsigned ones, as in JAX."""
     x, y = _shift_args("right_shift", x, y)
-    if x.jdtype is DType.uint32:
-        return where(y < 32, _shr.bind(x, y), 0)
-    # an amount outside [0, 32) leaves only copies of the sign bit, as a shift by 31 does
-    return _shr.bind(x, where((y >= 0) & (y < 32), y, 31))
+    width = _shift_width(x)
+    if not x.jdtype.is_signed:
+        return where(y < width, _shr.bind(x, y), 0)
+    # an amount outside [0, width) leaves only copies of the sign bit, as width - 1 does
+    return _shr.bind(x, where((y >= 0) & (y < width), y, width - 1))
+
+
+def _shift_width(x: Array) -> int:
+    """The bits a shift acts on: 64 for 64-bit values, else the 32 of the primitive."""
+    return 64 if x.jdtype.itemsize == 8 else 32
 
 
 def true_divide(x: Any, y: Any) -> Array:
@@ -510,3 +521,6 @@ __all__ = [
     "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "invert",
     "left_shift", "right_shift",
 ]
+
+# as JAX: lists and tuples are not arrays here (jnp.asarray converts them)
+globals().update({name: refuses_lists(globals()[name]) for name in __all__})

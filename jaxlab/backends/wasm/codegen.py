@@ -277,6 +277,8 @@ class KernelWat:
         ptr, off = scope.address("(local.get $out)", dtype.itemsize, self.form.out_index, pos)
         if dtype is DType.float16:   # the encoder is a vector function: use lane 0
             v = extract(DType.int32, mem.encode.format(v=splat(DType.float32, v)), 0)
+        elif mem.encode_scalar:
+            v = mem.encode_scalar.format(v=v)
         scope.lines.append(f"({mem.store} offset={off} {ptr} {v})  ;; out[{self._where(pos)}]")
 
     @staticmethod

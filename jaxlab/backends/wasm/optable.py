@@ -167,8 +167,8 @@ def templates(op: AluOp, out_kind: Kind, in_kind: Kind) -> Templates:
 
 # --- constants and moving between scalar and vector forms --------------------
 def _float_text(v: float) -> str:
-    if math.isnan(v):
-        return "nan"
+    if math.isnan(v):   # a NaN keeps its sign bit, as np.signbit sees it
+        return "-nan" if math.copysign(1.0, v) < 0 else "nan"
     if math.isinf(v):
         return "inf" if v > 0 else "-inf"
     return repr(float(v))   # the shortest text that parses back to the same f32
@@ -217,6 +217,24 @@ class MemOps:
     store_vector: str    # the reverse; {v} holds 32-bit raw lanes
     decode: str = ""     # raw lanes -> values (vector function), where they differ
     encode: str = ""     # values -> raw lanes
+    decode_scalar: str = ""   # the same for one raw element, where it has a scalar form
+    encode_scalar: str = ""
+
+
+def _narrow_int(bits: int, sign: str) -> MemOps:
+    """8- or 16-bit integers, extended to (and narrowed from) i32 lanes; values are
+    already in range (ir/widen.py), so the saturating narrows keep them."""
+    if bits == 8:
+        return MemOps(f"i32.load8_{sign}", "i32.store8", "i32x4",
+                      f"(i32x4.extend_low_i16x8_{sign} (i16x8.extend_low_i8x16_{sign} "
+                      "(v128.load32_zero offset={off} {addr})))",
+                      "(v128.store32_lane offset={off} 0 {addr} "
+                      f"(i8x16.narrow_i16x8_{sign} (i16x8.narrow_i32x4_{sign} {{v}} {{v}}) "
+                      f"(i16x8.narrow_i32x4_{sign} {{v}} {{v}})))")
+    return MemOps(f"i32.load16_{sign}", "i32.store16", "i32x4",
+                  f"(i32x4.extend_low_i16x8_{sign} (v128.load64_zero offset={{off}} {{addr}}))",
+                  "(v128.store64_lane offset={off} 0 {addr} "
+                  f"(i16x8.narrow_i32x4_{sign} {{v}} {{v}}))")
 
 
 MEM = {
@@ -239,6 +257,17 @@ MEM = {
                           "(v128.store64_lane offset={off} 0 {addr} "
                           "(i16x8.narrow_i32x4_u {v} {v}))",
                           decode="(call $f16_to_f32 {v})", encode="(call $f32_to_f16 {v})"),
+    # bfloat16: the high half of an f32 (values are pre-rounded: ir/widen.py)
+    DType.bfloat16: MemOps("i32.load16_u", "i32.store16", "i32x4",
+                           "(i32x4.extend_low_i16x8_u (v128.load64_zero offset={off} {addr}))",
+                           "(v128.store64_lane offset={off} 0 {addr} "
+                           "(i16x8.narrow_i32x4_u {v} {v}))",
+                           decode="(i32x4.shl {v} (i32.const 16))",
+                           encode="(i32x4.shr_u {v} (i32.const 16))",
+                           decode_scalar="(f32.reinterpret_i32 (i32.shl {v} (i32.const 16)))",
+                           encode_scalar="(i32.shr_u (i32.reinterpret_f32 {v}) (i32.const 16))"),
+    DType.int8: _narrow_int(8, "s"), DType.uint8: _narrow_int(8, "u"),
+    DType.int16: _narrow_int(16, "s"), DType.uint16: _narrow_int(16, "u"),
 }
 
 

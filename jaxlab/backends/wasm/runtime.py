@@ -37,8 +37,9 @@ from jaxlab.backends.wasm.analysis import AxisForm
 from jaxlab.backends.wasm.codegen import generate
 from jaxlab.backends.wasm.memory import GUARD, MAX_BYTES, LinearMemory
 from jaxlab.backends.wasm.tune import KNOB_DOCS, Plan, apply, current, knob_values, tune
-from jaxlab.ir.dtypes import DType
+from jaxlab.ir.dtypes import BITS_64, DType
 from jaxlab.ir.kernel import Kernel, Routine
+from jaxlab.ir.widen import widen
 from jaxlab.ir.printer import render
 
 
@@ -182,6 +183,9 @@ class WasmBackend(Backend):
     name = "wasm"
     max_buffer_bytes = MAX_BYTES - 2 * GUARD
     buffer_limit_reason = "the 4 GiB of a 32-bit Wasm memory"
+    # 8/16-bit types are computed in 32-bit values (ir/widen.py); 64-bit ones not yet
+    dtypes = frozenset(DType) - BITS_64
+    dtype_limit_reason = "its kernels compute in 32-bit Wasm values"
 
     def __init__(self, fuel: Optional[int] = None, threads: Optional[int] = None) -> None:
         """`fuel`: a budget of Wasm instructions per dispatch and thread (None: unlimited).
@@ -240,6 +244,7 @@ class WasmBackend(Backend):
         settings = dict(overrides or {})
         threads = settings.pop("threads", None)
         t0 = time.perf_counter()
+        kernel = widen(kernel)
         plan, form = tune(kernel)
         plan = apply(kernel, plan, form, settings)
         wat = generate(kernel, plan, form)
@@ -258,6 +263,7 @@ class WasmBackend(Backend):
             extra={"module_cache_hit": hit, "codegen_ms": (t1 - t0) * 1e3})
 
     def knobs(self, kernel: Kernel) -> tuple[Knob, ...]:
+        kernel = widen(kernel)
         plan, form = tune(kernel)
         now = current(plan)
         found = [Knob(name, values, now[name], KNOB_DOCS[name])

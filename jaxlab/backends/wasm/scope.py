@@ -253,6 +253,8 @@ class Scope:
             return raw
         if vector:
             return mem.decode.format(v=raw)
+        if mem.decode_scalar:
+            return mem.decode_scalar.format(v=raw)
         if dtype is DType.float16:
             return extract(dtype, mem.decode.format(v=f"(i32x4.splat {raw})"), 0)
         return raw   # a bool byte is already 0 or 1

@@ -362,18 +362,38 @@ class _Shader:
         return op_text(self.k.reduction.op, self.acc_dtype, [acc, value], self.lang, self.needs)
 
     def _word_bits(self, value: str) -> str:
-        """The low bits of a packed element: a bool byte, or f16 bits (computed in f32)."""
-        if self.k.dtype is DType.bool:
+        """The low bits of a packed element: a bool or integer's low bytes, or f16/bfloat16
+        bits (computed in f32, already rounded)."""
+        dtype = self.k.dtype
+        if dtype is DType.bool:
             return f"u32({value})"
-        self.needs.add("round_f16")
-        return f"pack2x16float(vec2<f32>(round_f16({bare(value)}), 0.0))"  # exact: pre-rounded
+        if dtype is DType.float16:
+            self.needs.add("round_f16")
+            return f"pack2x16float(vec2<f32>(round_f16({bare(value)}), 0.0))"
+        if dtype is DType.bfloat16:   # the high half of the f32
+            return f"(bitcast<u32>({bare(value)}) >> 16u)"
+        return f"(bitcast<u32>({bare(value)}) & {(1 << 8 * dtype.itemsize) - 1}u)"
+
+
+# How element i of a packed input is read from its word `w`, by dtype
+_UNPACK = {
+    DType.bool: ("bools are bytes: byte i % 4 of word i / 4",
+                 "((w >> ((u32(i) % 4u) * 8u)) & 0xffu) != 0u"),
+    DType.float16: ("two f16 per word, widened to f32 (no shader-f16 here)",
+                    "unpack2x16float(w)[u32(i) % 2u]"),
+    DType.bfloat16: ("two bfloat16 per word: each the high half of an f32",
+                     "bitcast<f32>(((w >> ((u32(i) % 2u) * 16u)) & 0xffffu) << 16u)"),
+    DType.int8: ("four int8 per word, sign-extended",
+                 "bitcast<i32>(w << (24u - (u32(i) % 4u) * 8u)) >> 24u"),
+    DType.uint8: ("four uint8 per word", "(w >> ((u32(i) % 4u) * 8u)) & 0xffu"),
+    DType.int16: ("two int16 per word, sign-extended",
+                  "bitcast<i32>(w << (16u - (u32(i) % 2u) * 16u)) >> 16u"),
+    DType.uint16: ("two uint16 per word", "(w >> ((u32(i) % 2u) * 16u)) & 0xffffu"),
+}
 
 
 def _packed_loader(slot: int, dtype: DType, lang: Lang) -> str:
-    if dtype is DType.bool:
-        body = (f"  // bools are bytes: byte i % 4 of word i / 4\n"
-                f"  return ((in{slot}[u32(i) / 4u] >> ((u32(i) % 4u) * 8u)) & 0xffu) != 0u;")
-    else:
-        body = (f"  // two f16 per word, widened to f32 (no shader-f16 here)\n"
-                f"  return unpack2x16float(in{slot}[u32(i) / 2u])[u32(i) % 2u];")
+    why, value = _UNPACK[dtype]
+    per_word = lang.packed(dtype)
+    body = (f"  // {why}\n  let w = in{slot}[u32(i) / {per_word}u];\n  return {value};")
     return f"fn load_in{slot}(i: i32) -> {lang.vtype(dtype)} {{\n{body}\n}}"

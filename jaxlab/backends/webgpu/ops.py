@@ -40,15 +40,18 @@ class Lang:
 
     def packed(self, dtype: DType) -> int:
         """Elements of `dtype` per u32 word when it has no WGSL storage type, else 1."""
-        if dtype is DType.bool:
-            return 4
-        return 2 if dtype is DType.float16 and not self.f16 else 1
+        if dtype is DType.float16:
+            return 1 if self.f16 else 2
+        return 4 // dtype.itemsize if dtype.itemsize < 4 else 1
 
     def storage(self, dtype: DType) -> str:
         return "u32" if self.packed(dtype) > 1 else self.vtype(dtype)
 
 
-_VTYPE = {DType.float32: "f32", DType.int32: "i32", DType.uint32: "u32", DType.bool: "bool"}
+# 8/16-bit integers and bfloat16 are computed in 32-bit values (see ir/widen.py)
+_VTYPE = {DType.float32: "f32", DType.bfloat16: "f32", DType.int32: "i32", DType.int16: "i32",
+          DType.int8: "i32", DType.uint32: "u32", DType.uint16: "u32", DType.uint8: "u32",
+          DType.bool: "bool"}
 F, I, U, B = Kind.FLOAT, Kind.INT, Kind.UINT, Kind.BOOL
 
 
@@ -231,9 +234,9 @@ def const_text(value: Any, dtype: DType, lang: Lang, needs: set[str]) -> str:
     t = lang.vtype(dtype)
     suffix = "h" if t == "f16" else "f"
     v = float(value)
-    if np.isnan(v):
+    if np.isnan(v):   # a NaN keeps its sign bit, as np.signbit sees it
         needs.add(f"nan_{t}")
-        return f"nan_{t}()"
+        return f"(-nan_{t}())" if np.signbit(v) else f"nan_{t}()"
     if np.isinf(v):
         needs.add(f"inf_{t}")
         return f"inf_{t}()" if v > 0 else f"(-inf_{t}())"

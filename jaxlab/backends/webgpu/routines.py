@@ -148,8 +148,8 @@ def _key_kernel(dtype: DType, n: int, padded: int, rows: int) -> Kernel:
         ordered = negative.where(bits ^ last, bits | top)
         # -0 and +0 are equal (stable order between them); every NaN sorts last
         key = x.ne(x).where(last, x.ne(0.0).where(ordered, top))
-    elif dtype is I32:
-        key = x.bitcast(U32) ^ top
+    elif dtype.is_signed:   # int8/int16 widen to int32 first (same order)
+        key = x.cast(I32).bitcast(U32) ^ top
     else:
         key = x.cast(U32)
     return Kernel((rows * padded,), ((dtype, rows * n),), inside.where(key, last).simplify(),

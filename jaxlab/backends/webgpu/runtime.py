@@ -32,8 +32,9 @@ from jaxlab.backends.webgpu.errors import (DeviceLostError, WebGpuError, WebGpuM
 from jaxlab.backends.webgpu.ops import Lang
 from jaxlab.backends.webgpu.plan import Pass, Plan, single
 from jaxlab.backends.webgpu.tune import Limits, Tuning, knobs, tune
-from jaxlab.ir.dtypes import DType
+from jaxlab.ir.dtypes import BITS_64, DType
 from jaxlab.ir.kernel import Kernel, Routine
+from jaxlab.ir.widen import widen
 from jaxlab.ir.printer import render
 
 FLUSH_EVERY = 16   # command buffers recorded before a submit without waiting
@@ -77,6 +78,9 @@ class WebGpuBackend(Backend):
     # 16 (benchmarks/chains.py); 16 would split composites (logaddexp, arcsinh) that
     # one kernel should hold
     software_fused_depth = 32
+    # 8/16-bit types are packed in u32 words and computed in 32-bit values (ir/widen.py)
+    dtypes = frozenset(DType) - BITS_64
+    dtype_limit_reason = "WGSL has no 64-bit types"
 
     def __init__(self, adapter: Any = None, *, f16: Optional[bool] = None) -> None:
         """`adapter`: a wgpu adapter (default: adapter.select_adapter()); `f16=False`
@@ -247,6 +251,7 @@ class WebGpuBackend(Backend):
         if overrides is None and autotuning.active():
             return self._autotuned(kernel)
         t0 = time.perf_counter()
+        kernel = widen(kernel)
         tuned = tune(kernel, self.lang, self.limits, overrides)
         program = generate(kernel, tuned, self.lang, self.limits)
         plan = single(program, len(kernel.inputs))
@@ -256,7 +261,7 @@ class WebGpuBackend(Backend):
                           compile_ms=(time.perf_counter() - t0) * 1e3)
 
     def knobs(self, kernel: Kernel) -> tuple[Knob, ...]:
-        return knobs(kernel, self.lang, self.limits)
+        return knobs(widen(kernel), self.lang, self.limits)
 
     def _autotuned(self, kernel: Kernel) -> Executable:
         info = describe(self._adapter)
@@ -272,7 +277,7 @@ class WebGpuBackend(Backend):
         outputs = [self.allocate(max(4, kernel.size * kernel.dtype.itemsize))]
         try:
             return autotuning.measure(
-                kernel.name, candidates(kernel, self.lang, self.limits),
+                kernel.name, candidates(widen(kernel), self.lang, self.limits),
                 lambda overrides: self.prepare_kernel(kernel, overrides),
                 lambda exe: self._time(exe, inputs, outputs),
                 lambda exe: tuple((c.name, c.value) for c in exe.tuning.choices))

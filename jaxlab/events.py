@@ -14,6 +14,9 @@ from jaxlab import state
 
 if TYPE_CHECKING:
     from jaxlab.backends.base import TuningRecord
+    from jaxlab.engine.fusion import Unfused
+    from jaxlab.ir.kernel import KernelPipeline
+    from jaxlab.ir.provenance import LineOrigins, Origin
 
 
 @dataclass
@@ -26,11 +29,14 @@ class KernelEvent:
     output_shapes: list[tuple] = field(default_factory=list)
     output_dtypes: list[str] = field(default_factory=list)
     equations: list[str] = field(default_factory=list)   # jaxpr equations it fused
+    origins: list[Origin] = field(default_factory=list)  # the same, with the user's lines
     ir: str = ""                    # kernel IR before tuning
     tuned_ir: str = ""              # after tuning
     tuning: Optional[TuningRecord] = None  # choices and the reasons for them
     source: str = ""                # generated WGSL / WAT / NumPy plan
     source_language: str = ""
+    # per line of `source`, the equations it computes (where the generator records them)
+    line_origins: Optional[LineOrigins] = None
     compile_ms: float = 0.0
     dispatch_ms: float = 0.0        # host time of the dispatch call
     device_ms: Optional[float] = None  # GPU timestamp queries, where available
@@ -39,6 +45,10 @@ class KernelEvent:
     cache_hit: bool = False
     key: str = ""
     reason: str = ""                # why this value had to exist in memory
+    # the same as the fuser decided it: its kind, the equation that made the value and
+    # the one that wanted it (engine/fusion.py)
+    unfused: Optional[Unfused] = None
+    pipeline: Optional[KernelPipeline] = None   # the kernel as lowered, and the rules that fired
     calls: int = 1                  # dispatches it stands for (a loop body's kernel: one
                                     # event for all iterations; times, flops and bytes
                                     # are their sums)

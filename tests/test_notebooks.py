@@ -147,6 +147,15 @@ def check_static_export(nb: nbformat.NotebookNode, views: list[dict]) -> None:
         assert plain(html_of(report)) in plain(body)   # nbconvert re-serializes entities
 
 
+def check_reading(nb: nbformat.NotebookNode) -> None:
+    """The report-reading tutorial shows each tool: user lines, roofline, fusion story, diffs."""
+    text = "\n".join(o.get("data", {}).get("text/plain", "") for o in outputs(nb))
+    for shown in ("your code: time by line", "roofline (", "fusion story", "jaxlab diff:",
+                  "kernels matched by structure"):
+        assert shown in text, shown
+    assert "<svg" in "".join(html_of(o) for o in outputs(nb))
+
+
 def check_compare(nb: nbformat.NotebookNode) -> None:
     """A `--compare` cell: one report holding both devices' sides."""
     compared = [out["data"][REPORT_JSON] for out in outputs(nb)
@@ -175,6 +184,7 @@ def check_routines(nb: nbformat.NotebookNode) -> None:
 
 
 CHECKS = {"01_tour.ipynb": (check_reports, check_tour),
+          "08_reading_a_report.ipynb": (check_reports, check_reading),
           "02_transformations.ipynb": (check_reports,),
           "03_fusion.ipynb": (check_reports,),
           "04_backends.ipynb": (check_reports, check_compare, check_highlighted_sources),

@@ -14,6 +14,7 @@ import jaxlab  # noqa: E402
 import jaxlab.numpy as jnp  # noqa: E402
 from jaxlab.backends.cpu import run_kernel_numpy  # noqa: E402
 from jaxlab.backends.wasm import create  # noqa: E402
+from jaxlab.backends.wasm.analysis import RIDX  # noqa: E402
 from jaxlab.backends.wasm.codegen import generate  # noqa: E402
 from jaxlab.backends.wasm.memory import ALIGN, LinearMemory, size_class  # noqa: E402
 from jaxlab.backends.wasm.runtime import WasmBackend, WasmTrapError  # noqa: E402
@@ -130,7 +131,7 @@ def test_row_sum_vectorises_along_ridx() -> None:
     k = Kernel(shape=(3,), inputs=((F32, x.size),), exp=body,
                reduction=Reduction(AluOp.Add, 37, acc_variable(F32)), reduce_shape=(37,))
     plan, form = tune(k)
-    assert plan.lane == "ridx" and plan.accumulators > 1
+    assert plan.lane is RIDX and plan.accumulators > 1
     wat = generate(k, plan, form).text
     assert "v128.load" in wat and "the last ridx one at a time" in wat
 

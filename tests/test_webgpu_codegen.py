@@ -8,7 +8,7 @@ from jaxlab.backends.webgpu.codegen import generate
 from jaxlab.backends.webgpu.contraction import find_contraction
 from jaxlab.backends.webgpu.ops import Lang, library
 from jaxlab.backends.webgpu.routines import plan_routine
-from jaxlab.backends.webgpu.tune import Limits, tune
+from jaxlab.backends.webgpu.tune import Limits, Strategy, tune
 from jaxlab.ir.alu import AluExp, AluOp
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import GIDX, RIDX, Kernel, Reduction, Routine, acc_variable
@@ -136,12 +136,12 @@ def test_reductions_hoist_index_work_and_unroll():
 def test_long_reductions_share_a_workgroup():
     kernel = row_sum(4, 4096)
     t = tune(kernel, LANG, LIMITS)
-    assert t.strategy == "group_reduce" and t.record().reason("strategy")
+    assert t.strategy is Strategy.GROUP_REDUCE and t.record().reason("strategy")
     src = wgsl(kernel).source
     assert "var<workgroup> partial" in src and "workgroupBarrier();" in src
     cpu = Limits(hardware=False)   # barriers cost more than they save on a CPU
-    assert tune(kernel, LANG, cpu).strategy == "reduce"
-    assert tune(row_sum(1, 4096), LANG, cpu).strategy == "group_reduce"
+    assert tune(kernel, LANG, cpu).strategy is Strategy.REDUCE
+    assert tune(row_sum(1, 4096), LANG, cpu).strategy is Strategy.GROUP_REDUCE
 
 
 def test_matmul_is_tiled_with_a_register_block():
@@ -149,7 +149,7 @@ def test_matmul_is_tiled_with_a_register_block():
     c = find_contraction(kernel)
     assert (c.batch, c.m, c.n) == (1, 64, 96)
     t = tune(kernel, LANG, LIMITS)
-    assert t.strategy == "tiled" and t.tile.reg_m == 4
+    assert t.strategy is Strategy.TILED and t.tile.reg_m == 4
     src = wgsl(kernel).source
     assert "var<workgroup> tile_a" in src and "acc_3_3 += a3 * b3;" in src
     assert "fn finish(" in src and "+ 1.0f" in src    # the epilogue runs per output

@@ -28,6 +28,9 @@ export interface TableNode {
   marked: number[];
   name: string;
   keys: (number | string)[][] | null;
+  /** Per row, the places it stands for (a user line): hovering a row lights every row
+   * of the report that shares one (a generated line and the user line it computes). */
+  links?: string[][] | null;
 }
 /**
  * Consecutive lines from line `from` (1-based): their text, and per line the token
@@ -51,9 +54,15 @@ export function tokens(line: string, runs: string): [string, string][] {
   return found;
 }
 export interface PreNode { t: 'pre'; text: string }
+/** A plot as marks in whole pixels (fields left out are 0 or ''); a circle's text is its tooltip. */
+export interface Mark {
+  k: 'line' | 'circle' | 'text' | 'rect';
+  x?: number; y?: number; x2?: number; y2?: number; r?: number; text?: string; cls?: string;
+}
+export interface FigureNode { t: 'figure'; width: number; height: number; title: string; marks: Mark[] }
 export interface FoldNode { t: 'fold'; label: string; open: boolean; cls: string; children: ViewNode[] }
 export interface GroupNode { t: 'block' | 'columns'; children: ViewNode[] }
-export type ViewNode = LineNode | TableNode | CodeNode | PreNode | FoldNode | GroupNode;
+export type ViewNode = LineNode | TableNode | CodeNode | PreNode | FoldNode | GroupNode | FigureNode;
 
 export interface ReportData {
   version: number;
@@ -133,9 +142,44 @@ function cellNode(tag: 'td' | 'th', cell: Cell, align: string): HTMLElement {
 }
 
 /** Draws one view tree; `kernels` collects the kernel folds for the summary table's clicks. */
+const SVG = 'http://www.w3.org/2000/svg';
+
+/** One plot mark as an SVG element (attributes only: no markup is parsed). */
+function markNode(given: Mark): SVGElement {
+  const mark = { x: 0, y: 0, x2: 0, y2: 0, r: 0, text: '', cls: '', ...given };
+  const make = (tag: string, attrs: Record<string, number | string>): SVGElement => {
+    const node = document.createElementNS(SVG, tag) as SVGElement;
+    Object.entries(attrs).forEach(([k, v]) => node.setAttribute(k, String(v)));
+    if (mark.cls) {
+      node.setAttribute('class', mark.cls);
+    }
+    return node;
+  };
+  switch (mark.k) {
+    case 'line':
+      return make('line', { x1: mark.x, y1: mark.y, x2: mark.x2, y2: mark.y2 });
+    case 'rect':
+      return make('rect', { x: mark.x, y: mark.y, width: mark.x2 - mark.x, height: mark.y2 - mark.y });
+    case 'circle': {
+      const circle = make('circle', { cx: mark.x, cy: mark.y, r: mark.r });
+      const title = document.createElementNS(SVG, 'title');
+      title.textContent = mark.text;
+      circle.appendChild(title);
+      return circle;
+    }
+    default: {
+      const text = make('text', { x: mark.x, y: mark.y });
+      text.textContent = mark.text;
+      return text;
+    }
+  }
+}
+
 class Drawer {
   readonly kernels: HTMLDetailsElement[] = [];
   readonly folds: HTMLDetailsElement[] = [];
+  /** Rows by the places they stand for (TableNode.links), across the report's tables. */
+  private readonly linked = new Map<string, HTMLElement[]>();
 
   draw(node: ViewNode): HTMLElement | DocumentFragment {
     switch (node.t) {
@@ -151,6 +195,8 @@ class Drawer {
       }
       case 'fold':
         return this.fold(node);
+      case 'figure':
+        return this.figure(node);
       case 'columns': {
         const columns = element('div', 'jl-columns');
         for (const child of node.children) {
@@ -168,6 +214,29 @@ class Drawer {
         return fragment;
       }
     }
+  }
+
+  private figure(node: FigureNode): HTMLElement {
+    const svg = document.createElementNS(SVG, 'svg');
+    svg.setAttribute('class', 'jl-figure');
+    svg.setAttribute('width', String(node.width));
+    svg.setAttribute('height', String(node.height));
+    svg.setAttribute('viewBox', `0 0 ${node.width} ${node.height}`);
+    svg.setAttribute('role', 'img');
+    svg.setAttribute('aria-label', node.title);
+    node.marks.forEach(mark => svg.appendChild(markNode(mark)));
+    const box = element('div', 'jl-figure-box');
+    box.appendChild(svg);
+    return box;
+  }
+
+  /** Hovering a row lights every row that shares one of its places. */
+  private link(row: HTMLElement, places: string[]): void {
+    places.forEach(p => this.linked.set(p, [...(this.linked.get(p) ?? []), row]));
+    const light = (on: boolean) => places.forEach(p =>
+      (this.linked.get(p) ?? []).forEach(r => r.classList.toggle('jl-linked', on)));
+    row.addEventListener('mouseenter', () => light(true));
+    row.addEventListener('mouseleave', () => light(false));
   }
 
   private fold(node: FoldNode): HTMLElement {
@@ -247,6 +316,10 @@ class Drawer {
     const rows = node.rows.map((cells, i) => {
       const row = element('tr', node.marked.includes(i) ? 'jl-winner' : '');
       cells.forEach((cell, c) => row.appendChild(cellNode('td', cell, node.align[c])));
+      const places = node.links?.[i] ?? [];
+      if (places.length) {
+        this.link(row, places);
+      }
       return row;
     });
     let column = -1;

@@ -145,17 +145,19 @@ def _built(entry: Mapping[str, Any], from_cache: bool,
 
 
 class TuneCache:
-    """Measurements per kernel key, one JSON file per backend. Entries are validated
-    when read; the file is replaced atomically and never written through a symlink."""
+    """Measurements per key, one JSON file per backend and `kind` (autotune results; the
+    device's roofline peaks). Entries are validated when read (`valid`); the file is
+    replaced atomically and never written through a symlink."""
 
-    def __init__(self, backend: str, path: Optional[Path] = None) -> None:
-        self.backend, self._path = backend, path
+    def __init__(self, backend: str, path: Optional[Path] = None, kind: str = "autotune",
+                 valid: Callable[[Any], bool] = valid_entry) -> None:
+        self.backend, self._path, self.kind, self.valid = backend, path, kind, valid
 
     @property
     def path(self) -> Path:
         """The file, where $XDG_CACHE_HOME says now (unless given)."""
         root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-        return self._path or root / "jaxlab" / f"{self.backend}-autotune.json"
+        return self._path or root / "jaxlab" / f"{self.backend}-{self.kind}.json"
 
     def entries(self) -> dict[str, Any]:
         """The valid entries on disk (a missing, unreadable or malformed file has none;
@@ -168,7 +170,7 @@ class TuneCache:
             return {}
         if not isinstance(data, dict):
             return {}
-        return {k: v for k, v in data.items() if isinstance(k, str) and valid_entry(v)}
+        return {k: v for k, v in data.items() if isinstance(k, str) and self.valid(v)}
 
     def __repr__(self) -> str:
         return f"TuneCache({str(self.path)!r}, {len(self.entries())} entries)"

@@ -87,11 +87,19 @@ class Executable:
     tuned_ir: str = ""
     compile_ms: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
+    # per line of `source`, what it computes: nodes of the kernel as lowered (and
+    # provenance.FOLD for a reduction step); set by engine/dispatch.py from what the
+    # generator records (`traced_lines`), empty where it records nothing
+    line_marks: tuple[frozenset, ...] = ()
+    traced_lines: tuple[frozenset, ...] = ()   # the same, in nodes of the tuned kernel
     flops: Optional[int] = None       # a routine's, where its backend can count them
 
 
 class Backend(abc.ABC):
     name: str = ""
+    # dispatch returns when the work is done, so its host time is the kernel's own time
+    # (the lab's roofline counts only measured times)
+    host_timed: bool = False
     max_kernel_inputs: int = 1 << 30   # storage-buffer limits cap fusion on GPUs
     # ops nested on one path of a fused expression; past it operands are realized
     # first (shader compilers slow down sharply on deep expressions)

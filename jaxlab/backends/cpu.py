@@ -31,6 +31,7 @@ def _half_the_memory() -> int:
 
 class CpuBackend(Backend):
     name = "cpu"
+    host_timed = True     # NumPy runs as dispatch is called
     max_buffer_bytes = _half_the_memory()
     buffer_limit_reason = "half the host's physical memory"
 

@@ -16,9 +16,10 @@ from jaxlab.array import Array
 from jaxlab.core.abstract import abstract_eval
 from jaxlab.core.avals import ShapedArray
 from jaxlab.ir.alu import AluOp
+from jaxlab.ir.provenance import SourceInfo
 from jaxlab.core.primitives import Primitive, results_weak
 from jaxlab.core.trace import (Trace, Tracer, bind, full_raise, get_aval, new_dynamic,
-                               new_main)
+                               new_main, source_info)
 
 
 class Var:
@@ -44,6 +45,7 @@ class JaxprEqn:
     inputs: list
     params: dict
     out_binders: list
+    source_info: Optional[SourceInfo] = None   # the user's line that made it
 
 
 @dataclass
@@ -56,6 +58,10 @@ class Jaxpr:
         return _pretty(self, [])
 
     __repr__ = __str__
+
+    def pretty_print(self, source_info: bool = False) -> str:
+        """The text; with `source_info`, each equation ends in `# file:line:col (function)`."""
+        return _pretty(self, [], source_info=source_info)
 
 
 @dataclass
@@ -81,6 +87,12 @@ class ClosedJaxpr:
         return _pretty(self.jaxpr, self.jaxpr.in_binders[:self.n_consts])
 
     __repr__ = __str__
+
+    def pretty_print(self, source_info: bool = False) -> str:
+        """The text; with `source_info`, each equation ends in `# file:line:col (function)`,
+        as JAX's `pretty_print(source_info=True)`."""
+        return _pretty(self.jaxpr, self.jaxpr.in_binders[:self.n_consts],
+                       source_info=source_info)
 
     def _repr_pretty_(self, p, cycle) -> None:  # IPython
         p.text(str(self))
@@ -129,6 +141,14 @@ def _param(v: Any, name: Callable[[Var], str] | None = None, indent: int = 0,
     return str(v)
 
 
+def equation_text(prim: Primitive, params: dict) -> str:
+    """An equation as a kernel's report names it: the primitive and its parameters
+    (those that are not jaxprs), as the printer writes them."""
+    shown = " ".join(f"{k}={_param(v)}" for k, v in sorted(params.items())
+                     if not _has_jaxpr(v))
+    return prim.name + (f"[{shown}]" if shown else "")
+
+
 def _pretty_any(j: Any, name: Callable[[Var], str], indent: int, col: int) -> str:
     if isinstance(j, ClosedJaxpr):
         return _pretty(j.jaxpr, j.jaxpr.in_binders[:j.n_consts], name, indent, col)
@@ -164,9 +184,10 @@ def _eqn_lines(eqn: JaxprEqn, name: Callable[[Var], str], used: set[int],
 
 
 def _pretty(jaxpr: Jaxpr, const_binders: list, name: Callable[[Var], str] | None = None,
-            indent: int = 0, col: int = 0) -> str:
+            indent: int = 0, col: int = 0, source_info: bool = False) -> str:
     """`indent`: the block's indentation (0 at top level); `col`: the column the
-    text starts at, for deciding whether it fits on one line."""
+    text starts at, for deciding whether it fits on one line; `source_info`: end
+    each equation's (first) line with where it was written."""
     name = name or _Namer()
     binder = lambda v: f"{name(v)}:{v.aval.str_short()}"  # noqa: E731
     consts = " ".join(binder(v) for v in const_binders)
@@ -176,12 +197,22 @@ def _pretty(jaxpr: Jaxpr, const_binders: list, name: Callable[[Var], str] | None
     body = [_eqn_lines(e, name, used, indent + 4) for e in jaxpr.eqns]
     outs = ", ".join(_atom(a, name) for a in jaxpr.outs)
     tail = f"in ({outs}{',' if len(jaxpr.outs) == 1 else ''}) }}"
-    if all(len(b) == 1 for b in body):
+    if all(len(b) == 1 for b in body) and not (source_info and jaxpr.eqns):
         flat = f"{head} {'; '.join(b[0].strip() for b in body)} {tail}"
         if col + len(flat) <= _WIDTH:
             return flat
+    if source_info:
+        _annotate(body, jaxpr.eqns)
     lines = [line for b in body for line in b]
     return "\n".join([head] + lines + [" " * (indent + 2) + tail])
+
+
+def _annotate(body: list[list[str]], eqns: list[JaxprEqn]) -> None:
+    """JAX's layout: `# file:line:col (function)` after each equation, aligned."""
+    width = max(len(b[0]) for b in body)
+    for b, e in zip(body, eqns):
+        if e.source_info is not None:
+            b[0] = f"{b[0].ljust(width)} # {e.source_info.text()}"
 
 
 # --- staging ------------------------------------------------------------------
@@ -288,7 +319,8 @@ class JaxprTrace(Trace):
                      for a, w in zip(avals_out, weak)]
         ins = [builder.getvar(t) for t in tracers]
         outs = [builder.new_tracer(self, a) for a in avals_out]
-        builder.eqns.append(JaxprEqn(prim, ins, dict(params), [builder.add_var(t) for t in outs]))
+        builder.eqns.append(JaxprEqn(prim, ins, dict(params), [builder.add_var(t) for t in outs],
+                                     source_info()))
         return outs
 
 
@@ -314,8 +346,8 @@ def _inline_scalar_literals(closed: ClosedJaxpr) -> ClosedJaxpr:
     if not lits:
         return closed
     swap = lambda a: lits.get(id(a), a) if isinstance(a, Var) else a  # noqa: E731
-    eqns = [JaxprEqn(e.primitive, [swap(a) for a in e.inputs], e.params, e.out_binders)
-            for e in jaxpr.eqns]
+    eqns = [JaxprEqn(e.primitive, [swap(a) for a in e.inputs], e.params, e.out_binders,
+                     e.source_info) for e in jaxpr.eqns]
     new = Jaxpr(keep_vars + jaxpr.in_binders[closed.n_consts:], eqns,
                 [swap(a) for a in jaxpr.outs])
     return ClosedJaxpr(new, keep_vals, len(keep_vals))

@@ -16,13 +16,16 @@ from typing import Any, Callable, Sequence
 
 from jaxlab import events
 from jaxlab.array import Array, wrap
-from jaxlab.core.jaxpr import ClosedJaxpr, Lit, Var
+from jaxlab.core.jaxpr import ClosedJaxpr, Lit, Var, equation_text
 from jaxlab.core.primitives import lower
-from jaxlab.core.trace import placement
+from jaxlab.core.trace import note_origin, placement
 from jaxlab.engine import dispatch, prepared
 from jaxlab.engine import lazy as lz
 from jaxlab.engine.buffer import Buffer
 from jaxlab.engine.devices import Device
+from jaxlab.engine.fusion import Break, Reason
+from jaxlab.ir import provenance
+from jaxlab.ir.provenance import Origin
 
 _SHARED_NODES = 24   # a shared expression bigger than this is stored, not recomputed
 
@@ -217,7 +220,8 @@ def compile_program(closed: ClosedJaxpr, device: Device) -> Program:
     with dispatch.recording() as rec:
         results = lower_jaxpr(closed, [lz.from_buffer(p, a.shape, a.dtype)
                                        for p, a in zip(placeholders, in_avals)], device, rec)
-        results = [lz.realize(r, "jit output") if _needs_buffer(r) else r for r in results]
+        results = [lz.realize(r, Reason(Break.OUTPUT, "jit output")) if _needs_buffer(r) else r
+                   for r in results]
     return _assemble(device, closed, placeholders, rec.steps, results)
 
 
@@ -229,7 +233,8 @@ def compile_body(device: Device, avals: Sequence[Any],
     with dispatch.recording() as rec:
         results = body([lz.from_buffer(p, a.shape, a.dtype)
                         for p, a in zip(placeholders, avals)], rec)
-        results = [lz.realize(r, "carried to the next iteration") for r in results]
+        results = [lz.realize(r, Reason(Break.CARRIED, "carried to the next iteration"))
+                   for r in results]
     return _assemble(device, None, placeholders, rec.steps, results)
 
 
@@ -257,25 +262,19 @@ def lower_jaxpr(closed: ClosedJaxpr, inputs: Sequence[lz.Lazy], device: Device,
 
     for eqn in jaxpr.eqns:
         ins = [read(a) for a in eqn.inputs]
-        if eqn.primitive in structured:
-            outs = structured[eqn.primitive](device, rec, ins, **eqn.params)
-        else:
-            out = lower(eqn.primitive, ins, eqn.params)
-            outs = list(out) if eqn.primitive.multiple_results else [out]
-        text = _eqn_text(eqn)
+        origin = Origin(equation_text(eqn.primitive, eqn.params), eqn.source_info)
+        with provenance.equation(origin):
+            if eqn.primitive in structured:
+                outs = structured[eqn.primitive](device, rec, ins, **eqn.params)
+            else:
+                out = lower(eqn.primitive, ins, eqn.params)
+                outs = list(out) if eqn.primitive.multiple_results else [out]
         for v, o in zip(eqn.out_binders, outs):
-            o.origin = lz.merge_origins(*ins) + (text,)
+            note_origin(o, ins, origin)
             if uses.get(id(v), 0) > 1 and _worth_sharing(o):
-                o = lz.realize(o, f"used by {uses[id(v)]} equations")
+                o = lz.realize(o, Reason(Break.CONSUMERS, f"used by {uses[id(v)]} equations"))
             env[id(v)] = o
     return [read(a) for a in jaxpr.outs]
-
-
-def _eqn_text(eqn: Any) -> str:
-    from jaxlab.core.jaxpr import _has_jaxpr, _param
-    params = " ".join(f"{k}={_param(v)}" for k, v in sorted(eqn.params.items())
-                      if not _has_jaxpr(v))
-    return eqn.primitive.name + (f"[{params}]" if params else "")
 
 
 def _worth_sharing(o: lz.Lazy) -> bool:

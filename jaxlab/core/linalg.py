@@ -7,6 +7,7 @@ from typing import Any, Sequence
 from jaxlab.core.primitives import lowerings, primitive
 from jaxlab.engine import dispatch
 from jaxlab.engine import lazy as lz
+from jaxlab.engine.fusion import Break, Reason
 from jaxlab.engine.lazy import Lazy
 from jaxlab.ir.alu import AluOp
 from jaxlab.ir.dtypes import DType
@@ -77,7 +78,7 @@ lowerings[dot_general_p] = _dot_general
 
 def run_routine(name: str, xs: Sequence[Lazy], outputs: Sequence[tuple[tuple, DType]],
                 **params: Any) -> list[Lazy]:
-    xs = [lz.realize(x, f"input of the {name} routine") for x in xs]
+    xs = [lz.realize(x, Reason(Break.ROUTINE, f"input of the {name} routine")) for x in xs]
     routine = Routine(name, tuple((x.shape, x.dtype) for x in xs), tuple(outputs),
                       tuple(sorted(params.items())))
     bufs = dispatch.run(xs[0].device, routine, [x.buffer for x in xs])

@@ -15,7 +15,9 @@ from jaxlab.core.avals import ShapedArray
 from jaxlab.core.jaxpr import Jaxpr, JaxprEqn, Lit, Var
 from jaxlab.core.jvp import jvp_flat, zeros_like_aval
 from jaxlab.core.primitives import Primitive, partial_eval_rules, transpose_rules
-from jaxlab.core.trace import Trace, Tracer, bind, full_lower, full_raise, get_aval, new_main
+from jaxlab.core.trace import (Trace, Tracer, bind, full_lower, full_raise, get_aval, new_main,
+                               source_info)
+from jaxlab.ir.provenance import SourceInfo
 
 
 class PartialVal(NamedTuple):
@@ -49,6 +51,7 @@ class JaxprEqnRecipe(NamedTuple):
     params: dict
     avals_out: list
     tracer_refs_out: list
+    source_info: Optional[SourceInfo]
 
 
 class PartialEvalTracer(Tracer):
@@ -97,7 +100,8 @@ class PartialEvalTrace(Trace):
         """Record prim applied to unknown tracers; its outputs are unknown."""
         avals_out = abstract_eval(prim, [t.aval for t in ins], params)
         outs = [PartialEvalTracer(self, PartialVal.unknown(a), None) for a in avals_out]
-        recipe = JaxprEqnRecipe(prim, ins, params, avals_out, [ref(t) for t in outs])
+        recipe = JaxprEqnRecipe(prim, ins, params, avals_out, [ref(t) for t in outs],
+                                source_info())
         for t in outs:
             t.recipe = recipe
         return outs
@@ -145,7 +149,7 @@ def _tracers_to_jaxpr(tracers_in: list, tracers_out: list) -> tuple[Jaxpr, list]
                 if r() is not None:
                     tracer_to_var[id(r())] = v
             eqns.append(JaxprEqn(recipe.prim, [tracer_to_var[id(x)] for x in recipe.tracers_in],
-                                 recipe.params, outs))
+                                 recipe.params, outs, recipe.source_info))
     in_binders = list(const_vars.values()) + [tracer_to_var[id(t)] for t in tracers_in]
     return Jaxpr(in_binders, eqns, [tracer_to_var[id(t)] for t in tracers_out]), const_vals
 

@@ -8,6 +8,7 @@ lowering on concrete Arrays (lazily, so it fuses).
 from __future__ import annotations
 
 import contextlib
+import itertools
 import linecache
 import operator
 import sys
@@ -18,8 +19,11 @@ from jaxlab import state
 from jaxlab.array import Array, ArrayBase, wrap
 from jaxlab.core.avals import ShapedArray
 from jaxlab.core.primitives import Primitive, lower, results_weak
-from jaxlab.engine.lazy import is_constant
+from jaxlab import events
+from jaxlab.engine.lazy import Lazy, is_constant, merge_origins
 from jaxlab.errors import ConcretizationTypeError
+from jaxlab.ir import provenance
+from jaxlab.ir.provenance import Origin, SourceInfo
 
 
 class MainTrace:
@@ -122,6 +126,18 @@ def user_frame(frame: Optional[FrameType]) -> Optional[FrameType]:
     return frame
 
 
+def source_info() -> Optional[SourceInfo]:
+    """The user's line that called into jaxlab, as an equation's source_info."""
+    frame = user_frame(sys._getframe(1))
+    if frame is None:
+        return None
+    code = frame.f_code
+    position = next(itertools.islice(code.co_positions(), frame.f_lasti // 2, None), None)
+    line = frame.f_lineno
+    column = position[2] if position and position[0] == line and position[2] is not None else 0
+    return SourceInfo(code.co_filename, line, column, code.co_qualname)
+
+
 def user_line() -> str:
     """`file:line (source)` of the user's own line that called into jaxlab."""
     frame = user_frame(sys._getframe(1))
@@ -140,7 +156,16 @@ class EvalTrace(Trace):
     lift = pure
 
     def process_primitive(self, prim: Primitive, tracers: list, params: dict) -> list:
-        out = lower(prim, [t._lazy for t in tracers], params)
+        ins = [t._lazy for t in tracers]
+        if events.listening():   # someone shows kernels: say which line each came from
+            from jaxlab.core.jaxpr import equation_text   # (jaxpr.py imports this module)
+            origin = Origin(equation_text(prim, params), source_info())
+            with provenance.equation(origin):
+                out = lower(prim, ins, params)
+            for o in out if prim.multiple_results else [out]:
+                note_origin(o, ins, origin)
+        else:
+            out = lower(prim, ins, params)
         outs = list(out) if prim.multiple_results else [out]
         weak = results_weak(prim, [t._weak for t in tracers], params, len(outs))
         return [wrap(o, w) for o, w in zip(outs, weak)]
@@ -188,6 +213,12 @@ def full_raise(trace: Trace, val: Any) -> Any:
         return trace.lift(val)
     raise RuntimeError(f"a value from an inner transformation escaped its scope: {val} "
                        f"(did a traced value leak out of a jit/grad/vmap function?)")
+
+
+def note_origin(out: Lazy, ins: Sequence[Lazy], origin: Origin) -> None:
+    """`out` (not yet computed) was made by `origin` from `ins`."""
+    if out.buffer is None:
+        out.origin = merge_origins(*ins) + (origin,)
 
 
 def full_lower(val: Any) -> Any:

@@ -4,19 +4,22 @@ from __future__ import annotations
 import contextlib
 import math
 import time
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Optional, Sequence
 
 import numpy as np
 
 from jaxlab import events, state
-from jaxlab.backends.base import Executable
+from jaxlab.backends.base import Backend, Executable
 from jaxlab.engine import limits
 from jaxlab.engine.buffer import Buffer
 from jaxlab.engine.devices import Device
+from jaxlab.engine.fusion import Reason, Unfused, unfused
 from jaxlab.engine.lazy import Lazy, from_buffer
 from jaxlab.engine.lower import lower
 from jaxlab.ir.alu import AluOp
+from jaxlab.ir import provenance
 from jaxlab.ir.kernel import Kernel, Routine
+from jaxlab.ir.provenance import FOLD, LineOrigins
 
 
 def _prepare(device: Device, program: Kernel | Routine) -> tuple[Executable, bool, float]:
@@ -32,6 +35,48 @@ def _prepare(device: Device, program: Kernel | Routine) -> tuple[Executable, boo
     exe.compile_ms = exe.compile_ms or (time.perf_counter() - t0) * 1e3
     device.cache[program] = exe
     return exe, False, exe.compile_ms
+
+
+@contextlib.contextmanager
+def _tracing(kernel: Kernel) -> Iterator[Callable[[Executable], None]]:
+    """Inside, preparing `kernel` traces the tuned nodes each generated line computes back
+    to the kernel's own nodes (tuning rewrites them: upcasts, unrolls, contraction
+    indices); the callable yielded then sets an executable's `line_marks`."""
+    roots = [kernel.exp] + ([kernel.reduction.epilogue] if kernel.reduction else [])
+    own = {n for r in roots for n in r.toposort() if n.src}
+    with provenance.lineage(lambda n: frozenset([n]) if n in own else frozenset()) as found:
+        def mark(exe: Executable) -> None:
+            exe.line_marks = tuple(
+                frozenset().union(*(frozenset([m]) if m == FOLD else found.of(m) for m in marks))
+                for marks in exe.traced_lines)
+        yield mark
+
+
+def _prepare_traced(device: Device, program: Kernel | Routine) -> tuple[Executable, bool, float]:
+    """_prepare, with each generated line traced to the kernel's nodes when it compiles."""
+    if not isinstance(program, Kernel):
+        return _prepare(device, program)
+    with _tracing(program) as mark:
+        exe, hit, compile_ms = _prepare(device, program)
+        if not hit:
+            mark(exe)
+    return exe, hit, compile_ms
+
+
+def prepare_traced(backend: Backend, kernel: Kernel,
+                   overrides: Optional[dict] = None) -> Executable:
+    """backend.prepare_kernel(kernel, overrides), its generated lines traced (the lab's
+    recompile with other tuning knobs)."""
+    with _tracing(kernel) as mark:
+        exe = backend.prepare_kernel(kernel, overrides)
+        mark(exe)
+    return exe
+
+
+def _line_origins(program: Kernel | Routine, exe: Executable) -> Optional[LineOrigins]:
+    if not isinstance(program, Kernel) or program.origins is None or not exe.line_marks:
+        return None
+    return LineOrigins(exe.line_marks, program.origins)
 
 
 class Recorder:
@@ -56,9 +101,11 @@ def output_buffers(device: Device, program: Kernel | Routine, make=Buffer) -> li
 
 
 def run(device: Device, program: Kernel | Routine, inputs: Sequence[Buffer],
-        reason: str = "", origin: tuple = ()) -> list[Buffer]:
-    """Prepare (or fetch from cache) and dispatch; returns the output buffers."""
-    exe, hit, compile_ms = _prepare(device, program)
+        reason: str | Unfused = "", origin: tuple = ()) -> list[Buffer]:
+    """Prepare (or fetch from cache) and dispatch; returns the output buffers. `reason`
+    (why the result is stored) becomes the fuser's Unfused record, with `origin`."""
+    reason = reason if isinstance(reason, Unfused) else unfused(reason, origin)
+    exe, hit, compile_ms = _prepare_traced(device, program)
     rec = state.recorder.get()
     if rec is not None:
         outs = output_buffers(device, program, Buffer.placeholder)
@@ -96,12 +143,16 @@ def make_event(device, program, exe, inputs, outs, hit, compile_ms, dispatch_ms,
         ir=program.text(), tuned_ir=exe.tuned_ir or program.text(), tuning=exe.tuning,
         source=exe.source, source_language=exe.language,
         compile_ms=compile_ms, dispatch_ms=dispatch_ms, device_ms=device_ms,
-        flops=program.flops() if is_kernel else (exe.flops or program.flops()), bytes=nbytes, cache_hit=hit,
-        key=program.key, reason=reason, equations=list(origin),
+        flops=program.flops() if is_kernel else (exe.flops or program.flops()), bytes=nbytes,
+        cache_hit=hit, key=program.key, reason=str(reason),
+        pipeline=program.pipeline if is_kernel else None,
+        unfused=reason if isinstance(reason, Unfused) else None,
+        equations=[o.equation for o in origin],
+        origins=list(origin), line_origins=_line_origins(program, exe),
     )
 
 
-def realize_lazy(lz: Lazy, reason: str) -> Lazy:
+def realize_lazy(lz: Lazy, reason: str | Reason) -> Lazy:
     if lz.size == 0 or getattr(lz.device.backend, "shape_only", False):
         return from_buffer(Buffer(lz.device, lz.dtype, lz.size), lz.shape)
     if lz.shape == () and lz.pending is None and lz.exp.op is AluOp.Param:

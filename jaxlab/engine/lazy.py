@@ -22,9 +22,12 @@ import numpy as np
 
 from jaxlab.engine.buffer import Buffer
 from jaxlab.engine.devices import Device
+from jaxlab.engine.fusion import READ_TEXT, Break, Reason
 from jaxlab.ir.alu import COMPARE, UNARY_FLOAT, VIEW_LEAVES, AluExp, AluOp
 from jaxlab.ir.dtypes import DType
+from jaxlab.ir import provenance
 from jaxlab.ir.kernel import acc_variable, reduce_identity
+from jaxlab.ir.provenance import Origin
 from jaxlab.ir.shape import ShapeTracker
 
 # Past these, operands are realized before fusing more work onto them.
@@ -36,10 +39,12 @@ _CHEAP_EXPAND_NODES = 12   # an expression broadcast wider is recomputed per cop
 class Pending:
     """A reduction not yet run: fold `body` (shape out+red) over the red dims."""
 
-    __slots__ = ("op", "body", "out_shape", "red_shape")
+    __slots__ = ("op", "body", "out_shape", "red_shape", "origin")
 
-    def __init__(self, op: AluOp, body: AluExp, out_shape: tuple, red_shape: tuple) -> None:
+    def __init__(self, op: AluOp, body: AluExp, out_shape: tuple, red_shape: tuple,
+                 origin: Optional[Origin] = None) -> None:
         self.op, self.body, self.out_shape, self.red_shape = op, body, out_shape, red_shape
+        self.origin = origin   # the equation that asked for the fold
 
 
 class Lazy:
@@ -50,7 +55,7 @@ class Lazy:
                  buffer: Optional[Buffer] = None) -> None:
         self.shape, self.dtype, self.device = tuple(shape), dtype, device
         self._exp, self._buf, self.pending = exp, buffer, pending
-        self.origin = origin   # the jaxpr equations fused into this value so far
+        self.origin = origin   # the jaxpr equations (Origin) fused into this value so far
 
     @property
     def exp(self) -> AluExp:
@@ -158,8 +163,9 @@ def pad_mask(shape: Sequence[int], pads: Sequence[tuple[int, int]], device: Devi
 _REALIZING = [threading.RLock() for _ in range(64)]
 
 
-def realize(lz: Lazy, reason: str = "its value is read") -> Lazy:
-    """Run the kernel that computes lz; `reason` says why it must exist in memory.
+def realize(lz: Lazy, reason: str | Reason = READ_TEXT) -> Lazy:
+    """Run the kernel that computes lz; `reason` says why it must exist in memory (a
+    Reason where the fuser decides; free text where an op needs its input stored).
 
     lz itself becomes the realized value (same value, new representation), so
     every array and every later consumer holding it reads the buffer instead
@@ -207,10 +213,12 @@ def elementwise(op: AluOp, srcs: Sequence[Lazy], dtype: Optional[DType] = None,
     srcs = _one_pending(list(srcs))
     if _more_nodes_than(srcs, MAX_FUSED_NODES) or \
             _more_inputs_than(srcs, device.backend.max_kernel_inputs - 1):
-        srcs = [realize(s, "kernel size or input-count limit") for s in srcs]
+        srcs = [realize(s, Reason(Break.SIZE_LIMIT, "kernel size or input-count limit"))
+                for s in srcs]
     elif max(s.exp.depth for s in srcs) >= device.backend.max_fused_depth:
-        srcs = [realize(s, f"{device.platform} fuses at most {device.backend.max_fused_depth} "
-                           f"nested ops") if s.exp.depth > 1 else s for s in srcs]
+        srcs = [realize(s, Reason(Break.DEPTH_LIMIT, f"{device.platform} fuses at most "
+                                  f"{device.backend.max_fused_depth} nested ops"))
+                if s.exp.depth > 1 else s for s in srcs]
     out_dtype = _result_dtype(op, srcs, dtype)
     exp = AluExp(op, out_dtype, tuple(s.exp for s in srcs), arg)
     if all(s.exp.is_const for s in srcs):   # constants fold now, never become kernels
@@ -218,6 +226,8 @@ def elementwise(op: AluOp, srcs: Sequence[Lazy], dtype: Optional[DType] = None,
     elif all(s.exp.op in _KNOWN for s in srcs):   # scalar arguments too, into an argument
         exp = _fold_params(exp)
     pending = next((s.pending for s in srcs if s.pending is not None), None)
+    if exp.loads:   # (a node without loads is index math or a constant, shared by all)
+        exp.tag(provenance.current())
     return Lazy(shape, out_dtype, device, exp, pending, merge_origins(*srcs))
 
 
@@ -267,7 +277,8 @@ def _one_pending(srcs: list[Lazy]) -> list[Lazy]:
             if first is None:
                 first = s.pending
             elif s.pending is not first:
-                s = realize(s, "a second reduction meets this one's epilogue")
+                s = realize(s, Reason(Break.SECOND_EPILOGUE,
+                                      "a second reduction meets this one's epilogue"))
         out.append(s)
     return out
 
@@ -307,11 +318,13 @@ def movement(lz: Lazy, method: str, *args: Any) -> Lazy:
     if lz.pending is not None and method in ("permute", "reshape"):
         return _move_pending(lz, method, args)
     if lz.pending is not None:
-        lz = realize(lz, f"end of a reduction's epilogue ({method} follows)")
+        kind = Break.REDUCE_THEN_BROADCAST if method == "expand" else Break.REDUCE_THEN_MOVE
+        lz = realize(lz, Reason(kind, f"end of a reduction's epilogue ({method} follows)"))
     probe = getattr(ShapeTracker.contiguous(lz.shape), method)(*args)
     if method == "expand" and probe.size > lz.size and not is_cheap(lz):
-        lz = realize(lz, "broadcast into a wider op (recomputing it per copy would "
-                         "multiply work)")
+        lz = realize(lz, Reason(Break.EXPENSIVE_BROADCAST,
+                                "broadcast into a wider op (recomputing it per copy would "
+                                "multiply work)"))
     out = _push(lz, lambda st: getattr(st, method)(*args), probe.shape)
     if method == "pad" and lz.exp.op is not AluOp.GlobalView:
         # a bare load reads 0 in the padding; any other expression must be masked
@@ -336,7 +349,7 @@ def _move_pending(lz: Lazy, method: str, args: tuple) -> Lazy:
     epi = _push(Lazy(lz.shape, lz.dtype, lz.device, lz.exp), lambda st: getattr(st, method)(*args),
                 ())
     out_shape = getattr(ShapeTracker.contiguous(lz.shape), method)(*args).shape
-    pending = Pending(p.op, body.exp, out_shape, p.red_shape)
+    pending = Pending(p.op, body.exp, out_shape, p.red_shape, p.origin)
     return Lazy(out_shape, lz.dtype, lz.device, epi.exp, pending, lz.origin)
 
 
@@ -353,7 +366,8 @@ def reduce(lz: Lazy, op: AluOp, axes: Sequence[int]) -> Lazy:
     if math.prod(red_shape) == 0:
         return full(out_shape, reduce_identity(op, lz.dtype), lz.dtype, lz.device)
     if lz.pending is not None:
-        lz = realize(lz, "end of a reduction's epilogue (another reduction follows)")
+        lz = realize(lz, Reason(Break.TWO_REDUCTIONS,
+                                "end of a reduction's epilogue (another reduction follows)"))
     body = movement(lz, "permute", keep + axes) if keep + axes != list(range(len(lz.shape))) else lz
-    pending = Pending(op, body.exp, out_shape, red_shape)
+    pending = Pending(op, body.exp, out_shape, red_shape, provenance.current())
     return Lazy(out_shape, lz.dtype, lz.device, acc_variable(lz.dtype), pending, lz.origin)

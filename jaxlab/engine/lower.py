@@ -6,16 +6,21 @@ tracker's validity; then the whole expression is simplified.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Sequence
 
+from jaxlab import events
 from jaxlab.engine.buffer import Buffer
 from jaxlab.engine.devices import Device
 from jaxlab.engine.lazy import Lazy
 from jaxlab.engine.scalars import scalar_buffer
+from jaxlab.ir import provenance
 from jaxlab.ir.alu import AluExp, AluOp
 from jaxlab.ir.dtypes import DType
-from jaxlab.ir.kernel import GIDX, RIDX, Kernel, Reduction
+from jaxlab.ir.kernel import GIDX, RIDX, Kernel, KernelPipeline, Reduction
+from jaxlab.ir.provenance import KernelOrigins
+from jaxlab.ir.simplify import counting_rules
 
 
 class _Slots:
@@ -55,11 +60,33 @@ def _lower_exp(exp: AluExp, parts: Sequence[tuple[AluExp, int]], slots: _Slots,
     lowered = exp.substitute(mapping)
     gathers = {n: AluExp.load(slots.slot(n.arg), n.src[0], n.dtype) for n in lowered.toposort()
                if n.op is AluOp.GlobalIndex and isinstance(n.arg, Buffer)}
-    return (lowered.substitute(gathers) if gathers else lowered).simplify()
+    return lowered.substitute(gathers) if gathers else lowered
 
 
 def lower(lz: Lazy) -> tuple[Kernel, list[Buffer]]:
-    """The kernel that computes `lz`, and its input buffers by slot."""
+    """The kernel that computes `lz`, and its input buffers by slot; the kernel's
+    `origins` say which equations each of its nodes came from."""
+    with provenance.lineage(lambda n: n.origins) as found, counting_rules() as fired:
+        raw, buffers = _lower(lz)
+        kernel = _simplified(raw)
+    roots = [kernel.exp] + ([kernel.reduction.epilogue] if kernel.reduction else [])
+    nodes = {n: found.of(n) for r in roots for n in r.toposort() if n.src}
+    fold = frozenset([lz.pending.origin]) if lz.pending and lz.pending.origin else frozenset()
+    origins = KernelOrigins({n: o for n, o in nodes.items() if o}, fold)
+    pipeline = KernelPipeline(raw.text(), tuple(sorted(fired.items(), key=lambda kv: -kv[1]))) \
+        if events.listening() else None   # (the lab shows it; printing costs)
+    return dataclasses.replace(kernel, origins=origins, pipeline=pipeline), buffers
+
+
+def _simplified(raw: Kernel) -> Kernel:
+    """The kernel with its expressions simplified."""
+    red = raw.reduction
+    return dataclasses.replace(
+        raw, exp=raw.exp.simplify(),
+        reduction=dataclasses.replace(red, epilogue=red.epilogue.simplify()) if red else None)
+
+
+def _lower(lz: Lazy) -> tuple[Kernel, list[Buffer]]:
     slots = _Slots()
     gidx = AluExp.special(GIDX, lz.size)
     out_parts = [(gidx, len(lz.shape))]

@@ -15,6 +15,7 @@ import numpy as np
 
 from jaxlab.graph import toposort
 from jaxlab.ir.dtypes import DType
+from jaxlab.ir.provenance import active_lineage
 
 
 class AluOp(enum.Enum):
@@ -68,7 +69,7 @@ class AluExp:
     """One node: (op, dtype, src, arg). Build with the helpers below, never directly."""
 
     __slots__ = ("op", "dtype", "src", "arg", "depth", "tree_size", "loads", "params", "_range",
-                 "_simple", "__weakref__")
+                 "_simple", "origins", "__weakref__")
     _interned: "weakref.WeakValueDictionary[tuple, AluExp]" = weakref.WeakValueDictionary()
 
     op: AluOp
@@ -93,6 +94,8 @@ class AluExp:
             node.params = min(int(op is AluOp.Param) + sum(s.params for s in src), _BOUND_CAP)
             node._range = None
             node._simple = None
+            # the equations (provenance.Origin) that built this node; not part of its identity
+            node.origins = frozenset()
             cls._interned[key] = node
         return node
 
@@ -194,7 +197,16 @@ class AluExp:
                 done[node] = node if src == node.src else AluExp(node.op, node.dtype, src, node.arg)
             else:
                 done[node] = node
+        found = active_lineage()
+        if found is not None:
+            for node, image in done.items():
+                found.derive(image, node)
         return done[self]
+
+    def tag(self, origin: Any) -> None:
+        """Record that the equation `origin` built this node (see ir/provenance.py)."""
+        if origin is not None and origin not in self.origins:
+            self.origins = self.origins | {origin}
 
     @property
     def is_const(self) -> bool:

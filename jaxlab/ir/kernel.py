@@ -10,6 +10,7 @@ from jaxlab.ir.alu import LEAVES, AluExp, AluOp
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.fft_stages import fft_flops
 from jaxlab.ir.printer import render
+from jaxlab.ir.provenance import KernelOrigins
 
 # Reductions a kernel can carry, with the identity each starts from.
 REDUCE_OPS = (AluOp.Add, AluOp.Mul, AluOp.Max, AluOp.Min)
@@ -46,6 +47,14 @@ class Reduction:
 
 
 @dataclass(frozen=True)
+class KernelPipeline:
+    """A kernel as lowered, before simplification, and the simplifier's rules that
+    fired on it (name, times)."""
+    lowered: str
+    rules: tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True)
 class Kernel:
     """out[gidx] = body(gidx) for gidx < size, or with a reduction
     out[gidx] = epilogue(fold_{ridx < reduction.size} body(gidx, ridx))."""
@@ -55,6 +64,10 @@ class Kernel:
     reduction: Reduction | None = None
     reduce_shape: tuple[int, ...] = ()
     label: str = field(default="", compare=False)  # which ops it came from
+    # the equations behind its nodes (engine/lower.py); not part of its identity
+    origins: KernelOrigins | None = field(default=None, compare=False, repr=False)
+    # how lowering made it (engine/lower.py, where someone listens); not its identity
+    pipeline: KernelPipeline | None = field(default=None, compare=False, repr=False)
 
     @property
     def size(self) -> int:

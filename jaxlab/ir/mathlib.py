@@ -17,6 +17,7 @@ from jaxlab.ir import mathconst as K
 from jaxlab.ir.alu import AluExp, AluOp
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import Kernel
+from jaxlab.ir.provenance import active_lineage
 from jaxlab.ir.vocabulary import Capabilities
 
 F32, I32, U32 = DType.float32, DType.int32, DType.uint32
@@ -166,15 +167,20 @@ def expand(root: AluExp, capabilities: Capabilities) -> AluExp:
     """`root` with every float math op the renderer does not spell natively written
     as primitive ops (float16 through float32)."""
     done: dict[AluExp, AluExp] = {}
+    found = active_lineage()
     for node in root.toposort():
         src = tuple(done[s] for s in node.src)
         if capabilities.expands(node.op) and node.op in REWRITES:
             arg = src[0].cast(F32)
             out = REWRITES[node.op](arg).cast(node.dtype)
+            if found is not None:   # (the lab traces each generated line to its equation)
+                found.derive_all(out, node, src)
         elif src != node.src:
             out = AluExp(node.op, node.dtype, src, node.arg)
         else:
             out = node
+        if found is not None:
+            found.derive(out, node)
         done[node] = out
     return done[root]
 

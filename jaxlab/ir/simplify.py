@@ -6,11 +6,15 @@ index arithmetic: unravelling a flat index into dimensions and folding it back
 """
 from __future__ import annotations
 
+import collections
+import contextlib
+import contextvars
 import math
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional
 
 from jaxlab.ir.alu import COMMUTATIVE, AluExp, AluOp
 from jaxlab.ir.dtypes import DType
+from jaxlab.ir.provenance import active_lineage
 
 _FLOAT_RANGE = (-math.inf, math.inf)
 
@@ -345,8 +349,27 @@ def _rewrite_once(e: AluExp) -> Optional[AluExp]:
     for rule in _GENERAL + RULES.get(e.op, ()):
         out = rule(e)
         if out is not None and out is not e:
+            fired = _fired.get()
+            if fired is not None:
+                fired[rule.__name__.lstrip("_")] += 1
             return out
     return None
+
+
+_fired: contextvars.ContextVar[Optional[collections.Counter]] = contextvars.ContextVar(
+    "jaxlab_rules_fired", default=None)
+
+
+@contextlib.contextmanager
+def counting_rules() -> Iterator[collections.Counter]:
+    """Inside, every rewrite that fires is counted by rule name (the lab's pipeline view;
+    a node simplified before is memoised: its rules do not fire again)."""
+    fired: collections.Counter = collections.Counter()
+    token = _fired.set(fired)
+    try:
+        yield fired
+    finally:
+        _fired.reset(token)
 
 
 _SELF = object()  # marks "already simplest" without a self-reference cycle
@@ -358,9 +381,12 @@ def _simplest(node: AluExp) -> AluExp:
 
 def simplify(e: AluExp) -> AluExp:
     """The simplest equal expression the rules find (memoised on each node)."""
-    if e._simple is not None:
+    found = active_lineage()
+    if e._simple is not None and found is None:
         return _simplest(e)
     for node in e.toposort():
+        if found is not None and node._simple is not None:
+            found.derive(_simplest(node), node)
         if node._simple is not None:
             continue
         src = tuple(_simplest(s) for s in node.src)
@@ -374,6 +400,8 @@ def simplify(e: AluExp) -> AluExp:
         if cur._simple is None:
             cur._simple = _SELF
         node._simple = _SELF if cur is node else cur
+        if found is not None:
+            found.derive(cur, node)
     return _simplest(e)
 
 

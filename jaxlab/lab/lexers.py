@@ -13,8 +13,8 @@ from pygments.lexer import Lexer, inherit, words
 from pygments.lexers import get_lexer_by_name
 from pygments.lexers.special import TextLexer
 from pygments.lexers.webassembly import WatLexer as _BaseWatLexer
-from pygments.token import STANDARD_TYPES, Comment, Error, Keyword, Name, Number, Operator, \
-    String, _TokenType
+from pygments.token import STANDARD_TYPES, Comment, Error, Generic, Keyword, Name, Number, \
+    Operator, String, _TokenType
 from pygments.util import ClassNotFound
 
 _SHAPES = ("i8x16", "i16x8", "i32x4", "i64x2", "f32x4", "f64x2")
@@ -50,7 +50,9 @@ _ROLES = {Comment: "comment", Keyword: "keyword", Keyword.Type: "type",
           Name.Builtin: "builtin", Name.Function: "function", Name.Decorator: "type",
           Name.Variable: "variable",
           Name.Attribute: "variable", Number: "number", String: "string",
-          Operator: "operator", Error: "error"}
+          Operator: "operator", Error: "error",
+          Generic.Inserted: "inserted", Generic.Deleted: "deleted", Generic.Heading: "muted",
+          Generic.Subheading: "muted"}
 
 
 def lexer_for(language: str) -> Lexer:

@@ -27,6 +27,9 @@ from jaxlab.array import Array
 from jaxlab.engine import devices
 from jaxlab.events import EventLog, KernelEvent
 from jaxlab.backends import autotuning
+from jaxlab.engine import roofline
+from jaxlab.engine.roofline import Roof
+from jaxlab.lab.diff import ReportDiff
 from jaxlab.lab.placement import Placement
 from jaxlab.lab.progress import ProgressLine, compiling
 from jaxlab.lab.tracebacks import filter_exception
@@ -35,7 +38,7 @@ from jaxlab.lab.report import (STAGES, Comparison, ErrorReport, FileLink, Report
                                fmt_ms, fmt_si, indent)
 from jaxlab.tree_util import tree_leaves
 
-_COMMANDS = ("status", "backend", "kernels", "debug", "clear", "autotune")
+_COMMANDS = ("status", "backend", "kernels", "debug", "clear", "autotune", "diff")
 _VALUE_NEEDED = ("backend", "debug")
 _VALUE_ALLOWED = _VALUE_NEEDED + ("autotune",)
 
@@ -53,7 +56,8 @@ class _KernelCell:
     """One %%kernel invocation: its options (checked before the cell runs), the
     runs it made, and what it displays afterwards (even after an exception)."""
 
-    def __init__(self, shell: Any, args: Any, header: str) -> None:
+    def __init__(self, shell: Any, args: Any, header: str,
+                 remember: Callable[[list[Report]], None] = lambda reports: None) -> None:
         if args.repeat < 0:
             raise UsageError("--repeat takes a number of runs >= 0")
         self.shell, self.repeat = shell, args.repeat
@@ -73,6 +77,7 @@ class _KernelCell:
             if args.autotune else contextlib.nullcontext()
         self.runs: list[_Run] = []      # the main run ends up first
         self.wall_ms: list[float] = []
+        self.remember = remember        # keeps the reports for `%jaxlab diff`
 
     def execute(self, cell: str) -> Any:
         __tracebackhide__ = True
@@ -121,8 +126,10 @@ class _KernelCell:
         if self.runs:
             reports = [Report(r.log, programs_in(self.shell.user_ns, r.log), r.device.platform,
                               self.stages, self.wall_ms if r.device is self.device else (),
-                              notes=r.notes, origins=jit_origins(self.shell.user_ns, r.log))
+                              notes=r.notes, origins=jit_origins(self.shell.user_ns, r.log),
+                              peaks=roofs_of(r))
                        for r in self.runs]
+            self.remember(reports)
             if self.browse is not None:
                 # two outputs: static renders (nbconvert, nbviewer, GitHub) show the
                 # report even where the saved widget state hides the widget's fallback
@@ -155,6 +162,7 @@ class JaxlabMagics(Magics):
     def __init__(self, shell: Any) -> None:
         super().__init__(shell)
         self.debug_level = 0
+        self.history: list[list[Report]] = []   # the last two %%kernel runs' reports
 
     # --- %%kernel ---------------------------------------------------------------------
     @magic_arguments("%kernel")   # the usage line reads %%kernel
@@ -198,7 +206,8 @@ class JaxlabMagics(Magics):
             %%kernel --widget                  # the report, then the interactive kernel browser
         """
         __tracebackhide__ = True   # IPython shows the cell's frames, not these
-        job = _KernelCell(self.shell, parse_argstring(self.kernel, line), f"%%kernel {line}")
+        job = _KernelCell(self.shell, parse_argstring(self.kernel, line), f"%%kernel {line}",
+                          self._remember)
         error: Optional[BaseException] = None
         try:
             return job.execute(cell)
@@ -209,6 +218,19 @@ class JaxlabMagics(Magics):
         finally:
             job.show(error)
 
+    def _remember(self, reports: list[Report]) -> None:
+        self.history = (self.history + [reports])[-2:]
+
+    def diff(self) -> ReportDiff:
+        """The last %%kernel run against the one before (or its two --compare devices)."""
+        if self.history and len(self.history[-1]) == 2:
+            other, main = self.history[-1][1], self.history[-1][0]
+            return ReportDiff(other, main, (other.title, main.title))
+        if len(self.history) < 2:
+            raise UsageError("%jaxlab diff compares the last two %%kernel runs (or the two "
+                             "devices of one %%kernel --compare): run a cell with %%kernel first")
+        return ReportDiff(self.history[-2][0], self.history[-1][0], ("last run", "this run"))
+
     # --- %jaxlab ----------------------------------------------------------------------
     @magic_arguments()
     @argument("command", choices=_COMMANDS,
@@ -217,7 +239,9 @@ class JaxlabMagics(Magics):
                    "device's kernel cache; debug LEVEL: print each kernel event as it "
                    "happens (0 off, 1 summaries, 2 also IR and source); clear: empty the "
                    "current device's kernel cache; autotune [clear]: the webgpu autotune "
-                   "cache's winners (jaxlab.autotune_cache()), or forget them")
+                   "cache's winners (jaxlab.autotune_cache()), or forget them; diff: the "
+                   "last %%kernel run against the one before (or its two --compare "
+                   "devices), kernel by kernel")
     @argument("value", nargs="?", help="the device for `backend`, the level for `debug`, "
                                        "`clear` for `autotune`")
     @line_magic
@@ -240,6 +264,8 @@ class JaxlabMagics(Magics):
             self.set_debug(_debug_level(args.value))
         elif args.command == "autotune":
             _autotune_command(args.value)
+        elif args.command == "diff":
+            display(self.diff())
         else:
             dev = devices.current_device()
             n = len(dev.cache)
@@ -322,6 +348,13 @@ def jit_origins(namespace: dict[str, Any], log: list[KernelEvent]) -> dict[str, 
                     if step.program.key in keys:
                         found.setdefault(step.program.key, origin)
     return found
+
+
+def roofs_of(run: _Run) -> dict[str, Roof]:
+    """The roofs of the device a run used, measured the first time (then remembered)."""
+    if not run.log:
+        return {}
+    return {run.device.platform: roofline.peaks(run.device)}
 
 
 def _autotune_context(on: bool) -> ContextManager[Any]:

@@ -22,13 +22,20 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Optional, Sequence
 
 from jaxlab.backends.base import Autotuned, TuningRecord
+from jaxlab.engine.roofline import Roof
 from jaxlab.events import KernelEvent
+from jaxlab.lab.fusion_view import pipeline_nodes, story_nodes
+from jaxlab.lab.lines import (UserLine, equations_text, generated_lines_table, user_lines,
+                              user_lines_nodes)
+from jaxlab.lab.roofline_view import KernelPoint, bound_text, judge, roofline_nodes
 from jaxlab.lab.view import (Bar, Block, Code, Columns, Fold, Html, Line, Node, Pre, Style, Table,
                              capped_text, code, join, markup, page, to_html, to_json, to_text)
 
 MIME = "application/vnd.jaxlab.report+json"
 VERSION = 2
-STAGES = ("jaxpr", "ir", "tuned", "tuning", "source", "timings", "program")
+STAGES = ("jaxpr", "ir", "tuned", "tuning", "pipeline", "source", "timings", "fusion",
+          "program")
+_PIPELINE_KERNELS = 4    # reports of more kernels show the pipeline stage only when asked
 _CONTEXT_LINES = 5       # source lines shown around a compile error
 _DISPATCH_ROWS = 12      # per-dispatch times listed per kernel
 # Generated-source lines a report embeds, shared by its kernels (at least _MIN_LISTING
@@ -40,6 +47,9 @@ _LISTING_BUDGET = 160
 # cell stays under 200 kB.
 _FULL_TEXT_BUDGET = 100_000
 _MIN_LISTING = 10
+# Rows of the generated-line provenance tables a report embeds, given to its kernels by
+# time, longest first (the lines beside their equations repeat the listing, so few).
+_PROVENANCE_ROWS = 8
 
 
 # --- numbers a person reads ------------------------------------------------------------
@@ -239,13 +249,16 @@ class Report:
     chosen ones are shown unfolded); `wall_ms` are wall times of repeated runs
     (best and median are shown); `notes` are lines for the top (data moved);
     `full_sources` keeps long generated sources whole (the live widget);
-    `origins` names the jitted function (and where it is defined) of kernel keys."""
+    `origins` names the jitted function (and where it is defined) of kernel keys;
+    `peaks` are the measured roofs of devices (engine/roofline.py): each kernel of those
+    devices is then placed under them, and plotted."""
 
     def __init__(self, events: Iterable[KernelEvent],
                  program: ProgramLike | Sequence[ProgramLike] | None = None, title: str = "",
                  stages: Optional[Iterable[str]] = None,
                  wall_ms: Sequence[float] = (), notes: Sequence[str] = (),
-                 full_sources: bool = False, origins: Optional[dict[str, str]] = None) -> None:
+                 full_sources: bool = False, origins: Optional[dict[str, str]] = None,
+                 peaks: Optional[dict[str, Roof]] = None) -> None:
         self.events = list(events)
         self.programs = [] if program is None else \
             list(program) if isinstance(program, (list, tuple)) else [program]
@@ -260,8 +273,12 @@ class Report:
         self.full_sources = full_sources     # else long listings keep their head and tail
         self.origins = origins or {}         # kernel key -> the jitted function that ran it
         self.groups = group_events(self.events)
+        self.peaks = dict(peaks or {})
+        self.points = [self.point(i, g, self.peaks.get(g.first.backend))
+                       for i, g in enumerate(self.groups)]
         self.listing_cap = max(_MIN_LISTING, _LISTING_BUDGET // max(len(self.groups), 1))
         self.whole_sources = self._whole_sources()
+        self.provenance_rows = self._provenance_rows()
 
     def _whole_sources(self) -> set[int]:
         """The groups (by id) whose capped source also goes in whole, for the renderer's
@@ -278,7 +295,26 @@ class Report:
             spent += size
         return chosen
 
+    def _provenance_rows(self) -> dict[int, int]:
+        """Rows of its provenance table per group (by id), for the longest kernels while
+        the budget lasts (all of them in the live widget)."""
+        left, rows = _PROVENANCE_ROWS, {}
+        for g in sorted(self.groups, key=lambda g: -g.ms):
+            lines = g.first.line_origins
+            if lines is None:
+                continue
+            wanted = sum(1 for o in lines.lines if o)
+            rows[id(g)] = wanted if self.full_sources else min(wanted, self.listing_cap, left)
+            left -= rows[id(g)]
+        return {k: v for k, v in rows.items() if v > 0}
+
     # -- the model --
+    @staticmethod
+    def point(i: int, g: KernelGroup, roof: Optional[Roof]) -> Optional[KernelPoint]:
+        """Kernel `i` under its device's roofs (None where its time was not measured)."""
+        return judge(i + 1, g.first.name, g.flops, g.bytes, g.device_ms, g.host_ms, g.calls,
+                     roof)
+
     def devices(self) -> list[str]:
         """Every device a kernel ran on, in order of first dispatch."""
         return list(dict.fromkeys(e.backend for e in self.events))
@@ -316,10 +352,34 @@ class Report:
         program = self.program_text()
         tail = [Fold("jit program", (Pre(capped_text(program)),), self.open_stages)] \
             if "program" in self.stages and program else []
+        lines = user_lines_nodes(self.user_lines()) if "source" in self.stages else []
+        head = [Fold("your code: time by line", tuple(lines), self.open_stages,
+                     cls="jl-lines")] if lines else []
         return Block(tuple([Line(self.heading(), Style.TITLE), Line(self.headline(), Style.MUTED),
                             *[Line(n, Style.MUTED) for n in self.notes],
                             *([self.summary_table()] if self.groups else []),
-                            *kernels, *tail]))
+                            *self.roofline_folds(), *self.fusion_folds(), *head, *kernels,
+                            *tail]))
+
+    def fusion_folds(self) -> list[Node]:
+        story = story_nodes([g.first for g in self.groups]) if "fusion" in self.stages else []
+        return [Fold("fusion story: what did not fuse, and why", tuple(story),
+                     self.open_stages, cls="jl-fusion")] if story else []
+
+    def roofline_folds(self) -> list[Node]:
+        """Per device with roofs, the plot of its measured kernels."""
+        folds: list[Node] = []
+        for platform, roof in self.peaks.items():
+            points = [p for p, g in zip(self.points, self.groups)
+                      if p is not None and g.first.backend == platform]
+            if points:
+                folds.append(Fold(f"roofline ({platform})", tuple(roofline_nodes(roof, points)),
+                                  self.open_stages, cls="jl-roofline"))
+        return folds
+
+    def user_lines(self) -> list[UserLine]:
+        """The user's lines that fed kernels, with their share of the kernels' time."""
+        return user_lines([(g.first, g.ms) for g in self.groups])
 
     def grouped(self, kernels: list[Fold]) -> list[Node]:
         """Kernel folds, those of each jitted function under its name and site."""
@@ -368,6 +428,13 @@ class Report:
             keys.append([i + 1, e.name, e.backend, e.kind, g.calls, g.host_ms,
                          -1 if g.device_ms is None else g.device_ms, g.gflops or 0,
                          g.gbps or 0, g.ms])
+        if self.peaks:   # the bound and the fraction of its roof (measured kernels only)
+            for row, key, p in zip(rows, keys, self.points):
+                row.insert(9, bound_text(p))
+                key.insert(9, p.judgement.fraction if p else -1)
+            return Table(["#", "kernel", "device", "kind", "calls", "host", "device time",
+                          "GFLOP/s", "GB/s", "bound, of roof", "time"], rows,
+                         align="rllllrrrrll", keys=keys, name="kernels")
         return Table(["#", "kernel", "device", "kind", "calls", "host", "device time",
                       "GFLOP/s", "GB/s", "time"], rows, align="rllllrrrrl", keys=keys,
                      name="kernels")
@@ -389,18 +456,24 @@ class Report:
         found: Optional[tuple[str, list[Node]]] = None
         if name == "jaxpr" and e.equations:
             found = f"jaxpr equations ({len(e.equations)})", \
-                [Pre(capped_text("\n".join(e.equations)))]
+                [Pre(capped_text(equations_text(e)))]
         elif name == "ir" and e.ir:
             found = "IR", [Pre(capped_text(e.ir))]
         elif name == "tuned" and e.tuned_ir:
             found = "IR after tuning", [Pre(capped_text(e.tuned_ir))]
         elif name == "tuning" and e.tuning is not None and e.tuning.choices:
             found = "tuning", tuning_nodes(e.tuning)
+        elif name == "pipeline" and e.pipeline is not None and \
+                (self.open_stages or self.full_sources or len(self.groups) <= _PIPELINE_KERNELS):
+            found = "pipeline: lowered, simplified, tuned, rendered", pipeline_nodes(e)
         elif name == "source" and e.source:
             language = e.source_language or "text"
             cap = None if self.full_sources else self.listing_cap
+            rows = self.provenance_rows.get(id(g))
+            table = generated_lines_table(e, rows) if rows else None
             found = f"source ({language})", [code(e.source, language, cap=cap,
-                                                  keep_full=id(g) in self.whole_sources)]
+                                                  keep_full=id(g) in self.whole_sources),
+                                             *([table] if table else [])]
         elif name == "timings":
             found = "timings", _timings(g)
         if found is None:
@@ -426,8 +499,13 @@ class Report:
                          "key": g.first.key, "source_language": g.first.source_language,
                          "calls": g.calls, "host_ms": g.host_ms, "device_ms": g.device_ms,
                          "compile_ms": g.compile_ms, "flops": g.flops, "bytes": g.bytes,
-                         "dispatch_ms": [e.dispatch_ms for e in g.events]}
-                        for g in self.groups],
+                         "dispatch_ms": [e.dispatch_ms for e in g.events],
+                         "bound": p and p.judgement.bound.value,
+                         "intensity": p and p.judgement.intensity,
+                         "fraction_of_roof": p and p.judgement.fraction}
+                        for g, p in zip(self.groups, self.points)],
+            "roofs": {k: r.to_json() for k, r in self.peaks.items()},
+            "lines": [vars(u) for u in self.user_lines()],
             "program": self.program_text(), "view": to_json(self.view)})
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:

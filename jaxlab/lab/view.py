@@ -77,11 +77,14 @@ class Table:
     marked: frozenset[int] = frozenset()
     keys: Optional[tuple[tuple[Union[float, str], ...], ...]] = None
     name: str = ""
+    links: Optional[tuple[tuple[str, ...], ...]] = None
 
     def __init__(self, headers: Sequence[str], rows: Sequence[Sequence[Cell]], align: str = "",
                  title: str = "", marked: Iterable[int] = (),
                  keys: Optional[Sequence[Sequence[Union[float, str]]]] = None,
-                 name: str = "") -> None:
+                 name: str = "", links: Optional[Sequence[Sequence[str]]] = None) -> None:
+        """`links`: per row, the places it stands for (user lines); the live view lights
+        every row of the report sharing one while the pointer is on a row."""
         set_ = object.__setattr__      # frozen: set once, here
         set_(self, "headers", tuple(headers))
         set_(self, "rows", tuple(tuple(r) for r in rows))
@@ -90,6 +93,7 @@ class Table:
         set_(self, "marked", frozenset(marked))
         set_(self, "keys", None if keys is None else tuple(tuple(k) for k in keys))
         set_(self, "name", name)
+        set_(self, "links", None if links is None else tuple(tuple(k) for k in links))
 
     def text(self) -> str:
         return to_text(self)
@@ -151,7 +155,38 @@ class Block:
     children: tuple["Node", ...]
 
 
-Node = Union[Line, Table, Code, Pre, Fold, Columns, Block]
+class MarkKind(enum.Enum):
+    LINE = "line"
+    CIRCLE = "circle"
+    TEXT = "text"
+    RECT = "rect"
+
+
+@dataclass(frozen=True)
+class Mark:
+    """One mark of a figure, in pixels (y down): a line (x, y)-(x2, y2), a circle of
+    radius r (its `text` is a tooltip), text at (x, y), a rect (x, y)-(x2, y2)."""
+    kind: MarkKind
+    x: float
+    y: float
+    x2: float = 0.0
+    y2: float = 0.0
+    r: float = 0.0
+    text: str = ""
+    cls: str = ""
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A small plot (a roofline, a fusion graph): SVG in the static HTML, the same marks
+    drawn by the renderer; `title` says in words what it shows (the text view)."""
+    width: int
+    height: int
+    marks: tuple[Mark, ...]
+    title: str
+
+
+Node = Union[Line, Table, Code, Pre, Fold, Columns, Block, Figure]
 
 
 # --- source listings ----------------------------------------------------------------------
@@ -257,6 +292,8 @@ def to_text(node: Node, depth: int = 0) -> str:
         return "\n".join([f"{pad}{node.label}:"] + [to_text(c, depth + 1) for c in node.children])
     if isinstance(node, Columns):
         return "\n\n".join(to_text(c, depth) for c in node.children)
+    if isinstance(node, Figure):
+        return f"{pad}[figure: {node.title}]"
     return "\n".join(to_text(c, depth) for c in node.children)
 
 
@@ -294,7 +331,28 @@ def to_html(node: Node) -> Html:
         return markup('<div class="jl-columns">{cols}</div>',
                       cols=join(markup('<div class="jl-column">{c}</div>', c=to_html(c))
                                 for c in node.children))
+    if isinstance(node, Figure):
+        return _figure_html(node)
     return join(map(to_html, node.children))
+
+
+_MARK_SVG = {
+    MarkKind.LINE: '<line x1="{x}" y1="{y}" x2="{x2}" y2="{y2}"{cls}/>',
+    MarkKind.RECT: '<rect x="{x}" y="{y}" width="{w}" height="{h}"{cls}/>',
+    MarkKind.CIRCLE: '<circle cx="{x}" cy="{y}" r="{r}"{cls}><title>{text}</title></circle>',
+    MarkKind.TEXT: '<text x="{x}" y="{y}"{cls}>{text}</text>',
+}
+
+
+def _figure_html(node: Figure) -> Html:
+    marks = join(markup(_MARK_SVG[m.kind], x=round(m.x), y=round(m.y), x2=round(m.x2),
+                        y2=round(m.y2), w=round(m.x2 - m.x), h=round(m.y2 - m.y),
+                        r=round(m.r), text=m.text,
+                        cls=markup(' class="{c}"', c=m.cls) if m.cls else Html(""))
+                 for m in node.marks)
+    return markup('<div class="jl-figure-box"><svg class="jl-figure" width="{w}" height="{h}" '
+                  'viewBox="0 0 {w} {h}" role="img" aria-label="{title}">{marks}</svg></div>',
+                  w=node.width, h=node.height, title=node.title, marks=marks)
 
 
 def _line_html(line: Union[CodeLine, Gap]) -> Html:
@@ -337,7 +395,11 @@ def to_json(node: Node) -> dict[str, Any]:
                 "title": node.title, "marked": sorted(node.marked), "name": node.name,
                 "rows": [[{"bar": round(c.fraction, 4)} if isinstance(c, Bar) else c for c in r]
                          for r in node.rows],
-                "keys": None if node.keys is None else [list(k) for k in node.keys]}
+                "keys": None if node.keys is None else [list(k) for k in node.keys],
+                "links": None if node.links is None else [list(k) for k in node.links]}
+    if isinstance(node, Figure):
+        return {"t": "figure", "width": node.width, "height": node.height, "title": node.title,
+                "marks": [_mark_json(m) for m in node.marks]}
     if isinstance(node, Code):
         return {"t": "code", "language": node.language, "parts": _code_parts(node),
                 "full": node.full}
@@ -348,6 +410,16 @@ def to_json(node: Node) -> dict[str, Any]:
                 "children": [to_json(c) for c in node.children]}
     kind = "columns" if isinstance(node, Columns) else "block"
     return {"t": kind, "children": [to_json(c) for c in node.children]}
+
+
+def _mark_json(m: Mark) -> dict[str, Any]:
+    """A mark in whole pixels, its empty fields left out (the renderer reads 0 and '')."""
+    found: dict[str, Any] = {"k": m.kind.value}
+    for key in ("x", "y", "x2", "y2", "r", "text", "cls"):
+        value = getattr(m, key)
+        if value:
+            found[key] = round(value) if isinstance(value, float) else value
+    return found
 
 
 def _code_parts(node: Code) -> list[dict[str, Any]]:
@@ -376,12 +448,16 @@ def _code_parts(node: Code) -> list[dict[str, Any]]:
 
 # Palettes: light and dark; JupyterLab's and VS Code's own theme flags win over
 # the OS preference, so the colours match the page they sit on.
-_LIGHT = {"fg": "#1f2328", "bg": "#ffffff", "muted": "#59636e", "border": "#d1d9e0",
+_LIGHT = {"inserted": "#116329", "deleted": "#82071e", "memory": "#3b82f6",
+          "compute": "#d97706", "launch": "#9ca3af",
+          "fg": "#1f2328", "bg": "#ffffff", "muted": "#59636e", "border": "#d1d9e0",
           "code-bg": "#f6f8fa", "bar": "#3b82f6", "fault": "#ffe4e1", "winner": "#dcfce7",
           "comment": "#6e7781", "keyword": "#cf222e", "type": "#8250df", "builtin": "#0550ae",
           "function": "#6639ba", "variable": "#953800", "number": "#0a7c7c",
           "string": "#0a3069", "operator": "#1f2328", "error": "#d1242f"}
-_DARK = {"fg": "#e6edf3", "bg": "#0d1117", "muted": "#9198a1", "border": "#3d444d",
+_DARK = {"inserted": "#3fb950", "deleted": "#f85149", "memory": "#60a5fa",
+         "compute": "#fbbf24", "launch": "#9ca3af",
+         "fg": "#e6edf3", "bg": "#0d1117", "muted": "#9198a1", "border": "#3d444d",
          "code-bg": "#161b22", "bar": "#60a5fa", "fault": "#5c1a1a", "winner": "#14532d",
          "comment": "#8b949e", "keyword": "#ff7b72", "type": "#d2a8ff", "builtin": "#79c0ff",
          "function": "#d2a8ff", "variable": "#ffa657", "number": "#56d4dd",
@@ -417,6 +493,21 @@ _LAYOUT_CSS = """
 %R .jl-fault { background: var(--jl-fault); }
 %R .jl-columns { display: grid; grid-template-columns: repeat(auto-fit, minmax(0, 1fr)); gap: 12px; }
 %R .jl-column { min-width: 0; overflow-x: auto; }
+%R tr.jl-linked td { background: var(--jl-winner); }
+%R .jl-figure { font-size: 10px; overflow: visible; }
+%R .jl-figure .jl-frame { fill: none; stroke: var(--jl-border); }
+%R .jl-figure text { fill: var(--jl-muted); text-anchor: middle; }
+%R .jl-figure text.jl-right { text-anchor: end; }
+%R .jl-figure text.jl-left { text-anchor: start; }
+%R .jl-figure text.jl-label { fill: var(--jl-fg); text-anchor: start; }
+%R .jl-figure .jl-roof { stroke: var(--jl-fg); stroke-width: 1.5; }
+%R .jl-figure .jl-edge { stroke: var(--jl-muted); stroke-width: 1.2; }
+%R .jl-figure .jl-break { stroke: var(--jl-deleted); stroke-width: 1.5; stroke-dasharray: 4 2; }
+%R .jl-figure .jl-box { fill: var(--jl-code-bg); stroke: var(--jl-border); }
+%R .jl-figure .jl-dot { fill-opacity: 0.6; stroke: var(--jl-fg); stroke-width: 0.5; }
+%R .jl-figure .jl-memory { fill: var(--jl-memory); }
+%R .jl-figure .jl-compute { fill: var(--jl-compute); }
+%R .jl-figure .jl-launch { fill: var(--jl-launch); }
 """
 
 

@@ -19,15 +19,21 @@ from jaxlab import events
 from jaxlab.backends.base import Executable, Knob
 from jaxlab.engine.buffer import Buffer
 from jaxlab.engine.devices import Device, get_device
-from jaxlab.engine.dispatch import output_buffers
+from jaxlab.engine.dispatch import output_buffers, prepare_traced
 from jaxlab.events import KernelEvent
 from jaxlab.ir.kernel import Kernel
+from jaxlab.ir.provenance import LineOrigins
+from jaxlab.engine import roofline
+from jaxlab.engine.roofline import Roof
+from jaxlab.lab.diff import ReportDiff
 from jaxlab.lab.report import KernelGroup, Report, fmt_ms, show_value
-from jaxlab.lab.view import Html, Line, Style, join, markup, page, to_html
+from jaxlab.lab.view import Block, Html, Line, Style, join, markup, page, to_html
 
 # The browser's tabs: (title, Report stage)
 TABS = (("jaxpr", "jaxpr"), ("IR", "ir"), ("tuned IR", "tuned"), ("tuning", "tuning"),
-        ("source", "source"), ("timings", "timings"))
+        ("pipeline", "pipeline"), ("source", "source"), ("timings", "timings"))
+# and two of the whole capture: its rooflines, and the diff of the last recompile
+ROOFLINE_TAB, DIFF_TAB = "roofline", "diff"
 TIMING_RUNS = 5
 NO_KNOBS = "this backend has no tuning knobs for this kernel"
 
@@ -53,7 +59,7 @@ def recompile(device: Device, kernel: Kernel, overrides: Overrides) -> tuple[Exe
     """A fresh executable for `kernel` with `overrides` (bypassing the cache), and
     its compile milliseconds."""
     t0 = time.perf_counter()
-    exe = device.backend.prepare_kernel(kernel, overrides)
+    exe = prepare_traced(device.backend, kernel, overrides)
     return exe, exe.compile_ms or (time.perf_counter() - t0) * 1e3
 
 
@@ -86,10 +92,24 @@ def time_executable(device: Device, kernel: Kernel, exe: Executable,
 def as_event(event: KernelEvent, exe: Executable, timing: Timing,
              compile_ms: float = 0.0) -> KernelEvent:
     """`event` as if `exe` had produced it: the Report then renders it like any other."""
+    lines = event.line_origins   # (the same kernel's origins, through exe's own lines)
     return dataclasses.replace(
-        event, source=exe.source, source_language=exe.language, tuning=exe.tuning,
+        event, line_origins=LineOrigins(exe.line_marks, lines.origins)
+        if lines is not None and exe.line_marks else None,
+        source=exe.source, source_language=exe.language, tuning=exe.tuning,
         tuned_ir=exe.tuned_ir or event.ir, compile_ms=compile_ms, cache_hit=not compile_ms,
         dispatch_ms=timing.host_ms, device_ms=timing.device_ms)
+
+
+def measured_roofs(log: Iterable[KernelEvent]) -> dict[str, Roof]:
+    """The roofs of every device in `log` (measured the first time, then remembered)."""
+    found = {}
+    for platform in dict.fromkeys(e.backend for e in log):
+        try:
+            found[platform] = roofline.peaks(get_device(platform))
+        except (ValueError, RuntimeError):
+            continue   # a device that is gone: its kernels get no fraction
+    return found
 
 
 # --- HTML pieces ---------------------------------------------------------------------
@@ -133,8 +153,12 @@ class KernelBrowser(w.VBox):
     """Kernel list, stage tabs and the backend's tuning knobs over one capture's events."""
 
     def __init__(self, events_: Iterable[KernelEvent], program: Any = None,
-                 title: str = "", fallback: bool = True) -> None:
-        self.report = Report(events_, program=program, title=title)
+                 title: str = "", fallback: bool = True,
+                 peaks: Optional[dict[str, Roof]] = None) -> None:
+        events_ = list(events_)
+        if peaks is None:
+            peaks = measured_roofs(events_)
+        self.report = Report(events_, program=program, title=title, peaks=peaks)
         self.fallback = fallback     # carry the static report for where widgets do not run
         # the tabs show one stage each, unfolded, sources in full
         self.stages = Report(self.report.events, stages=[stage for _, stage in TABS],
@@ -143,9 +167,17 @@ class KernelBrowser(w.VBox):
         self.picker = w.Select(options=[(self._label(i, g), i) for i, g in enumerate(self.groups)],
                                rows=min(10, max(2, len(self.groups))),
                                layout=w.Layout(width="30%"))
-        self.tabs = w.Tab(children=[w.HTML() for _ in TABS], layout=w.Layout(width="70%"))
-        for i, (name, _) in enumerate(TABS):
+        self.tabs = w.Tab(children=[w.HTML() for _ in range(len(TABS) + 2)],
+                          layout=w.Layout(width="70%"))
+        for i, name in enumerate([name for name, _ in TABS] + [ROOFLINE_TAB, DIFF_TAB]):
             self.tabs.set_title(i, name)
+        self.tabs.children[-2].value = page(to_html(Block(tuple(self.report.roofline_folds())))
+                                            if self.report.roofline_folds() else
+                                            to_html(Line("no kernel with a measured time on a "
+                                                         "device with measured roofs",
+                                                         Style.MUTED)))
+        self.tabs.children[-1].value = note("recompile & time a kernel with other knob values: "
+                                            "the diff of its two tunings shows here")
         self.knobs: dict[str, tuple[Knob, w.Dropdown]] = {}
         self.knob_box = w.HBox()
         self.button = w.Button(description="recompile & time", icon="refresh",
@@ -214,9 +246,13 @@ class KernelBrowser(w.VBox):
         except Exception as exc:   # an invalid setting must leave the browser usable
             self.result.value = note(f"{type(exc).__name__}: {exc}")
             return
-        self.result.value = side_by_side([
-            ("before (cached)", as_event(group.first, cached, old)),
-            ("after", as_event(group.first, exe, new, compile_ms))])
+        before = as_event(group.first, cached, old)
+        after = as_event(group.first, exe, new, compile_ms)
+        self.result.value = side_by_side([("before (cached)", before), ("after", after)])
+        overrides = ", ".join(f"{k}={show_value(v)}" for k, v in self.overrides().items())
+        self.tabs.children[-1].value = ReportDiff(
+            Report([before]), Report([after]),
+            ("tuner's choice", overrides or "the same choices")).html()
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Optional[dict[str, Any]]:
         """The widget view plus the static report (unless shown as an output of its

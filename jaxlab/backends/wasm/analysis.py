@@ -9,6 +9,7 @@ generator turns affine indices into pointers with constant offsets.
 """
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import Optional
 
@@ -18,7 +19,24 @@ from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import GIDX, Kernel
 from jaxlab.ir.mathlib import expand
 
-ROW, COL, RIDX = "row", "col", "ridx"
+class Axis(enum.Enum):
+    """A loop axis of the generated kernel. Its value names the Special leaf that stands
+    for the loop variable in the IR and the WAT local that holds it."""
+    ROW = "row"
+    COL = "col"
+    RIDX = "ridx"
+
+    @property
+    def get(self) -> str:
+        """WAT that reads the loop variable."""
+        return f"(local.get ${self.value})"
+
+    # members are singletons: hash by identity in C, not Enum's hash of the name in Python
+    # (axes key every memo of the code generator)
+    __hash__ = object.__hash__
+
+
+ROW, COL, RIDX = Axis.ROW, Axis.COL, Axis.RIDX
 
 
 @dataclass(frozen=True)
@@ -34,7 +52,7 @@ class AxisForm:
 
 def axis_form(kernel: Kernel, cols: int) -> AxisForm:
     rows = kernel.size // cols
-    row, col = AluExp.special(ROW, rows), AluExp.special(COL, cols)
+    row, col = AluExp.special(ROW.value, rows), AluExp.special(COL.value, cols)
     out_index = (row * cols + col).simplify()
     gidx = AluExp.special(GIDX, kernel.size)
     red = kernel.reduction
@@ -67,9 +85,9 @@ class Deps:
     """Which loop axes each node depends on (the accumulator counts as row and col)."""
 
     def __init__(self) -> None:
-        self._memo: dict[AluExp, frozenset[str]] = {}
+        self._memo: dict[AluExp, frozenset[Axis]] = {}
 
-    def __call__(self, e: Optional[AluExp]) -> frozenset[str]:
+    def __call__(self, e: Optional[AluExp]) -> frozenset[Axis]:
         if e is None:
             return frozenset()
         if e in self._memo:
@@ -78,7 +96,7 @@ class Deps:
             if node in self._memo:
                 continue
             if node.op is AluOp.Special:
-                d = frozenset({node.arg[0]})
+                d = frozenset({Axis(node.arg[0])})
             elif node.op is AluOp.Variable:
                 d = frozenset({ROW, COL})
             else:
@@ -90,16 +108,16 @@ class Deps:
 @dataclass(frozen=True)
 class Affine:
     """index = sum(coeff * axis) + const + rest, where rest holds the other terms."""
-    coeffs: tuple[tuple[str, int], ...]
+    coeffs: tuple[tuple[Axis, int], ...]
     const: int
     rest: Optional[AluExp]
 
-    def coeff(self, axis: str) -> int:
+    def coeff(self, axis: Axis) -> int:
         return dict(self.coeffs).get(axis, 0)
 
 
 def affine(index: AluExp) -> Affine:
-    coeffs: dict[str, int] = {}
+    coeffs: dict[Axis, int] = {}
     const = 0
     rest: list[AluExp] = []
     stack = [index]
@@ -110,16 +128,18 @@ def affine(index: AluExp) -> Affine:
         elif t.is_const:
             const += t.arg
         elif t.op is AluOp.Special:
-            coeffs[t.arg[0]] = coeffs.get(t.arg[0], 0) + 1
+            axis = Axis(t.arg[0])
+            coeffs[axis] = coeffs.get(axis, 0) + 1
         elif t.op is AluOp.Mul and t.src[0].op is AluOp.Special and t.src[1].is_const:
-            name = t.src[0].arg[0]
-            coeffs[name] = coeffs.get(name, 0) + t.src[1].arg
+            axis = Axis(t.src[0].arg[0])
+            coeffs[axis] = coeffs.get(axis, 0) + t.src[1].arg
         else:
             rest.append(t)
     rest_sum = None
     for t in rest:
         rest_sum = t if rest_sum is None else AluExp(AluOp.Add, DType.int32, (rest_sum, t))
-    return Affine(tuple(sorted((a, c) for a, c in coeffs.items() if c)), const, rest_sum)
+    terms = sorted(((a, c) for a, c in coeffs.items() if c), key=lambda t: t[0].value)
+    return Affine(tuple(terms), const, rest_sum)
 
 
 def in_bounds(index: AluExp, count: int) -> bool:
@@ -128,7 +148,7 @@ def in_bounds(index: AluExp, count: int) -> bool:
     return lo >= 0 and hi < count
 
 
-def contiguous(index: AluExp, lane: str, deps: Deps) -> bool:
+def contiguous(index: AluExp, lane: Axis, deps: Deps) -> bool:
     """Four consecutive values of `lane` read four consecutive elements."""
     aff = affine(index)
     return aff.coeff(lane) == 1 and lane not in deps(aff.rest)

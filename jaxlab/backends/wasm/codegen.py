@@ -22,8 +22,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from jaxlab.backends.traced import like, listing, traced
 from jaxlab.backends.wasm import mathlib
-from jaxlab.backends.wasm.analysis import COL, RIDX, ROW, AxisForm, Deps, panel_operands
+from jaxlab.backends.wasm.analysis import COL, RIDX, ROW, Axis, AxisForm, Deps, panel_operands
 from jaxlab.backends.wasm.optable import (MEM, SCALAR_TYPE, const, extract,
                                           functions_for, splat, templates)
 from jaxlab.backends.wasm.scope import AXES, Pos, Scope, Val, round_f16
@@ -31,6 +32,7 @@ from jaxlab.backends.wasm.tune import Plan
 from jaxlab.ir.alu import AluExp
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import Kernel, reduce_identity
+from jaxlab.ir.provenance import FOLD
 from jaxlab.ir.vocabulary import kind_of as kind
 
 
@@ -38,7 +40,7 @@ from jaxlab.ir.vocabulary import kind_of as kind
 class Generated:
     text: str                 # the module
     scratch_bytes: int        # size of the $scratch argument (0: the kernel takes none)
-    split: tuple[str, int, int]   # (axis, extent, unit): [$lo, $hi) of that axis is computed
+    split: tuple[Axis, int, int]  # (axis, extent, unit): [$lo, $hi) of that axis is computed
 
 
 MEMORY_PAGES = 65536          # a shared memory declares its maximum: all of memory32
@@ -54,12 +56,13 @@ def generate(kernel: Kernel, plan: Plan, form: AxisForm) -> Generated:
     and only a shared memory can be imported by several stores.
     """
     gen = KernelWat(kernel, plan, form)
+    # (the text is a traced.Listing: its line_marks say what each line computes)
     return Generated(gen.module(), gen.scratch_bytes, gen.split)
 
 
 def _indent(lines: list[str], n: int = 1) -> list[str]:
     pad = "  " * n
-    return [pad + line.replace("\n", "\n" + pad) for line in lines]
+    return [like(pad + line.replace("\n", "\n" + pad), line) for line in lines]
 
 
 class KernelWat:
@@ -67,7 +70,7 @@ class KernelWat:
         self.kernel, self.plan, self.form = kernel, plan, form
         self.deps = Deps()
         self.ids: dict[AluExp, int] = {}
-        self.locals: dict[str, str] = {"row": "i32", "col": "i32", "ridx": "i32"}
+        self.locals: dict[str, str] = {axis.value: "i32" for axis in Axis}
         self.labels = 0
         self.packed: dict[AluExp, int] = {}    # panel operands being read from $scratch
         self.warming = False                   # Scope is computing sources ahead of use
@@ -104,8 +107,8 @@ class KernelWat:
         head = [f";; {line}" for line in k.text().splitlines()]
         head.append(f";; loops: {form.rows} rows x {form.cols} cols"
                     + (f", reduction of {form.steps}" if k.reduction else "")
-                    + f"; lanes along {plan.lane or 'nothing (scalar)'}"
-                    + f"; this call computes {self.split[0]}s [lo, hi)")
+                    + f"; lanes along {plan.lane.value if plan.lane else 'nothing (scalar)'}"
+                    + f"; this call computes {self.split[0].value}s [lo, hi)")
         decls = [f"(local ${n} {t})" for n, t in self.locals.items()]
         decls = [" ".join(decls[i:i + 6]) for i in range(0, len(decls), 6)]
         func = ([f'(func $kernel (export "kernel") {params}']
@@ -114,16 +117,17 @@ class KernelWat:
         dtypes = {d for d, _ in k.inputs} | {k.dtype} | {n.dtype for r in roots for n in r.toposort()}
         math = [line for fn in mathlib.texts(functions_for(roots, dtypes)) for line in fn.splitlines()]
         text = (head + [f'(import "env" "memory" (memory 1 {MEMORY_PAGES} shared))'] + math + func)
-        return "\n".join(["(module"] + _indent(text) + [")"])
+        return listing(["(module"] + _indent(text) + [")"])
 
     # --- loops over the outputs ----------------------------------------------
-    def _loop(self, var: str, start: int, stop: int, step: int, body: list[str],
+    def _loop(self, axis: Axis, start: int, stop: int, step: int, body: list[str],
               what: str) -> list[str]:
-        """for var in range(start, stop, step); over the split axis, only this call's share."""
+        """for axis in range(start, stop, step); over the split axis, only this call's share."""
         if stop <= start:
             return []
+        var = axis.value
         label = self.fresh(var)
-        if self.splitting and var == self.split[0]:
+        if self.splitting and axis is self.split[0]:
             # [max(lo, start), min(hi, stop)), which may be empty
             lo = "(local.get $lo)" if start == 0 else \
                 f"(select (local.get $lo) (i32.const {start}) (i32.gt_u (local.get $lo) (i32.const {start})))"
@@ -160,12 +164,12 @@ class KernelWat:
         inner = self._pack_strip()
         self.splitting = False
         for r0, r1, tm in self._row_parts():
-            inner += self._loop("row", r0, r1, tm, self._tile(tm, plan.tile_vectors, width),
+            inner += self._loop(ROW, r0, r1, tm, self._tile(tm, plan.tile_vectors, width),
                                 f"rows {tm} at a time over the packed strip")
         self.packed = {}
         rest = self._grid(self._col_parts(packed_cols, 1, width))
         self.splitting = True
-        lines = self._loop("col", 0, packed_cols, strip, inner,
+        lines = self._loop(COL, 0, packed_cols, strip, inner,
                            f"strips of {strip} columns, each packed once")
         if rest:   # the columns after the last strip, done by the call that ends the range
             lines += ([f"(if (i32.gt_u (local.get $hi) (i32.const {packed_cols}))", "  (then"]
@@ -181,9 +185,9 @@ class KernelWat:
         for r0, r1, w in ((0, rows // 4 * 4, 4), (rows // 4 * 4, rows, 1)):
             inner: list[str] = []
             for c0, c1, step in ((0, cols // tn * tn, tn), (cols // tn * tn, cols, 1)):
-                inner += self._loop("col", c0, c1, step, self._tile(1, step, w, ROW),
+                inner += self._loop(COL, c0, c1, step, self._tile(1, step, w, ROW),
                                     f"{step} column(s) of {w} row(s)")
-            lines += self._loop("row", r0, r1, w, inner, f"rows {w} at a time, as lanes")
+            lines += self._loop(ROW, r0, r1, w, inner, f"rows {w} at a time, as lanes")
         return lines
 
     def _row_parts(self) -> list[tuple[int, int, int]]:
@@ -199,8 +203,8 @@ class KernelWat:
             for c0, c1, tn, w in col_parts:
                 what = (f"tiles of {tm} row(s) x {tn * w} column(s)"
                         + (f" ({tn} x {w} lanes)" if w > 1 else ""))
-                inner += self._loop("col", c0, c1, tn * w, self._tile(tm, tn, w), what)
-            lines += self._loop("row", r0, r1, tm, inner, f"rows {tm} at a time")
+                inner += self._loop(COL, c0, c1, tn * w, self._tile(tm, tn, w), what)
+            lines += self._loop(ROW, r0, r1, tm, inner, f"rows {tm} at a time")
         return lines
 
     def _col_parts(self, start: int, tn: int, width: int) -> list[tuple[int, int, int, int]]:
@@ -236,7 +240,7 @@ class KernelWat:
         return tile.lines + self._ridx_loop(loop, 0, self.form.steps, 1)
 
     # --- one tile ----------------------------------------------------------------
-    def _tile(self, tm: int, tn: int, w: int, lane: str = COL) -> list[str]:
+    def _tile(self, tm: int, tn: int, w: int, lane: Axis = COL) -> list[str]:
         """tm x tn copies of the kernel; each copy is w lanes along `lane`."""
         tile = Scope(self, lane if w > 1 else None)
         step = {ROW: w if lane == ROW else 1, COL: w if lane == COL else 1}
@@ -283,7 +287,7 @@ class KernelWat:
 
     @staticmethod
     def _where(pos: Pos) -> str:
-        return ", ".join(f"{a}+{o}" if o else a for a, o in pos.items())
+        return ", ".join(f"{a.value}+{o}" if o else a.value for a, o in pos.items())
 
     # --- reductions ------------------------------------------------------------------
     def _reduce(self, tile: "Scope", copies: list[Pos]) -> list[str]:
@@ -315,8 +319,9 @@ class KernelWat:
                 for ci, pos in enumerate(copies):
                     acc = accs[ci, u % plan.accumulators]
                     step = self._accumulate(loop, acc, {**pos, RIDX: u}, op, vector)
-                    loop.lines.append(f"(local.set ${acc} {step})"
-                                      f"  ;; acc {red.op.name.lower()}= body[{self._where(pos)}]")
+                    loop.lines.append(traced(f"(local.set ${acc} {step})  ;; acc "
+                                             f"{red.op.name.lower()}= body[{self._where(pos)}]",
+                                             [FOLD, self.form.body]))
             loops += self._ridx_loop(loop, start, stop, unroll)
         for ci, pos in enumerate(copies):
             acc = accs[ci, 0]
@@ -339,8 +344,8 @@ class KernelWat:
             loop = Scope(self, RIDX, parent=tile)
             for u, vacc in enumerate(vaccs):
                 step = self._accumulate(loop, vacc, {**pos, RIDX: 4 * u}, v_op, True)
-                loop.lines.append(f"(local.set ${vacc} {step})"
-                                  f"  ;; lanes of acc: ridx+{4 * u}..+3")
+                loop.lines.append(traced(f"(local.set ${vacc} {step})"
+                                         f"  ;; lanes of acc: ridx+{4 * u}..+3", [FOLD, self.form.body]))
             loops += self._ridx_loop(loop, 0, main, 4 * nvec)
             loops.append(";; fold the vector accumulators, then their lanes")
             width = nvec
@@ -359,8 +364,8 @@ class KernelWat:
         if main < steps:
             loop = Scope(self, None, parent=tile, start=main)
             v = loop.sca(self.form.body, {**pos, RIDX: 0})
-            loop.lines.append(f"(local.set ${acc} {s_op.format(a=f'(local.get ${acc})', b=v)})"
-                              "  ;; the last ridx one at a time")
+            loop.lines.append(traced(f"(local.set ${acc} {s_op.format(a=f'(local.get ${acc})', b=v)})"
+                                     "  ;; the last ridx one at a time", [FOLD, self.form.body]))
             loops += self._ridx_loop(loop, main, steps, 1)
         tile.accs[self._acc_key(pos)] = self._round_acc(loops, acc, dtype, False)
         return loops
@@ -383,11 +388,12 @@ class KernelWat:
         return tuple((a, pos[a]) for a in (ROW, COL) if a in pos)
 
     def _ridx_loop(self, loop: "Scope", start: int, stop: int, step: int) -> list[str]:
-        label = self.fresh("ridx")
+        var = RIDX.value
+        label = self.fresh(var)
         bumps = [f"(local.set ${p} (i32.add (local.get ${p}) (i32.const {per * step})))"
                  for p, per in loop.increments.items()]
-        return (loop.prelude + [f"(local.set $ridx (i32.const {start}))",
-                                f"(loop ${label}  ;; reduce: ridx = {start}, {start + step}, ... < {stop}"]
+        return (loop.prelude + [f"(local.set ${var} (i32.const {start}))",
+                                f"(loop ${label}  ;; reduce: {var} = {start}, {start + step}, ... < {stop}"]
                 + _indent(loop.lines + bumps
-                          + [f"(local.set $ridx (i32.add (local.get $ridx) (i32.const {step})))",
-                             f"(br_if ${label} (i32.lt_u (local.get $ridx) (i32.const {stop}))))"]))
+                          + [f"(local.set ${var} (i32.add {RIDX.get} (i32.const {step})))",
+                             f"(br_if ${label} (i32.lt_u {RIDX.get} (i32.const {stop}))))"]))

@@ -181,6 +181,7 @@ MAX_CANDIDATES = 16         # autotune timings per kernel
 
 class WasmBackend(Backend):
     name = "wasm"
+    host_timed = True     # dispatch returns when every thread has finished
     max_buffer_bytes = MAX_BYTES - 2 * GUARD
     buffer_limit_reason = "the 4 GiB of a 32-bit Wasm memory"
     # 8/16-bit types are computed in 32-bit values (ir/widen.py); 64-bit ones not yet
@@ -260,7 +261,8 @@ class WasmBackend(Backend):
             program=CompiledKernel(kernel.name, module, wat.scratch_bytes, tuple(chunks)),
             source=wat.text, language="wat", tuning=tuning,
             tuned_ir=_tuned_ir(kernel, form, plan), compile_ms=compile_ms,
-            extra={"module_cache_hit": hit, "codegen_ms": (t1 - t0) * 1e3})
+            extra={"module_cache_hit": hit, "codegen_ms": (t1 - t0) * 1e3},
+            traced_lines=wat.text.line_marks)
 
     def knobs(self, kernel: Kernel) -> tuple[Knob, ...]:
         kernel = widen(kernel)

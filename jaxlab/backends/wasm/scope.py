@@ -9,11 +9,13 @@ each iteration.
 """
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
+from jaxlab.backends.traced import traced
 from jaxlab.backends.wasm import mathlib
-from jaxlab.backends.wasm.analysis import COL, RIDX, ROW, affine, contiguous, in_bounds
+from jaxlab.backends.wasm.analysis import COL, RIDX, ROW, Axis, affine, contiguous, in_bounds
 from jaxlab.backends.wasm.optable import (F16_EXACT, INLINED, MEM, SCALAR_TYPE,
                                           bound_by_constant, const, divide_by_constant, extract, replace, splat,
                                           templates)
@@ -27,7 +29,15 @@ if TYPE_CHECKING:
     from jaxlab.backends.wasm.codegen import KernelWat
 
 AXES = (ROW, COL, RIDX)
-Pos = dict[str, int]          # copy offsets from the loop variables, per axis
+Pos = dict[Axis, int]         # copy offsets from the loop variables, per axis
+
+
+class Memo(enum.Enum):
+    """What else a scope memoises besides a node's value at a copy position."""
+    SPLAT = "a scalar value in every lane"
+    QUAD = "four consecutive ridx values loaded at once"
+    POINTER = "an address shared by the copies"
+    PACKED = "the pointer into the packed panel"
 
 
 @dataclass(frozen=True)
@@ -51,12 +61,12 @@ class Scope:
     Nodes that do not depend on ridx always belong to the tile scope.
     """
 
-    def __init__(self, gen: "KernelWat", lane: Optional[str], parent: Optional["Scope"] = None,
+    def __init__(self, gen: "KernelWat", lane: Optional[Axis], parent: Optional["Scope"] = None,
                  start: int = 0, quads: bool = False) -> None:
         self.gen, self.lane, self.parent = gen, lane, parent
         self.start = start                      # a loop's first ridx
         self.quads = quads                      # ridx copies come in aligned fours
-        self.memo: dict[tuple, Val] = {}
+        self.memo: dict[tuple | Memo, Val] = {}
         self.lines: list[str] = []
         self.prelude: list[str] = []            # a loop's pointer set-up, run before it
         self.increments: dict[str, int] = {}   # pointer -> bytes per ridx step
@@ -110,7 +120,7 @@ class Scope:
         scope = self.owner(node)
         if scope.lane is not None and scope.lane in self.gen.deps(node):
             return self.get(node, pos).text
-        key = (node, self.gen.restrict(node, pos), "splat")
+        key = (node, self.gen.restrict(node, pos), Memo.SPLAT)
         if key not in scope.memo:
             text = scope._load_splat(node, pos)
             if text is None:
@@ -121,14 +131,15 @@ class Scope:
         return scope.memo[key].text
 
     def bind(self, text: str, vector: bool, dtype: DType, comment: str,
-             name: Optional[str] = None) -> str:
-        """Set a new local to `text`; returns its local.get."""
+             name: Optional[str] = None, node: Optional[AluExp] = None) -> str:
+        """Set a new local to `text` (the value of `node`); returns its local.get."""
         name = self.gen.local(name or self.gen.fresh("t"),
                               "v128" if vector else SCALAR_TYPE[kind(dtype)])
+        marks = [node] if node is not None else []
         if "\n" in text:   # an inlined function: the comment goes first
-            self.lines += [f";; {comment}", f"(local.set ${name} {text})"]
+            self.lines += [f";; {comment}", traced(f"(local.set ${name} {text})", marks)]
         else:
-            self.lines.append(f"(local.set ${name} {text})  ;; {comment}")
+            self.lines.append(traced(f"(local.set ${name} {text})  ;; {comment}", marks))
         return f"(local.get ${name})"
 
     # --- computing one node ----------------------------------------------------------
@@ -140,8 +151,8 @@ class Scope:
         if op is AluOp.Variable:
             return self.accs[tuple((a, o) for a, o in key)]
         if op is AluOp.Special:
-            axis = node.arg[0]
-            scalar = f"(local.get ${axis})"
+            axis = Axis(node.arg[0])
+            scalar = axis.get
             if pos.get(axis, 0):
                 scalar = f"(i32.add {scalar} (i32.const {pos[axis]}))"
             if not vector:
@@ -156,7 +167,7 @@ class Scope:
         ident = self.gen.label(node)
         name = f"{'v' if vector else 's'}{ident[1:]}{_suffix(key)}"
         comment = f"{ident} = {self._describe(node)}" + (f"  @ {_suffix(key)[1:]}" if _suffix(key) else "")
-        return Val(self.bind(text, vector, node.dtype, comment, name), vector)
+        return Val(self.bind(text, vector, node.dtype, comment, name, node), vector)
 
     def _describe(self, node: AluExp) -> str:
         if node.op is AluOp.GlobalIndex:
@@ -262,13 +273,13 @@ class Scope:
     def _packed(self, node: AluExp, pos: Pos) -> str:
         """A panel operand, read back from $scratch by a pointer that moves with ridx."""
         gen = self.gen
-        if "packed" not in self.memo:
+        if Memo.PACKED not in self.memo:
             name = gen.local(gen.fresh("pp"), "i32")
             self.prelude.append(f"(local.set ${name} (i32.add (local.get $scratch) "
                                 f"(i32.const {self.start * gen.pack_stride})))  ;; packed panel")
             self.increments[name] = gen.pack_stride
-            self.memo["packed"] = Val(name, False)
-        ptr = self.memo["packed"].text
+            self.memo[Memo.PACKED] = Val(name, False)
+        ptr = self.memo[Memo.PACKED].text
         off = pos[RIDX] * gen.pack_stride + (gen.packed[node] * gen.plan.tile_vectors
                                              + pos[COL] // 4) * 16
         return f"(v128.load offset={off} (local.get ${ptr}))"
@@ -289,7 +300,7 @@ class Scope:
         if self.quads and aff.coeff(RIDX) == 1 and RIDX not in self.gen.deps(aff.rest):
             u = pos.get(RIDX, 0)
             first = {**pos, RIDX: u - u % 4}
-            key = (node, self.gen.restrict(node, first), "quad")
+            key = (node, self.gen.restrict(node, first), Memo.QUAD)
             if key not in self.memo:
                 ptr, off = self.address(base, 4, index, first)
                 label = self.gen.label(node)
@@ -317,7 +328,7 @@ class Scope:
         terms = tuple((a, c) for a, c in aff.coeffs if not (a == RIDX and moves))
         holder = self if RIDX in rest_deps or moves else (self.parent or self)
         rest_key = gen.restrict(aff.rest, pos) if aff.rest is not None else ()
-        key = ("ptr", base, isz, terms, aff.rest, rest_key, aff.coeff(RIDX) if moves else 0)
+        key = (Memo.POINTER, base, isz, terms, aff.rest, rest_key, aff.coeff(RIDX) if moves else 0)
         if key not in holder.memo:
             parts = [base] + [_scaled_axis(a, c * isz) for a, c in terms]
             if moves and self.start:
@@ -372,9 +383,8 @@ def _times(text: str, k: int) -> str:
     return f"(i32.mul {text} (i32.const {k}))"
 
 
-def _scaled_axis(axis: str, k: int) -> str:
-    return _times(f"(local.get ${axis})", k) if k > 0 else \
-        f"(i32.mul (local.get ${axis}) (i32.const {k}))"
+def _scaled_axis(axis: Axis, k: int) -> str:
+    return _times(axis.get, k) if k > 0 else f"(i32.mul {axis.get} (i32.const {k}))"
 
 
 def _scaled(base: str, isz: int, index: str) -> str:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from jaxlab.backends.base import Choice, TuningRecord
-from jaxlab.backends.wasm.analysis import (COL, RIDX, ROW, AxisForm, Deps, axis_form,
+from jaxlab.backends.wasm.analysis import (COL, RIDX, ROW, Axis, AxisForm, Deps, axis_form,
                                            contiguous, loads, panel_operands)
 from jaxlab.ir.alu import AluOp
 from jaxlab.ir.dtypes import DType
@@ -42,7 +42,7 @@ RIDX_VECTORS = 4          # vectors per step of a reduction along ridx (16 parti
 @dataclass(frozen=True)
 class Plan:
     cols: int                     # gidx = row * cols + col
-    lane: Optional[str]           # the axis SIMD lanes run along: COL, ROW, RIDX or None
+    lane: Optional[Axis]          # the axis SIMD lanes run along: COL, ROW, RIDX or None
     width: int                    # lanes per vector (1 when scalar)
     tile_rows: int = 1            # rows per register tile
     tile_vectors: int = 1         # vectors (or scalars) per tile along col
@@ -59,7 +59,7 @@ class Plan:
         why = self.reasons.get
         return TuningRecord((
             Choice("split", f"{form.rows}x{form.cols}", why("split", "")),
-            Choice("lanes", self.lane or "none", why("lanes", "")),
+            Choice("lanes", _lane_name(self.lane), why("lanes", "")),
             Choice("vector_width", self.width),
             Choice("tile", f"{tile[0]}x{tile[1]}", why("tile", "")),
             Choice("unroll", self.unroll, why("unroll", "")),
@@ -69,7 +69,7 @@ class Plan:
             Choice("threads", threads)))
 
 
-def _gathers(form: AxisForm, lane: str, deps: Deps, weight_loop: int = 1,
+def _gathers(form: AxisForm, lane: Axis, deps: Deps, weight_loop: int = 1,
              free: frozenset = frozenset()) -> int:
     """Loads that depend on `lane` but do not read four neighbours (loop loads weigh more;
     `free` ones are read once per strip into packed scratch)."""
@@ -226,7 +226,7 @@ def _tile_plan(form: AxisForm, deps: Deps, reasons: dict[str, str]) -> Plan:
 # Values a caller may try per knob; knobs() keeps those valid for a kernel's plan.
 _TILES = ((1, 1), (1, 2), (1, 4), (2, 2), (4, 1), (4, 2), (6, 2), (8, 1))
 _KNOB_VALUES: dict[str, tuple[Any, ...]] = {
-    "lanes": ("none", COL, ROW, RIDX),
+    "lanes": ("none", COL.value, ROW.value, RIDX.value),
     "tile": _TILES,
     "unroll": (1, 2, 4, 8),
     "accumulators": (1, 2, 4),
@@ -240,9 +240,14 @@ KNOB_DOCS = {
 }
 
 
+def _lane_name(lane: Optional[Axis]) -> str:
+    """How knobs and records name a lane axis (none: scalar code)."""
+    return lane.value if lane else "none"
+
+
 def current(plan: Plan) -> dict[str, Any]:
     """The plan's value of each knob."""
-    return {"lanes": plan.lane or "none", "tile": (plan.tile_rows, plan.tile_vectors),
+    return {"lanes": _lane_name(plan.lane), "tile": (plan.tile_rows, plan.tile_vectors),
             "unroll": plan.unroll, "accumulators": plan.accumulators}
 
 
@@ -250,13 +255,15 @@ def override(kernel: Kernel, plan: Plan, form: AxisForm, name: str, value: Any) 
     """`plan` with knob `name` set to `value` (the other choices adjusted to stay valid);
     ValueError where the kernel's code cannot be laid out that way."""
     bad = ValueError(f"wasm tuning: {name}={value!r} is not valid for {kernel.name} "
-                     f"(lanes along {plan.lane or 'none'})")
+                     f"(lanes along {_lane_name(plan.lane)})")
     red = kernel.reduction is not None
     why = {**plan.reasons, name: "set by the caller"}
     if name == "lanes":
-        lane = None if value == "none" else value
-        if value not in _KNOB_VALUES["lanes"] or (lane == RIDX and (not red or form.steps < WIDTH)) \
-                or (lane == ROW and (red or form.rows < WIDTH)) or (lane == COL and form.cols < WIDTH):
+        if value not in _KNOB_VALUES["lanes"]:
+            raise bad
+        lane = None if value == "none" else Axis(value)
+        if (lane is RIDX and (not red or form.steps < WIDTH)) \
+                or (lane is ROW and (red or form.rows < WIDTH)) or (lane is COL and form.cols < WIDTH):
             raise bad
         if lane == plan.lane:
             return plan

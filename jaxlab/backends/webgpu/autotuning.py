@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from jaxlab.backends.webgpu.ops import Lang
-from jaxlab.backends.webgpu.tune import Limits, Tuning, tune
+from jaxlab.backends.webgpu.tune import Limits, Strategy, Tuning, tune
 from jaxlab.ir.kernel import Kernel
 
 MAX_CANDIDATES = 8
@@ -16,18 +16,17 @@ def candidates(kernel: Kernel, lang: Lang, limits: Limits) -> list[dict[str, Any
     strategy and knob value the kernel allows (invalid ones are dropped)."""
     base = tune(kernel, lang, limits)
     tries: list[dict[str, Any]] = [{}]
-    strategies = ["elementwise"] if kernel.reduction is None else \
-        ["reduce", "group_reduce", "tiled"]
-    tries += [{"strategy": s} for s in strategies if s != base.strategy]
-    if base.strategy == "tiled":
+    strategies = [s for s in Strategy if (s is Strategy.ELEMENTWISE) == (kernel.reduction is None)]
+    tries += [{"strategy": s.value} for s in strategies if s is not base.strategy]
+    if base.strategy is Strategy.TILED:
         tries += [{"tile": t} for t in ((128, 128, 8, 8, 8), (128, 128, 16, 8, 8),
                                         (64, 64, 16, 4, 4), (64, 64, 8, 4, 4),
                                         (32, 32, 16, 2, 2), (32, 64, 16, 2, 4))]
     else:
         tries += [{"workgroup": w} for w in (64, 128, 256) if w != base.workgroup]
-    if base.strategy in ("reduce", "group_reduce"):
+    if base.strategy in (Strategy.REDUCE, Strategy.GROUP_REDUCE):
         tries += [{"unroll": u} for u in (1, 2, 4, 8) if u != base.unroll]
-    if base.strategy == "group_reduce":
+    if base.strategy is Strategy.GROUP_REDUCE:
         tries += [{"group_outputs": n} for n in (1, 8, 32) if n != base.group_outputs]
     valid, seen = [], []
     for overrides in tries:

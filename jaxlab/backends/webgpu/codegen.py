@@ -11,13 +11,15 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
+from jaxlab.backends.traced import Listing, join, like, listing, marks_of, traced
 from jaxlab.backends.webgpu.contraction import BIDX, MIDX, NIDX
 from jaxlab.backends.webgpu.expr import ExpWriter, Name
 from jaxlab.backends.webgpu.ops import Lang, bare, cast_text, const_text, library, op_text
-from jaxlab.backends.webgpu.tune import Limits, Tuning, grid_for
+from jaxlab.backends.webgpu.tune import Limits, Strategy, Tuning, grid_for
 from jaxlab.ir.alu import AluExp, AluOp
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import ACC, GIDX, RIDX, Kernel, reduce_identity
+from jaxlab.ir.provenance import FOLD
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,7 @@ class Program:
     grid: tuple[int, int, int]
     workgroup: int
     label: str = ""
+    line_marks: tuple[frozenset, ...] = ()   # per line of source, what it computes (traced.py)
 
 
 class Src:
@@ -37,7 +40,7 @@ class Src:
         self.depth = depth
 
     def __call__(self, *lines: str) -> None:
-        self.lines.extend(("  " * self.depth + s) if s else "" for s in lines)
+        self.lines.extend(like("  " * self.depth + s, s) if s else "" for s in lines)
 
     @contextlib.contextmanager
     def block(self, head: str) -> Iterator[None]:
@@ -47,8 +50,25 @@ class Src:
         self.depth -= 1
         self("}")
 
-    def text(self) -> str:
-        return "\n".join(self.lines)
+    def text(self) -> Listing:
+        return listing(self.lines)
+
+
+MAIN = ("fn main(@builtin(workgroup_id) wid: vec3<u32>, "
+        "@builtin(local_invocation_index) lid: u32)")
+
+
+@dataclass(frozen=True)
+class HandWritten:
+    """A hand-written compute shader: its module-scope declarations, and main's
+    statements (indented by two spaces), which run once `group` is defined."""
+    declarations: str
+    body: str
+
+    def source(self, threads: int, prologue: list[str]) -> str:
+        head = [f"@compute @workgroup_size({threads})", f"{MAIN} {{", *(f"  {p}" for p in prologue)]
+        return "\n".join([self.declarations.rstrip("\n"), "", *head,
+                          self.body.strip("\n"), "}"]) + "\n"
 
 
 def group_prologue(groups: int, limits: Limits) -> tuple[tuple[int, int, int], list[str]]:
@@ -80,24 +100,23 @@ class _Shader:
     # --- the frame ---------------------------------------------------------
     def program(self) -> Program:
         body = Src(1)
-        make = {"elementwise": self._elementwise, "reduce": self._reduce,
-                "group_reduce": self._group_reduce, "tiled": self._tiled}[self.t.strategy]
+        make = {Strategy.ELEMENTWISE: self._elementwise, Strategy.REDUCE: self._reduce,
+                Strategy.GROUP_REDUCE: self._group_reduce,
+                Strategy.TILED: self._tiled}[self.t.strategy]
         groups, shared, functions = make(body)
         grid, prologue = group_prologue(groups, self.limits)
         main = Src()
         main(f"@compute @workgroup_size({self.t.workgroup})")
-        with main.block("fn main(@builtin(workgroup_id) wid: vec3<u32>, "
-                        "@builtin(local_invocation_index) lid: u32)"):
+        with main.block(MAIN):
             main(*prologue)
             main.lines.extend(body.lines)
-        code = "\n\n".join(p for p in [*self._declarations(), *shared, *functions,
-                                       main.text()] if p)
+        code = join([p for p in [*self._declarations(), *shared, *functions, main.text()] if p],
+                    "\n\n")
         helpers = library(self.needs)
-        head = [f"// {self.k.name}: {self._summary()}"]
-        text = "\n\n".join([*head, helpers, code] if helpers else [*head, code]) + "\n"
-        if self._uses_f16():
-            text = "enable f16;\n\n" + text
-        return Program(text, grid, self.t.workgroup, self.k.name)
+        head = ["enable f16;"] if self._uses_f16() else []
+        head.append(f"// {self.k.name}: {self._summary()}")
+        text = join([*head, helpers, code] if helpers else [*head, code], "\n\n")
+        return Program(text + "\n", grid, self.t.workgroup, self.k.name, text.line_marks)
 
     def _uses_f16(self) -> bool:
         k = self.k
@@ -107,14 +126,14 @@ class _Shader:
 
     def _summary(self) -> str:
         t = self.t
-        if t.strategy == "tiled":
+        if t.strategy is Strategy.TILED:
             return (f"tiled, {t.tile.m}x{t.tile.n} outputs per workgroup, "
                     f"{t.tile.reg_m}x{t.tile.reg_n} per thread")
         extra = f", unroll {t.unroll}" if t.unroll > 1 else ""
-        if t.strategy == "group_reduce":
+        if t.strategy is Strategy.GROUP_REDUCE:
             return f"group_reduce, {t.workgroup // t.group_outputs} threads per output, " \
                    f"{t.group_outputs} outputs per workgroup{extra}"
-        return f"{t.strategy}, {t.workgroup} threads per workgroup, {t.upcast} outputs " \
+        return f"{t.strategy.value}, {t.workgroup} threads per workgroup, {t.upcast} outputs " \
                f"per thread{extra}"
 
     def _declarations(self) -> list[str]:
@@ -140,7 +159,8 @@ class _Shader:
         p, guard = self.pack, (lambda s: f"if ({store_if}) {{ {s} }}" if store_if else s)
         if count == 1:
             src(f"let gidx = i32({first});")
-            src(guard(f"out[gidx] = {bare(compute(src))};"))
+            value = compute(src)
+            src(like(guard(f"out[gidx] = {bare(value)};"), value))
             return
         if p > 1:
             src("var word = 0u;")
@@ -149,10 +169,11 @@ class _Shader:
             src(f"let gidx = i32({first} + lane);")
             if p == 1:
                 src(f"if (gidx >= {self.k.size}i) {{ break; }}")
-                src(guard(f"out[gidx] = {bare(compute(src))};"))
+                value = compute(src)
+                src(like(guard(f"out[gidx] = {bare(value)};"), value))
                 return
             value = compute(src)
-            src(f"word |= {self._word_bits(value)} << ({32 // p}u * (lane % {p}u));")
+            src(like(f"word |= {self._word_bits(value)} << ({32 // p}u * (lane % {p}u));", value))
             with src.block(f"if (lane % {p}u == {p - 1}u)"):
                 src(f"let w = ({first} + lane) / {p}u;")
                 src(guard(f"if (w < {self.words}u) {{ out[w] = word; }}"))
@@ -189,7 +210,7 @@ class _Shader:
                     steps.append(f"let r{j} = r + {j}i;")
                 w.bind(RIDX, f"r{j}" if j else "r", 1)
                 value = w.value(k.exp)
-                steps += [*w.take(1), f"acc = {bare(self._combine('acc', value))};"]
+                steps += [*w.take(1), _fold(f"acc = {bare(self._combine('acc', value))};", value)]
             s(*w.take(0))
             s(f"var acc: {self._acc_type()} = {self._identity()};")
             s(f"// fold the {red.size} reduction steps" +
@@ -223,8 +244,9 @@ class _Shader:
                 w.bind(RIDX, f"r{j}" if j else "r", 1)
                 value = w.value(k.exp)
                 if j:   # copies past the end contribute the identity
-                    value = f"select({self._identity()}, {bare(value)}, r{j} < {red.size}i)"
-                steps += [*w.take(1), f"acc = {bare(self._combine('acc', value))};"]
+                    value = like(f"select({self._identity()}, {bare(value)}, r{j} < {red.size}i)",
+                                 value)
+                steps += [*w.take(1), _fold(f"acc = {bare(self._combine('acc', value))};", value)]
             s(*w.take(0))
             s(f"var acc: {self._acc_type()} = {self._identity()};")
             s(f"// the {share} threads of an output each fold every {share}th step" +
@@ -307,7 +329,8 @@ class _Shader:
                       for j in range(tile.reg_n)))
                 product = (lambda i, j: f"a{i} * b{j}" if vt == acc_t
                            else f"{acc_t}(a{i} * b{j})")
-                src(*(f"acc_{i}_{j} += {product(i, j)};" for i, j in blocks))
+                src(*(traced(f"acc_{i}_{j} += {product(i, j)};", [FOLD, k.exp])
+                      for i, j in blocks))
             src("workgroupBarrier();")
         src(*(f"finish(bidx, m0 + tm + {i * threads_m}i, n0 + tn + {j * threads_n}i, "
               f"acc_{i}_{j});" for i, j in blocks))
@@ -318,7 +341,7 @@ class _Shader:
         value = w.value(exp)
         src = Src()
         with src.block(f"fn {name}({', '.join(f'{p}: i32' for p in params)}) -> {returns}"):
-            src(*w.take(0), f"return {bare(value)};")
+            src(*w.take(0), like(f"return {bare(value)};", value))
         return src.text()
 
     def _finish(self, out_index: AluExp) -> str:
@@ -333,7 +356,7 @@ class _Shader:
             index = w.value(out_index)
             src(*w.take(0), f"let gidx = {bare(index)};")
             value = w.value(red.epilogue)
-            src(*w.take(0), f"out[gidx] = {bare(value)};")
+            src(*w.take(0), like(f"out[gidx] = {bare(value)};", value))
         return src.text()
 
     # --- reduction pieces ---------------------------------------------------
@@ -390,6 +413,11 @@ _UNPACK = {
                   "bitcast<i32>(w << (16u - (u32(i) % 2u) * 16u)) >> 16u"),
     DType.uint16: ("two uint16 per word", "(w >> ((u32(i) % 2u) * 16u)) & 0xffffu"),
 }
+
+
+def _fold(line: str, value: str) -> str:
+    """A reduction step: it computes its value's nodes and the fold itself."""
+    return traced(line, marks_of(value) | {FOLD})
 
 
 def _packed_loader(slot: int, dtype: DType, lang: Lang) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Callable
 
+from jaxlab.backends.webgpu.codegen import HandWritten
 from jaxlab.ir.dtypes import DType
 
 if TYPE_CHECKING:
@@ -178,15 +179,6 @@ def _head(buffers: list[tuple[str, str, bool]]) -> str:
                      f"{name}: array<{kind}>;" for i, (name, kind, rw) in enumerate(buffers))
 
 
-def _main(body: str) -> str:
-    return f"""
-@compute @workgroup_size({THREADS})
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {{
-  GROUP
-{body}}}
-"""
-
-
 def _eigh(b: "_Builder") -> None:
     (shape, dtype), = b.routine.inputs
     n = shape[-1]
@@ -240,10 +232,10 @@ def _eigh(b: "_Builder") -> None:
   }}
   for (var k = lid; k < {n}u; k += {THREADS}u) {{ values[kb + k] = d[kb + perm[pb + k]]; }}
 """
-    source = "\n".join([
+    source = HandWritten("\n".join([
         _head([("a", "f32", False), ("v", "f32", True), ("values", "f32", True), ("w", "f32", True),
                ("d", "f32", True), ("perm", "u32", True)]),
-        "var<workgroup> shift: f32;", _jacobi_decls(n), _main(body)])
+        "var<workgroup> shift: f32;", _jacobi_decls(n)]), body)
     b.shader(source, "eigh", count, THREADS, [a, v_out, w_out, w, d, perm], [v_out, w_out, w, d, perm])
     finish_v()
     finish_w()
@@ -327,7 +319,7 @@ def _svd(b: "_Builder") -> None:
     u_out[qb + e] = flip * qt[qb + c * {m}u + r];
   }}
 """
-    source = "\n".join([_head(buffers), _jacobi_decls(n), _main(body)])
+    source = HandWritten("\n".join([_head(buffers), _jacobi_decls(n)]), body)
     writable = args[1:]
     b.shader(source, "svd", count, THREADS, args, writable)
     for finish in finishes:
@@ -368,9 +360,9 @@ def _qr(b: "_Builder") -> None:
     q_out[qb + e] = qt[qb + (e % {qcols}u) * {m}u + e / {qcols}u];
   }}
 """
-    source = "\n".join([_head([("a", "f32", False), ("q_out", "f32", True), ("r_out", "f32", True),
-                               ("t", "f32", True), ("taus", "f32", True), ("qt", "f32", True)]),
-                        _main(body)])
+    source = HandWritten(_head([("a", "f32", False), ("q_out", "f32", True),
+                                ("r_out", "f32", True), ("t", "f32", True), ("taus", "f32", True),
+                                ("qt", "f32", True)]), body)
     b.shader(source, "qr", count, THREADS, [a, q_out, r_out, t, taus, qt],
              [q_out, r_out, t, taus, qt])
     finish_q()

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+from jaxlab.backends.traced import traced
 from jaxlab.backends.webgpu.ops import (CAPABILITIES, Lang, bare, cast_text, const_text,
                                         ieee_text, op_text, reassociation_hazards)
 from jaxlab.ir.alu import AluExp, AluOp
@@ -47,6 +48,9 @@ class ExpWriter:
         self._done: dict[AluExp, tuple[str, int]] = {}   # node -> (text, level)
         self._pairs: dict[tuple, tuple[str, int]] = {}    # threefry sources -> named pair
         self._count = 0
+        # nodes whose computation a node's text holds inline (its own and unnamed sources'):
+        # what the line that names or stores it computes (backends/traced.py)
+        self._inline: dict[AluExp, frozenset] = {}
         self._uses: dict[AluExp, int] = {}
         self._exact = set().union(*(reassociation_hazards(r) for r in roots))
         for root in roots:
@@ -71,12 +75,13 @@ class ExpWriter:
         return self._expanded[exp]
 
     def value(self, exp: AluExp) -> str:
-        """WGSL text of `exp`; the `let`s it needs are left in self.lines."""
+        """WGSL text of `exp` (carrying the nodes it computes inline); the `let`s it needs
+        are left in self.lines."""
         exp = self._expand(exp)
         for node in exp.toposort():
             if node not in self._done:
                 self._done[node] = self._write(node)
-        return self._done[exp][0]
+        return traced(self._done[exp][0], self._inline.get(exp, ()))
 
     def _write(self, node: AluExp) -> tuple[str, int]:
         op, lang = node.op, self.lang
@@ -92,7 +97,8 @@ class ExpWriter:
         for s in node.src:   # work of an outer scope is named there: hoisted out of loops
             text, at = self._done[s]
             if at < level and s.src and not _NAME.fullmatch(text):
-                self._done[s] = (self._let(text, at), at)
+                self._done[s] = (self._let(text, at, s), at)
+        self._inline[node] = frozenset([node]).union(*(self._inline.get(s, ()) for s in node.src))
         args = [self._done[s][0] for s in node.src]
         if op is AluOp.GlobalIndex:
             text = self.load(node.arg, bare(args[0]), node.dtype)
@@ -109,21 +115,23 @@ class ExpWriter:
         if node in self._exact:
             exact = f"exact_{lang.vtype(node.dtype)}"
             self.needs.add(exact)
-            return self._let(f"{exact}({bare(text)})", level), level
+            return self._let(f"{exact}({bare(text)})", level, node), level
         if self._uses.get(node, 0) > 1 or len(text) > _INLINE_CHARS:
-            return self._let(text, level), level
+            return self._let(text, level, node), level
         return text, level
 
     def _threefry(self, node: AluExp, args: list[str], level: int) -> str:
         # both output words of one call are usually wanted: name the pair once
         if node.src not in self._pairs:
             text = op_text(AluOp.Threefry2x32, node.dtype, args, self.lang, self.needs)
-            self._pairs[node.src] = (self._let(text, level), level)
+            self._pairs[node.src] = (self._let(text, level, node), level)
         return self._pairs[node.src][0]
 
-    def _let(self, text: str, level: int) -> str:
+    def _let(self, text: str, level: int, node: AluExp) -> str:
         name = f"{self.prefix}{self._count}"
         self._count += 1
-        self.lines.setdefault(level, []).append(f"let {name} = {bare(text)};")
+        self.lines.setdefault(level, []).append(
+            traced(f"let {name} = {bare(text)};", self._inline.get(node, ())))
+        self._inline[node] = frozenset()   # its users read the name
         return name
 

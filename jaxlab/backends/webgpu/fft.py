@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from jaxlab.backends.webgpu.codegen import HandWritten
 from jaxlab.ir.fft_stages import stages
 
 _THREADS = 256
@@ -34,26 +35,22 @@ def _butterfly(radix: int, inverse: bool) -> str:
             "  let o0 = b0 + b2;\n  let o1 = b1 + b3;\n  let o2 = b0 - b2;\n  let o3 = b1 - b3;\n")
 
 
-def stage_source(n: int, rows: int, radix: int, ns: int, inverse: bool) -> str:
+def stage_source(n: int, rows: int, radix: int, ns: int, inverse: bool) -> HandWritten:
     quarter, stride = n // radix, n // (radix * ns)
     loads = "".join(
         f"  let v{r} = src[base + j + {r * quarter}u];\n" if r == 0 or ns == 1 else
         f"  let v{r} = cmul(src[base + j + {r * quarter}u], tw[k * {r * stride}u]);\n"
         for r in range(radix))
     stores = "".join(f"  dst[out + {r * ns}u] = o{r};\n" for r in range(radix))
-    return _HEAD + f"""
-// radix-{radix} stage of a length-{n} {'inverse ' if inverse else ''}DFT, {ns} point(s) combined so far
-@compute @workgroup_size({_THREADS})
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {{
-  GROUP
-  let t = group * {_THREADS}u + lid;
+    stage = f"radix-{radix} stage of a length-{n} {'inverse ' if inverse else ''}DFT"
+    return HandWritten(_HEAD + f"""
+// {stage}, {ns} point(s) combined so far""", f"""  let t = group * {_THREADS}u + lid;
   if (t >= {rows * quarter}u) {{ return; }}
   let base = (t / {quarter}u) * {n}u;
   let j = t % {quarter}u;
   let k = j % {ns}u;
   let out = base + (j / {ns}u) * {radix * ns}u + k;
-{loads}{_butterfly(radix, inverse)}{stores}}}
-"""
+{loads}{_butterfly(radix, inverse)}{stores}""")
 
 
 def plan_fft(b) -> None:

@@ -344,11 +344,12 @@ LIBRARY: dict[str, Helper] = {
   return select(select(inside, 4294967295u, x >= 4294967296.0), 0u, isnan_f32(x));""",
                          typed=False, deps=("isnan_f32",)),
     "idiv_i32": Helper("a: i32, b: i32", "i32", """
-  // truncating; x // 0 = -1 as XLA; INT_MIN // -1 wraps instead of trapping
+  // truncating; x // 0 as XLA; INT_MIN // -1 wraps instead of trapping
   let q = a / select(b, 1i, b == 0i || b == -1i);
-  return select(select(q, -a, b == -1i), -1i, b == 0i);""", typed=False),
+  return select(select(q, -a, b == -1i), """ + f"{IDIV_BY_ZERO}i" + """, b == 0i);""", typed=False),
     "idiv_u32": Helper("a: u32, b: u32", "u32", """
-  return select(a / select(b, 1u, b == 0u), 4294967295u, b == 0u);""", typed=False),
+  return select(a / select(b, 1u, b == 0u), """ + f"{IDIV_BY_ZERO % (1 << 32)}u" + """, b == 0u);""",
+                       typed=False),
     "mod_i32": Helper("a: i32, b: i32", "i32", """
   // a - b * trunc(a / b): the sign of the dividend (C fmod), x % 0 = x as XLA. Not
   // WGSL's %, which NVIDIA's Vulkan driver gets wrong for negative operands

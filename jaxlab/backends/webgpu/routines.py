@@ -14,7 +14,7 @@ import struct
 from typing import Any, Callable, Sequence
 
 from jaxlab.backends.base import Choice, TuningRecord
-from jaxlab.backends.webgpu.codegen import Program, generate, group_prologue
+from jaxlab.backends.webgpu.codegen import HandWritten, Program, generate, group_prologue
 from jaxlab.backends.webgpu.ops import Lang
 from jaxlab.backends.webgpu.plan import Pass, Plan
 from jaxlab.backends.webgpu.tune import Limits, tune
@@ -46,12 +46,11 @@ class _Builder:
         program = generate(kernel, tune(kernel, self.lang, self.limits), self.lang, self.limits)
         self.passes.append(Pass(program, (*args, out), frozenset({len(args)})))
 
-    def shader(self, source: str, label: str, groups: int, threads: int, args: Sequence[int],
-               writable: Sequence[int], params: bytes = b"") -> None:
-        """A hand-written pass; `source` says GROUP where `group` gets defined."""
+    def shader(self, shader: HandWritten, label: str, groups: int, threads: int,
+               args: Sequence[int], writable: Sequence[int], params: bytes = b"") -> None:
+        """A hand-written pass of `groups` workgroups of `threads`."""
         grid, prologue = group_prologue(groups, self.limits)
-        source = source.replace("  GROUP\n", "".join(f"  {line}\n" for line in prologue))
-        program = Program(source, grid, threads, label)
+        program = Program(shader.source(threads, prologue), grid, threads, label)
         positions = frozenset(args.index(w) for w in writable)
         self.passes.append(Pass(program, tuple(args), positions, params))
 
@@ -185,16 +184,12 @@ fn after(ka: u32, ia: u32, kb: u32, ib: u32) -> bool {
 """
 
 
-def _bitonic_local(block: int, padded: int) -> str:
+def _bitonic_local(block: int, padded: int) -> HandWritten:
     threads = block // 2
-    return _BITONIC_COMMON + f"""
+    return HandWritten(_BITONIC_COMMON + f"""
 var<workgroup> skey: array<u32, {block}>;
 var<workgroup> sidx: array<u32, {block}>;
-
-@compute @workgroup_size({threads})
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {{
-  GROUP
-  let base = group * {block}u;
+""", f"""  let base = group * {block}u;
   // a block lies inside one row; positions in the row set each compare's direction
   let offset = base % {padded}u;
   // load the block, two elements per thread
@@ -224,16 +219,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     keys[base + e] = skey[e];
     order[base + e] = sidx[e];
   }}
-}}
-"""
+""")
 
 
-def _bitonic_merge(pairs: int, padded: int) -> str:
-    return _BITONIC_COMMON + f"""
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {{
-  GROUP
-  let t = group * 256u + lid;
+def _bitonic_merge(pairs: int, padded: int) -> HandWritten:
+    return HandWritten(_BITONIC_COMMON + f"""
+""", f"""  let t = group * 256u + lid;
   if (t >= {pairs}u) {{ return; }}
   // one compare of stage k at distance j, within one row
   let k = params.k_lo;
@@ -249,8 +240,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     order[a] = order[a + j];
     order[a + j] = index;
   }}
-}}
-"""
+""")
 
 
 # --- linear algebra: one workgroup per matrix ------------------------------------
@@ -265,16 +255,12 @@ def _cholesky(b: _Builder) -> None:
     a = b.as_f32(0, dtype, count)
     out, finish = b.f32_output(0, dtype, count)
     threads = _threads(n, b.limits)
-    b.shader(f"""@group(0) @binding(0) var<storage, read> a: array<f32>;
+    b.shader(HandWritten(f"""@group(0) @binding(0) var<storage, read> a: array<f32>;
 @group(0) @binding(1) var<storage, read_write> l: array<f32>;
 
 var<workgroup> diagonal: f32;
 var<workgroup> failed: u32;
-
-@compute @workgroup_size({threads})
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {{
-  GROUP
-  let base = group * {n * n}u;
+""", f"""  let base = group * {n * n}u;
   // the lower triangle of a; its upper triangle is never read
   for (var e = lid; e < {n * n}u; e += {threads}u) {{
     l[base + e] = select(0.0, a[base + e], e % {n}u <= e / {n}u);
@@ -316,8 +302,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       if (e % {n}u <= e / {n}u) {{ l[base + e] = bitcast<f32>(bits); }}
     }}
   }}
-}}
-""", "cholesky", _matrices(shape), threads, [a, out], [out])
+"""), "cholesky", _matrices(shape), threads, [a, out], [out])
     finish()
     b.notes = {"algorithm": ("Cholesky-Crout, a workgroup per matrix",
                              "each column's rows are independent: threads take rows"),
@@ -343,14 +328,10 @@ def _triangular_solve(b: _Builder) -> None:
     def at(r: str) -> str:   # element r of this system's right-hand side (and solution)
         return f"cbase + {r} * {rhs}u" if left else f"cbase + {r}"
     divide = "" if p["unit_diagonal"] else f"\n    total = total / {t('r', 'r')};"
-    b.shader(f"""@group(0) @binding(0) var<storage, read> a: array<f32>;
+    b.shader(HandWritten(f"""@group(0) @binding(0) var<storage, read> a: array<f32>;
 @group(0) @binding(1) var<storage, read> rhs: array<f32>;
 @group(0) @binding(2) var<storage, read_write> x: array<f32>;
-
-@compute @workgroup_size(64)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {{
-  GROUP
-  let system = group * 64u + lid;
+""", f"""  let system = group * 64u + lid;
   if (system >= {systems}u) {{ return; }}
   let matrix = system / {rhs}u;
   let abase = matrix * {n * n}u;
@@ -367,8 +348,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }}{divide}
     x[{at('r')}] = total;
   }}
-}}
-""", "triangular_solve", math.ceil(systems / 64), 64, [a, rhs_in, out], [out])
+"""), "triangular_solve", math.ceil(systems / 64), 64, [a, rhs_in, out], [out])
     finish()
     b.notes = {"algorithm": (f"{'forward' if forward else 'back'} substitution",
                              "one thread per right-hand side: the systems are independent"),
@@ -383,7 +363,7 @@ def _lu(b: _Builder) -> None:
     a = b.as_f32(0, dtype, count)
     lu, finish = b.f32_output(0, dtype, count)
     threads = _threads(max(m, n), b.limits)
-    b.shader(f"""@group(0) @binding(0) var<storage, read> a: array<f32>;
+    b.shader(HandWritten(f"""@group(0) @binding(0) var<storage, read> a: array<f32>;
 @group(0) @binding(1) var<storage, read_write> lu: array<f32>;
 @group(0) @binding(2) var<storage, read_write> pivots: array<i32>;
 @group(0) @binding(3) var<storage, read_write> perm: array<i32>;
@@ -393,11 +373,7 @@ var<workgroup> pivot_row: u32;
 fn isnan_f32(x: f32) -> bool {{
   return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
 }}
-
-@compute @workgroup_size({threads})
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {{
-  GROUP
-  let matrix = group;
+""", f"""  let matrix = group;
   let base = matrix * {m * n}u;
   // lu starts as a copy of a
   for (var e = lid; e < {m * n}u; e += {threads}u) {{ lu[base + e] = a[base + e]; }}
@@ -448,8 +424,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }}
     storageBarrier();
   }}
-}}
-""", "lu", _matrices(shape), threads, [a, lu, b.output(1), b.output(2)],
+"""), "lu", _matrices(shape), threads, [a, lu, b.output(1), b.output(2)],
              [lu, b.output(1), b.output(2)])
     finish()
     b.notes = {"algorithm": ("LU with partial pivoting, a workgroup per matrix",

@@ -258,7 +258,8 @@ class WebGpuBackend(Backend):
         self._compile_plan(plan)
         return Executable(plan, source=program.source, language="wgsl",
                           tuning=tuned.record(), tuned_ir=_tuned_text(kernel, tuned),
-                          compile_ms=(time.perf_counter() - t0) * 1e3)
+                          compile_ms=(time.perf_counter() - t0) * 1e3,
+                          traced_lines=program.line_marks)
 
     def knobs(self, kernel: Kernel) -> tuple[Knob, ...]:
         return knobs(widen(kernel), self.lang, self.limits)
@@ -608,7 +609,7 @@ def _pipeline_key(p: Pass) -> tuple:
 
 
 def _tuned_text(kernel: Kernel, t: Tuning) -> str:
-    lines = [kernel.text(), f"  layout: {t.strategy}, {t.workgroup} threads per workgroup"]
+    lines = [kernel.text(), f"  layout: {t.strategy.value}, {t.workgroup} threads per workgroup"]
     if t.contraction is not None:
         c = t.contraction
         lines += [f"  as a contraction: batch {c.batch}, M {c.m}, N {c.n}",

@@ -11,6 +11,7 @@ Strategies:
 """
 from __future__ import annotations
 
+import enum
 import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Optional
@@ -24,7 +25,15 @@ from jaxlab.ir.alu import AluOp
 from jaxlab.ir.evaluate import evaluate
 from jaxlab.ir.kernel import GIDX, RIDX, Kernel
 
-STRATEGIES = ("elementwise", "reduce", "group_reduce", "tiled")
+
+class Strategy(enum.Enum):
+    """How a kernel's threads share its outputs (codegen.py writes one body per member)."""
+    ELEMENTWISE = "elementwise"     # one thread per output (or `upcast` of them)
+    REDUCE = "reduce"               # one thread loops over an output's reduction
+    GROUP_REDUCE = "group_reduce"   # a workgroup shares one reduction
+    TILED = "tiled"                 # shared-memory tiles of a sum of products
+
+
 GROUP_MIN_STEPS = 128      # shorter reductions are cheaper as one thread's loop
 FEW_OUTPUTS = 2048         # below this, one thread per output leaves the GPU idle
 BUSY_THREADS = 65536       # threads that keep a large GPU's memory system busy
@@ -60,7 +69,7 @@ class Tile:
 
 @dataclass(frozen=True)
 class Tuning:
-    strategy: str
+    strategy: Strategy
     workgroup: int                     # threads per workgroup
     upcast: int = 1                    # consecutive outputs per thread
     unroll: int = 1                    # reduction steps per loop iteration
@@ -72,9 +81,9 @@ class Tuning:
     def record(self) -> TuningRecord:
         """Every decision with its reason."""
         why = dict(self.reasons)
-        values: dict[str, Any] = {"strategy": self.strategy, "workgroup": self.workgroup,
+        values: dict[str, Any] = {"strategy": self.strategy.value, "workgroup": self.workgroup,
                                   "upcast": self.upcast, "unroll": self.unroll}
-        if self.strategy == "group_reduce":
+        if self.strategy is Strategy.GROUP_REDUCE:
             values["group_outputs"] = self.group_outputs
         if self.tile is not None:
             values["tile"] = f"{self.tile.m}x{self.tile.n}x{self.tile.k}"
@@ -106,13 +115,13 @@ def _choose(kernel: Kernel, lang: Lang, limits: Limits) -> Tuning:
             upcast = 2
             reasons = [("upcast", "2 neighbouring outputs per thread: more loads in flight "
                                   "(measured faster than 1 and 4 on an H200)")]
-        return Tuning("elementwise", wg, upcast, reasons=tuple(reasons + [
+        return Tuning(Strategy.ELEMENTWISE, wg, upcast, reasons=tuple(reasons + [
             ("strategy", "no reduction"),
             ("workgroup", f"{wg} threads: enough warps per group to hide memory latency")]))
     contraction = find_contraction(kernel) if pack == 1 else None
     tile = _tile_for(kernel, contraction, limits)
     if tile is not None:
-        return Tuning("tiled", tile.threads, 1, tile=tile, contraction=contraction,
+        return Tuning(Strategy.TILED, tile.threads, 1, tile=tile, contraction=contraction,
                       reasons=tuple(reasons + [
                           ("strategy", f"sum of a*b where a ignores {contraction.n} outputs "
                                        f"and b ignores {contraction.m}: each staged value is "
@@ -131,7 +140,8 @@ def _choose(kernel: Kernel, lang: Lang, limits: Limits) -> Tuning:
     if group is not None:
         return replace(group, reasons=tuple(reasons) + group.reasons)
     unroll = _unroll_for(kernel)
-    return Tuning("reduce", min(64, limits.max_threads), pack, unroll, reasons=tuple(reasons + [
+    return Tuning(Strategy.REDUCE, min(64, limits.max_threads), pack, unroll,
+                  reasons=tuple(reasons + [
         ("strategy", f"{steps} steps per output" + (
             ", and neighbouring outputs are neighbours in memory" if not contiguous else
             ", on a software adapter where barriers cost more than they save"
@@ -166,7 +176,7 @@ def _group_for(kernel: Kernel, steps: int, contiguous: bool, pack: int,
         return None
     share = threads // outputs
     unroll = next((u for u in (8, 4, 2) if steps >= u * share), 1)
-    return Tuning("group_reduce", threads, pack, unroll, group_outputs=outputs, reasons=(
+    return Tuning(Strategy.GROUP_REDUCE, threads, pack, unroll, group_outputs=outputs, reasons=(
         ("strategy", f"{steps} reduction steps and {why}"),
         ("workgroup", f"{share} threads share each reduction, combined by a tree in "
                       "shared memory"),
@@ -217,55 +227,60 @@ def _pow2_floor(n: int) -> int:
     return 1 << (max(1, n).bit_length() - 1)
 
 
+_STRATEGY_NAMES = {s.value: s for s in Strategy}   # knobs and caches name strategies
+
+
 def _override(t: Tuning, key: str, value: Any, kernel: Kernel, lang: Lang,
               limits: Limits) -> Tuning:
     why = dict(t.reasons)
     why[key] = "set by the caller"
     bad = ValueError(f"webgpu tuning: {key}={value!r} is not valid for {kernel.name} "
-                     f"(strategy {t.strategy})")
+                     f"(strategy {t.strategy.value})")
     if key == "strategy":
-        if value not in STRATEGIES or (value == "elementwise") != (kernel.reduction is None):
+        value = _STRATEGY_NAMES.get(value, value)   # a Strategy or its name
+        if not isinstance(value, Strategy) or \
+                (value is Strategy.ELEMENTWISE) != (kernel.reduction is None):
             raise bad
-        if value == t.strategy:
+        if value is t.strategy:
             return t
-        if value == "tiled":
+        if value is Strategy.TILED:
             c = find_contraction(kernel) if lang.packed(kernel.dtype) == 1 else None
             tile = _tile_for(kernel, c, limits) if c else None
             if tile is None:
                 raise bad
             return replace(t, strategy=value, workgroup=tile.threads, upcast=1, unroll=1,
                            tile=tile, contraction=c, reasons=tuple(why.items()))
-        wg = 64 if value == "reduce" else min(256, _pow2_floor(limits.max_threads))
+        wg = 64 if value is Strategy.REDUCE else min(256, _pow2_floor(limits.max_threads))
         return replace(t, strategy=value, workgroup=wg, upcast=lang.packed(kernel.dtype),
-                       unroll=_unroll_for(kernel) if value == "reduce" else 1, tile=None,
+                       unroll=_unroll_for(kernel) if value is Strategy.REDUCE else 1, tile=None,
                        group_outputs=1, contraction=None, reasons=tuple(why.items()))
     if key == "group_outputs":
-        if t.strategy != "group_reduce" or value < 1 or value & (value - 1) or \
+        if t.strategy is not Strategy.GROUP_REDUCE or value < 1 or value & (value - 1) or \
                 t.workgroup % value or t.workgroup // value < 2 or \
                 (value > 1 and lang.packed(kernel.dtype) > 1):
             raise bad
         return replace(t, group_outputs=int(value), reasons=tuple(why.items()))
     if key == "workgroup":
-        ok = 1 <= value <= limits.max_threads and t.strategy != "tiled" and \
-            (t.strategy != "group_reduce" or value & (value - 1) == 0 and
+        ok = 1 <= value <= limits.max_threads and t.strategy is not Strategy.TILED and \
+            (t.strategy is not Strategy.GROUP_REDUCE or value & (value - 1) == 0 and
              value // t.group_outputs >= 2)
         if not ok:
             raise bad
         return replace(t, workgroup=int(value), reasons=tuple(why.items()))
     if key == "upcast":
         pack = lang.packed(kernel.dtype)
-        if t.strategy not in ("elementwise", "reduce") or value < 1 or value % pack:
+        if t.strategy not in (Strategy.ELEMENTWISE, Strategy.REDUCE) or value < 1 or value % pack:
             raise bad
         return replace(t, upcast=int(value), reasons=tuple(why.items()))
     if key == "unroll":
         fits = kernel.reduction is not None and (
-            t.strategy == "group_reduce" or kernel.reduction.size % max(value, 1) == 0)
-        if t.strategy not in ("reduce", "group_reduce") or value < 1 or not fits:
+            t.strategy is Strategy.GROUP_REDUCE or kernel.reduction.size % max(value, 1) == 0)
+        if t.strategy not in (Strategy.REDUCE, Strategy.GROUP_REDUCE) or value < 1 or not fits:
             raise bad
         return replace(t, unroll=int(value), reasons=tuple(why.items()))
     if key == "tile":
         tile = Tile(*value)
-        if t.strategy != "tiled" or tile.m % tile.reg_m or tile.n % tile.reg_n or \
+        if t.strategy is not Strategy.TILED or tile.m % tile.reg_m or tile.n % tile.reg_n or \
                 tile.threads > limits.max_threads or \
                 tile.shared_bytes(4) > limits.max_shared_bytes:
             raise bad
@@ -277,7 +292,7 @@ def _override(t: Tuning, key: str, value: Any, kernel: Kernel, lang: Lang,
 # The values a caller may try per knob (knobs() keeps those valid for a kernel), and what
 # each knob does.
 _KNOB_VALUES: dict[str, tuple[Any, ...]] = {
-    "strategy": STRATEGIES,
+    "strategy": tuple(s.value for s in Strategy),
     "workgroup": (32, 64, 128, 256, 512),
     "upcast": (1, 2, 4, 8),
     "unroll": (1, 2, 4, 8, 16),
@@ -300,7 +315,7 @@ def knobs(kernel: Kernel, lang: Lang, limits: Limits) -> tuple[Knob, ...]:
     """Each setting tune() takes as an override, with the values valid for `kernel` on
     their own (the tuner's other choices kept) and the tuner's current value."""
     base = _choose(kernel, lang, limits)
-    current = {"strategy": base.strategy, "workgroup": base.workgroup, "upcast": base.upcast,
+    current = {"strategy": base.strategy.value, "workgroup": base.workgroup, "upcast": base.upcast,
                "unroll": base.unroll, "group_outputs": base.group_outputs,
                "tile": base.tile and (base.tile.m, base.tile.n, base.tile.k, base.tile.reg_m,
                                       base.tile.reg_n)}

@@ -2,6 +2,8 @@
 vmap, nesting, error messages, make_jaxpr text, and compiled loop/branch steps."""
 from __future__ import annotations
 
+import re
+
 import jax
 import jax.numpy as jjnp
 import numpy as np
@@ -320,14 +322,102 @@ def test_per_iteration_events_for_traces():
 
 
 def test_ten_thousand_op_chain_compiles_and_runs(backend):
-    # lavapipe compiles the chain's ~300 shaders in minutes: a tenth of it there
-    pairs = 500 if backend == "webgpu" else 5000   # sin and add: 2 ops each
+    pairs = 5000   # sin and add: 2 ops each (webgpu on lavapipe: ~3 distinct shaders)
     def chain(x):
         for _ in range(pairs):
             x = jnp.sin(x) + 1.0
         return x
-    out = jaxlab.jit(chain)(jnp.asarray(X))
+    with jaxlab.capture() as log:
+        out = jaxlab.jit(chain)(jnp.asarray(X))
     expected = X.copy()
     for _ in range(pairs):
         expected = np.sin(expected) + np.float32(1)
     assert_close(out, expected, rtol=1e-4, atol=1e-5)
+    assert len(log.kernels()) <= 2 * pairs // 16   # fused, as far as the device allows
+
+
+# --- weak types through control flow, and unroll ---------------------------------------------
+
+WEAK_CASES = {
+    "fori promotes a weak int carry": lambda m: m[1].fori_loop(0, 3, lambda i, c: c + 1.0, 0),
+    "fori keeps a weak int": lambda m: m[1].fori_loop(0, 3, lambda i, c: c + 1, 0),
+    "fori with traced bounds": lambda m: m[1].fori_loop(0, m[0].int32(3), lambda i, c: c + 1.0, 0),
+    "scan: weak init, strong body": lambda m: m[1].scan(lambda c, x: (c + x, c * 2), 0.,
+                                                         m[0].arange(3.0)),
+    "scan promotes": lambda m: m[1].scan(lambda c, x: (c + 1.0, x), 0, m[0].arange(3.0)),
+    "while keeps a weak int": lambda m: m[1].while_loop(lambda c: c < 3, lambda c: c + 1, 0),
+    "while promotes": lambda m: m[1].while_loop(lambda c: c < 3, lambda c: c + 0.5, 0),
+    "cond of weak branches": lambda m: m[1].cond(True, lambda: 1.0, lambda: 2.0),
+    "cond of weak and strong": lambda m: m[1].cond(False, lambda: 1.0, lambda: m[0].float32(2)),
+    "switch of weak branches": lambda m: m[1].switch(1, [lambda: 1, lambda: 2, lambda: 3]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WEAK_CASES))
+def test_weak_types_through_control_flow_match_jax(backend, name):
+    fn = WEAK_CASES[name]
+    for mine, theirs in [(fn((jnp, lax)), fn((jjnp, jlax))),
+                         (jaxlab.jit(lambda: fn((jnp, lax)))(), jax.jit(lambda: fn((jjnp, jlax)))())]:
+        got, want = jaxlab.tree_util.tree_leaves(mine), jax.tree_util.tree_leaves(theirs)
+        assert [g.weak_type for g in got] == [w.weak_type for w in want]
+        for g, w in zip(got, want):
+            assert_close(g, np.asarray(w))
+
+
+def test_weakly_typed_carry_that_still_changes_type_raises_jax_error():
+    with pytest.raises(TypeError, match=r"The input carry component loop_carry\[1\] has type "
+                                        r"float32\[\] but the corresponding output carry "
+                                        r"component has type int32\[\]"):
+        lax.fori_loop(0, 3, lambda i, c: (c + 1.0).astype(jnp.int32), 0.0)
+    with pytest.raises(TypeError, match=r"has type int32\[\] but the corresponding output carry "
+                                        r"component has type float32\[\]"):
+        lax.fori_loop(0, 3, lambda i, c: c + 1.0, jnp.int32(0))
+
+
+@pytest.mark.parametrize("unroll", [2, 3, True, 0])
+def test_unroll_gives_the_same_results_and_unrolls_the_body(backend, unroll):
+    xs = np.linspace(-1, 1, 7 * 3, dtype=np.float32).reshape(7, 3)
+    body = lambda np_: lambda c, x: (c * 0.5 + np_.sin(x), c.sum() * x)   # noqa: E731
+    for length in (0, 1, 7):
+        check(lambda m, x, xs: m[2].jit(lambda x, xs: m[1].scan(
+            body(m[0]), x, xs, unroll=unroll, reverse=True))(x, xs), X, xs[:length])
+        check(lambda m, x: m[2].jit(lambda x: m[1].fori_loop(
+            0, length, lambda i, v: v * 1.5 + i, x, unroll=unroll))(x), X)
+    check(lambda m, x, xs: m[2].grad(lambda x: m[1].scan(
+        body(m[0]), x, xs, unroll=unroll)[1].sum())(x), X, xs)
+    text = jaxlab.jit(lambda x: lax.fori_loop(0, 7, lambda i, v: v * 2, x, unroll=unroll)) \
+        .lower(jnp.ones(3)).text()
+    k = 7 if unroll is True else max(unroll, 1)
+    assert (f"loop {7 // k} x, {k} steps each" if k > 1 else "loop 7 x") in text
+    if 7 % k:
+        assert f"loop {7 % k} x (" in text   # the steps left over
+
+
+def test_unroll_is_checked_as_jax_checks_it():
+    for bad, exc in [(-1, ValueError), (2.5, TypeError)]:
+        with pytest.raises(exc):
+            lax.scan(lambda c, x: (c + x, c), 0.0, jnp.arange(3.0), unroll=bad)
+        with pytest.raises(exc):
+            jax.lax.scan(lambda c, x: (c + x, c), 0.0, jjnp.arange(3.0), unroll=bad)
+
+
+def _structure(text: str) -> list[str]:
+    """The control-flow skeleton of a jaxpr's text: nesting and parameters, no names."""
+    keep = re.compile(r"\s*((length|num_carry|num_consts|reverse|unroll|body_nconsts|"
+                      r"cond_nconsts)=|branches=\(|(jaxpr|body_jaxpr|cond_jaxpr)=\{)")
+    return [re.sub(r"=\{ lambda.*", "={", line) for line in text.splitlines() if keep.match(line)]
+
+
+def test_make_jaxpr_of_nested_control_flow_matches_jax():
+    def fn(m):
+        np_, lax_ = m[0], m[1]
+
+        def body(c, a):
+            c = lax_.cond(a > 0.5, lambda u: u * a, np_.sin, c)
+            c = lax_.fori_loop(0, 2, lambda i, v: v * 2.0, c, unroll=2)
+            return lax_.while_loop(lambda v: v.sum() < 10.0, lambda v: v + 1.0, c), c.sum()
+        return lambda x: lax_.scan(body, x, np_.ones(4), reverse=True)
+    mine = str(jaxlab.make_jaxpr(fn((jnp, lax)))(jnp.ones(3)))
+    theirs = str(jax.make_jaxpr(fn((jjnp, jlax)))(np.ones(3, np.float32)))
+    assert _structure(mine) == _structure(theirs)
+    assert len(_structure(mine)) > 15

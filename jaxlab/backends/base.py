@@ -139,6 +139,11 @@ class Backend(abc.ABC):
             -> Optional[float]:
         """Run; returns device milliseconds where the device measures them."""
 
+    @abc.abstractmethod
+    def copy(self, src: Any, src_offset: int, dst: Any, dst_offset: int, nbytes: int) -> None:
+        """Bytes [src_offset, +nbytes) of `src` into `dst` at `dst_offset`, in order with
+        the dispatches around it (a scan writes each step's row of its stacked output)."""
+
     def synchronize(self) -> None:
         """Wait for submitted work (a no-op for synchronous backends)."""
 

@@ -68,6 +68,10 @@ class CpuBackend(Backend):
     def read(self, handle: np.ndarray, dtype: DType, count: int) -> np.ndarray:
         return handle.view(dtype.np)[:count].copy()
 
+    def copy(self, src: np.ndarray, src_offset: int, dst: np.ndarray, dst_offset: int,
+             nbytes: int) -> None:
+        dst[dst_offset:dst_offset + nbytes] = src[src_offset:src_offset + nbytes]
+
     def prepare_kernel(self, kernel: Kernel,
                        overrides: Optional[Mapping[str, Any]] = None) -> Executable:
         no_overrides(self, overrides)

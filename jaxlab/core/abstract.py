@@ -39,6 +39,9 @@ class ShapeOnlyBackend(Backend):
     def read(self, handle: Any, dtype: DType, count: int) -> np.ndarray:
         raise RuntimeError("abstract values have no data")
 
+    def copy(self, src: Any, src_offset: int, dst: Any, dst_offset: int, nbytes: int) -> None:
+        pass   # nothing is held, so nothing moves
+
     def prepare_kernel(self, kernel: Any) -> Executable:
         return Executable(program=None)
 

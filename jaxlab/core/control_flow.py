@@ -11,8 +11,9 @@ into operands), so a rule sees all of a body's inputs as operands.
 Evaluated eagerly (no jit), a loop runs its body step by step on realized
 arrays: the carry is computed each step, never an unrolled expression. The
 row of xs a scan step reads and the row of ys it writes are picked by an
-index held in a device buffer, so every step runs the same kernels. Under
-jit, core/program.py compiles the bodies once into sub-programs.
+index held in a device buffer, so every step runs the same kernels; the ys row is
+copied into its preallocated stacked buffer in place. Under
+jit, core/program_steps.py compiles the bodies once into sub-programs.
 """
 from __future__ import annotations
 
@@ -23,9 +24,12 @@ import numpy as np
 from jaxlab.array import wrap
 from jaxlab.core.avals import ShapedArray
 from jaxlab.core.jaxpr import ClosedJaxpr, eval_closed
-from jaxlab.core.primitives import abstract_evals, lowerings, primitive
+from jaxlab.core.primitives import abstract_evals, lowerings, primitive, weak_results
 from jaxlab.engine import complex as cx
+from jaxlab.engine import dispatch
 from jaxlab.engine import lazy as lz
+from jaxlab.engine.buffer import Buffer
+from jaxlab.engine.devices import default_device
 from jaxlab.engine.lazy import Lazy
 from jaxlab.ir.alu import AluExp, AluOp
 from jaxlab.ir.dtypes import DType
@@ -68,6 +72,24 @@ def _cond_avals(*avals: ShapedArray, branches: tuple) -> list[ShapedArray]:
 abstract_evals.update({scan_p: _scan_avals, while_p: _while_avals, cond_p: _cond_avals})
 
 
+# --- weak types (JAX's: a result is weak where the body's output is; a branch
+# result only where every branch's is) ---------------------------------------------
+
+def _scan_weak(*, jaxpr: ClosedJaxpr, **_: Any) -> list[bool]:
+    return [a.weak_type for a in jaxpr.out_avals]
+
+
+def _while_weak(*, body_jaxpr: ClosedJaxpr, **_: Any) -> list[bool]:
+    return [a.weak_type for a in body_jaxpr.out_avals]
+
+
+def _cond_weak(*, branches: tuple) -> list[bool]:
+    return [all(w) for w in zip(*([a.weak_type for a in b.out_avals] for b in branches))]
+
+
+weak_results.update({scan_p: _scan_weak, while_p: _while_weak, cond_p: _cond_weak})
+
+
 # --- rows of stacked arrays, picked by an index in a buffer --------------------
 
 def row_index(counter: Lazy, length: int, reverse: bool) -> Lazy:
@@ -95,20 +117,27 @@ def read_row(xs: Lazy, index: Lazy) -> Lazy:
     return Lazy(shape, xs.dtype, xs.device, load, flat.pending)
 
 
-def write_row(ys: Lazy, y: Lazy, index: Lazy) -> Lazy:
-    """ys with row `index` replaced by y (one kernel over ys, the same every step)."""
-    if cx.is_complex(ys):
-        return cx.from_pair(write_row(ys.pair, y.pair, index), ys.dtype)
+def fresh_copy(x: Lazy) -> Lazy:
+    """x in a buffer of its own (a kernel that loads it element by element)."""
+    if cx.is_complex(x):   # a copy of the interleaved storage
+        return cx.from_pair(fresh_copy(x.pair), x.dtype)
     from jaxlab.core.reductions import iota
-    shape = ys.shape
-    ones = (1,) * len(shape)
-    rows = iota(shape, 0, DType.int32, ys.device)
-    at = lz.movement(lz.movement(index, "reshape", ones), "expand", shape)
-    hit = lz.elementwise(AluOp.Xor, [lz.elementwise(AluOp.Cmpne, [rows, at]),
-                                     lz.full(shape, True, DType.bool, ys.device)])
-    wide = lz.movement(lz.movement(lz.cast(y, ys.dtype), "reshape", (1,) + y.shape),
-                       "expand", shape)
-    return lz.elementwise(AluOp.Where, [hit, wide, ys])
+    src = lz.realize(x, "copied")
+    if x.size == 0:
+        return src
+    flat = lz.movement(iota((x.size,), 0, DType.int32, x.device), "reshape", x.shape)
+    load = AluExp(AluOp.GlobalIndex, x.dtype, (flat.exp,), src.buffer)
+    return lz.realize(Lazy(x.shape, x.dtype, x.device, load, flat.pending),
+                      "a carry moved to another carry's place")
+
+
+def stacked_buffers(avals: Sequence[ShapedArray], length: int, device: Any) -> list[Buffer]:
+    """Preallocated stacked outputs of a scan: each step writes its row in place."""
+    return [Buffer(device, a.dtype, length * int(np.prod(a.shape))) for a in avals]
+
+
+def row_of(step: int, length: int, reverse: bool) -> int:
+    return length - 1 - step if reverse else step
 
 
 def scalar_int(value: int, device: Any) -> Lazy:
@@ -134,16 +163,18 @@ def _settle(xs: Sequence[Lazy], why: str) -> list[Lazy]:
 def _scan_eager(*args: Lazy, jaxpr: ClosedJaxpr, length: int, reverse: bool, num_consts: int,
                 num_carry: int, unroll: int = 1) -> list[Lazy]:
     consts, carry, xs = split_scan(args, num_consts, num_carry)
-    device = args[0].device if args else None
+    device = args[0].device if args else default_device()
     ys_avals = jaxpr.out_avals[num_carry:]
-    ys = [lz.full((length,) + a.shape, 0, a.dtype, device) for a in ys_avals]
+    ys = stacked_buffers(ys_avals, length, device)
     for step in range(length):
-        index = row_index(scalar_int(step, device), length, reverse)
+        row = row_of(step, length, reverse)
+        index = scalar_int(row, device)
         outs = _run(jaxpr, consts + carry + [read_row(x, index) for x in xs])
         carry = _settle(outs[:num_carry], "loop carry")
-        ys = _settle([write_row(acc, y, index) for acc, y in zip(ys, outs[num_carry:])],
-                     "stacked scan output")
-    return carry + ys
+        for acc, y, a in zip(ys, outs[num_carry:], ys_avals):
+            dispatch.write_row(acc, row, lz.realize(lz.cast(y, a.dtype), "a row of a scan output")
+                               .buffer)
+    return carry + [lz.from_buffer(b, (length,) + a.shape, a.dtype) for b, a in zip(ys, ys_avals)]
 
 
 def _while_eager(*args: Lazy, cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr,

@@ -17,7 +17,7 @@ from jaxlab.core.abstract import abstract_eval
 from jaxlab.core.avals import ShapedArray
 from jaxlab.ir.alu import AluOp
 from jaxlab.ir.provenance import SourceInfo
-from jaxlab.core.primitives import Primitive, result_weak
+from jaxlab.core.primitives import Primitive, results_weak
 from jaxlab.core.trace import (Trace, Tracer, bind, full_raise, get_aval, new_dynamic,
                                new_main, source_info)
 
@@ -314,9 +314,9 @@ class JaxprTrace(Trace):
     def process_primitive(self, prim: Primitive, tracers: list, params: dict) -> list:
         builder: JaxprBuilder = self.main.global_data
         avals_out = abstract_eval(prim, [t.aval for t in tracers], params)
-        weak = result_weak(prim, [t.aval.weak_type for t in tracers], params)
-        if weak:
-            avals_out = [ShapedArray(a.shape, a.dtype, True) for a in avals_out]
+        weak = results_weak(prim, [t.aval.weak_type for t in tracers], params, len(avals_out))
+        avals_out = [a if a.weak_type == w else ShapedArray(a.shape, a.dtype, w)
+                     for a, w in zip(avals_out, weak)]
         ins = [builder.getvar(t) for t in tracers]
         outs = [builder.new_tracer(self, a) for a in avals_out]
         builder.eqns.append(JaxprEqn(prim, ins, dict(params), [builder.add_var(t) for t in outs],

@@ -11,7 +11,7 @@ dispatches the prepared executables in order and frees after last use.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from jaxlab import events
@@ -41,30 +41,59 @@ class Step:
     origin: tuple
     first_hit: bool = True  # whether compiling found the executable in the cache
     compile_ms: float = 0.0
+    out_specs: list = field(default_factory=list)   # prepared.SlotSpec of each output
+
+    def prepare(self, backend: Any) -> Callable:
+        """The step's launcher (engine/prepared.py calls it once per runner)."""
+        return backend.launcher(self.exe)
 
 
 class Program:
     """The compiled form of a jitted function for one set of input avals."""
 
-    def __init__(self, device: Device, n_inputs: int, steps: list[Step],
+    def __init__(self, device: Device, in_specs: list, steps: list[Step],
                  outputs: list, out_avals: list, n_slots: int, jaxpr: ClosedJaxpr) -> None:
+        n_inputs = len(in_specs)
         self.device, self.n_inputs, self.steps = device, n_inputs, steps
+        self.in_specs = in_specs   # prepared.SlotSpec of each input
         self.outputs, self.out_avals, self.n_slots, self.jaxpr = outputs, out_avals, n_slots, jaxpr
         self.calls = 0   # the first call's events report the compilation it needed
-        # A program of kernel steps only runs prepared (engine/prepared.py); one with
-        # loops or branches runs step by step (_run), its sub-programs as their steps say.
-        self.plan: prepared.Plan | None = None
+        # Every program runs prepared (engine/prepared.py): loops and branches replay
+        # their sub-programs' prepared steps. Observed (events), a program with loops or
+        # branches runs step by step (_run) so that a loop reports its kernels once.
+        self.structured = any(type(st) is not Step for st in steps)
+        kept = {v for k, v in outputs if k == "slot"}
+        self.plan = prepared.Plan(n_inputs, steps, kept)
         self._idle: list[prepared.PreparedSteps] = []   # prepared runners not in use
-        if all(type(st) is Step for st in steps):
-            kept = {v for k, v in outputs if k == "slot"}
-            self.plan = prepared.Plan(n_inputs, steps, kept)
-            # each result: (place of its buffer, (shape, dtype)), or (None, a constant
-            # lazy value)
-            self._results = [(self.plan.place[v], aval) if k == "slot" else (None, v)
-                             for (k, v), aval in zip(outputs, out_avals)]
+        # a runner with no arena and no loops holds nothing a call changes: all calls,
+        # from any thread, share one (made on the first call)
+        self._stateless = not self.plan.arena and not self.structured
+        self._shared: prepared.PreparedSteps | None = None
+        # each result: (place of its buffer, (shape, dtype)), or (None, a constant lazy
+        # value), and whether it is weakly typed (as the jaxpr says, like JAX's jit results)
+        weak = [a.weak_type for a in jaxpr.out_avals] if jaxpr is not None else \
+            [False] * len(outputs)
+        self._results = [(self.plan.place[v], aval, w) if k == "slot" else (None, v, w)
+                         for (k, v), aval, w in zip(outputs, out_avals, weak)]
+
+    def body_runner(self) -> prepared.BodyRunner:
+        """This program as a sub-program run on handles (engine/prepared.BodyRunner)."""
+        n_places = self.plan.arena_base
+        consts = [v.buffer.handle for k, v in self.outputs if k != "slot"]
+        index, c = [], 0
+        for k, v in self.outputs:
+            if k == "slot":
+                index.append(self.plan.place[v])
+            else:
+                index.append(n_places + c)
+                c += 1
+        specs = [prepared.spec_of(v.buffer) if k != "slot" else
+                 self.in_specs[v] if v < self.n_inputs else self.plan.specs[v]
+                 for k, v in self.outputs]
+        return prepared.BodyRunner(self.device, self.plan, self.steps, index, consts, specs)
 
     def __call__(self, args: Sequence[Array]) -> list[Array]:
-        if self.plan is None:
+        if self.structured and events.listening():
             return self._run_stepwise(args)
         device = self.device
         inputs = []
@@ -74,27 +103,32 @@ class Program:
                           else _as_buffer(a, device))
         first = self.calls == 0
         self.calls += 1
+        if self._shared is not None:
+            bufs = self._shared.run(inputs, first)
+        else:
+            bufs = self._run_pooled(inputs, first)
+        # a constant (or constant-shaped) lazy value is computed without kernels
+        return [wrap(lz.from_buffer(bufs[place], *aval), weak) if place is not None
+                else wrap(aval, weak) for place, aval, weak in self._results]
+
+    def _run_pooled(self, inputs: list[Buffer], first: bool) -> list[Buffer]:
         # a runner owns its arena: a second caller at the same time gets its own
-        runner = self._idle.pop() if self._idle else \
-            prepared.PreparedSteps(device, self.plan, self.steps)
         try:
-            bufs = runner.run(inputs, first)
+            runner = self._idle.pop()   # atomic: two threads never get the same runner
+        except IndexError:
+            runner = prepared.PreparedSteps(self.device, self.plan, self.steps)
+            if self._stateless:
+                self._shared = runner
+        try:
+            return runner.run(inputs, first)
         finally:
             self._idle.append(runner)
-        # a constant (or constant-shaped) lazy value is computed without kernels
-        return [wrap(lz.from_buffer(bufs[place], *aval)) if place is not None else wrap(aval)
-                for place, aval in self._results]
 
     def _run_stepwise(self, args: Sequence[Array]) -> list[Array]:
         slots = self._run([_as_buffer(a, self.device) for a in args], None)
-        results = []
-        for out, aval in zip(self.outputs, self.out_avals):
-            kind, value = out
-            if kind == "slot":
-                results.append(wrap(lz.from_buffer(slots[value], *aval)))
-            else:   # a constant (or constant-shaped) lazy value computed without kernels
-                results.append(wrap(value))
-        return results
+        return [wrap(lz.from_buffer(slots[value], *aval), weak) if kind == "slot"
+                else wrap(value, weak)   # a constant lazy value computed without kernels
+                for (kind, value), (_, aval, weak) in zip(self.outputs, self._results)]
 
     def run_buffers(self, buffers: Sequence[Buffer], tally: Any = None) -> list[Buffer]:
         """Run as a sub-program (a loop body, a branch): buffers in, buffers out.
@@ -130,6 +164,18 @@ class Program:
             for slot in st.frees:
                 slots[slot] = None
         return slots
+
+    def kernel_steps(self) -> list[Step]:
+        """Every kernel step, those of its loops' and branches' sub-programs too."""
+        found, todo = [], [self]
+        while todo:
+            program = todo.pop()
+            for st in program.steps:
+                if type(st) is Step:
+                    found.append(st)
+                else:
+                    todo.extend(st.programs())
+        return found
 
     def text(self) -> str:
         """The program as steps a person can read; loops and branches as nested blocks."""
@@ -265,6 +311,7 @@ def _assemble(device: Device, closed: ClosedJaxpr, placeholders: list[Buffer],
             slot_of[id(b)] = len(slot_of)
         step.inputs = [slot_of.get(id(b), b) for b in ins]
         step.outputs, step.frees = [slot_of[id(b)] for b in outs], []
+        step.out_specs = [prepared.spec_of(b) for b in outs]
         steps.append(step)
     outputs = []
     for r in results:
@@ -280,5 +327,5 @@ def _assemble(device: Device, closed: ClosedJaxpr, placeholders: list[Buffer],
     for slot, i in last_use.items():
         if slot not in kept and slot >= len(placeholders):
             steps[i].frees.append(slot)
-    return Program(device, len(placeholders), steps, outputs,
+    return Program(device, [prepared.spec_of(b) for b in placeholders], steps, outputs,
                    [(r.shape, r.dtype) for r in results], len(slot_of), closed)

@@ -49,10 +49,22 @@ partial_eval_rules: dict[Primitive, Callable[..., Any]] = {}
 weak_preserving: set[Primitive] = set()
 
 
+# primitive -> fn(**params) -> whether each result is weakly typed, where a primitive
+# says it itself (control flow: the output avals of the jaxprs it holds)
+weak_results: dict[Primitive, Callable[..., list[bool]]] = {}
+
+
 def result_weak(prim: Primitive, in_weak: Sequence[bool], params: dict) -> bool:
     if "weak_type" in params:   # convert_element_type says it itself
         return bool(params["weak_type"])
     return prim in weak_preserving and bool(in_weak) and all(in_weak)
+
+
+def results_weak(prim: Primitive, in_weak: Sequence[bool], params: dict, n: int) -> list[bool]:
+    """Whether each of a primitive's `n` results is weakly typed."""
+    if prim in weak_results:
+        return weak_results[prim](**params)
+    return [result_weak(prim, in_weak, params)] * n
 
 
 def lower(prim: Primitive, args: Sequence[Any], params: dict) -> Any:

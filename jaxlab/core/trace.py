@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterator, Optional, Sequence
 from jaxlab import state
 from jaxlab.array import Array, ArrayBase, wrap
 from jaxlab.core.avals import ShapedArray
-from jaxlab.core.primitives import Primitive, lower, result_weak
+from jaxlab.core.primitives import Primitive, lower, results_weak
 from jaxlab import events
 from jaxlab.engine.lazy import Lazy, is_constant, merge_origins
 from jaxlab.errors import ConcretizationTypeError
@@ -166,8 +166,9 @@ class EvalTrace(Trace):
                 note_origin(o, ins, origin)
         else:
             out = lower(prim, ins, params)
-        weak = result_weak(prim, [t._weak for t in tracers], params)
-        return [wrap(o, weak) for o in out] if prim.multiple_results else [wrap(out, weak)]
+        outs = list(out) if prim.multiple_results else [out]
+        weak = results_weak(prim, [t._weak for t in tracers], params, len(outs))
+        return [wrap(o, w) for o, w in zip(outs, weak)]
 
 
 # Evaluation is level 0, below the transformations active in this context

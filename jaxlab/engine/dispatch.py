@@ -121,6 +121,13 @@ def run(device: Device, program: Kernel | Routine, inputs: Sequence[Buffer],
     return outs
 
 
+def write_row(dst: Buffer, row: int, src: Buffer) -> None:
+    """Row `row` of `dst` (rows of `src`'s size) becomes `src`, in place: a scan writes
+    each step's output into its preallocated stacked buffer, never rewriting the rest."""
+    nbytes = src.size * src.dtype.itemsize
+    dst.device.backend.copy(src.handle, 0, dst.handle, row * nbytes, nbytes)
+
+
 def make_event(device, program, exe, inputs, outs, hit, compile_ms, dispatch_ms, device_ms,
                reason, origin) -> events.KernelEvent:
     is_kernel = isinstance(program, Kernel)

@@ -20,7 +20,6 @@ from jaxlab.backends.base import Backend
 from jaxlab.engine.buffer import Buffer
 from jaxlab.engine.devices import Device
 from jaxlab.ir.dtypes import DType
-from jaxlab.ir.kernel import Kernel
 
 _REUSE_SLACK = 2   # a freed buffer serves a value at most this many times smaller
 
@@ -36,10 +35,13 @@ def _spec(dtype: DType, size: int) -> SlotSpec:
     return SlotSpec(dtype, size, max(4, size * dtype.itemsize))
 
 
-def output_specs(program: Any) -> list[SlotSpec]:
-    if isinstance(program, Kernel):
-        return [_spec(program.dtype, program.size)]
-    return [_spec(d, math.prod(s)) for s, d in program.outputs]
+def spec_of(buf: Any) -> SlotSpec:
+    """The spec of a value a step outputs (a placeholder Buffer says dtype and size)."""
+    return _spec(buf.dtype, buf.size)
+
+
+def spec_of_aval(aval: Any) -> SlotSpec:
+    return _spec(aval.dtype, math.prod(aval.shape))
 
 
 class _PreparedStep(NamedTuple):
@@ -59,8 +61,9 @@ class Plan:
         self.specs: dict[int, SlotSpec] = {}
         self.returned: list[SlotSpec] = []   # values made each call, in place order
         self.arena: list[int] = []                       # bytes per arena buffer
+        self.n_inputs = n_inputs
         for st in steps:
-            for slot, spec in zip(st.outputs, output_specs(st.program)):
+            for slot, spec in zip(st.outputs, st.out_specs):
                 self.specs[slot] = spec
         n_places = n_inputs + len({s for s in kept if s >= n_inputs})
         free: list[int] = []   # arena buffers whose value is dead
@@ -119,20 +122,35 @@ class PreparedSteps:
             fixed = None
             if min(ins + outs, default=fixed_from) >= fixed_from:
                 fixed = ([self._template[x] for x in ins], [self._template[o] for o in outs])
-            self.steps.append(_PreparedStep(backend.launcher(st.exe), ins, outs, fixed, st))
+            self.steps.append(_PreparedStep(st.prepare(backend), ins, outs, fixed, st))
+        self._returned = [(s.dtype, s.size, s.nbytes) for s in plan.returned]
+        # the commonest program (jit(x + 1)): one step that reads the inputs and writes
+        # the results, in order: launched on the call's handles with no table
+        n, places = plan.n_inputs, plan.arena_base
+        self._direct = self.steps[0].launch if len(self.steps) == 1 and \
+            self.steps[0].ins == list(range(n)) and \
+            self.steps[0].outs == list(range(n, places)) else None
 
     def run(self, inputs: Sequence[Buffer], first_call: bool) -> list[Buffer]:
         """Run every step on these input buffers; returns the buffer of every place
         before the arena (the inputs, then the new buffers of the returned values)."""
-        device = self.device
-        bufs = inputs + [Buffer.planned(device, s.dtype, s.size, s.nbytes)
-                         for s in self.plan.returned]
+        device, planned = self.device, Buffer.planned
+        outs = [planned(device, *spec) for spec in self._returned]
+        bufs = inputs + outs
+        if self._direct is not None and not events.listening():
+            ins, outs = [b.handle for b in inputs], [b.handle for b in outs]
+            if self._batches:
+                with device.backend.batch():
+                    self._direct(ins, outs)
+            else:
+                self._direct(ins, outs)
+            return bufs
         table = self._template.copy()
         table[:len(bufs)] = [b.handle for b in bufs]
         if events.listening():
             self._run_observed(table, bufs, first_call)
         elif self._batches:
-            with self.device.backend.batch():
+            with device.backend.batch():
                 self._launch_all(table)
         else:
             self._launch_all(table)
@@ -144,6 +162,15 @@ class PreparedSteps:
                 launch(*fixed)
             else:
                 launch([table[x] for x in ins], [table[o] for o in outs])
+
+    def bound(self, handles: Sequence[Any]) -> list[tuple]:
+        """(launch, input handles, output handles) of every step, with `handles` in the
+        places before the arena: what a loop replays each iteration with no lookups."""
+        table = self._template.copy()
+        table[:len(handles)] = handles
+        return [(launch, *fixed) if fixed is not None else
+                (launch, [table[x] for x in ins], [table[o] for o in outs])
+                for launch, ins, outs, fixed, _ in self.steps]
 
     def _run_observed(self, table: list, bufs: list[Buffer], first_call: bool) -> None:
         """The same run, timing each step and emitting its KernelEvent."""
@@ -164,3 +191,56 @@ class PreparedSteps:
                     [describe(s) for s in st.outputs],
                     st.first_hit or not first_call, st.compile_ms if first_call else 0.0,
                     dispatch_ms, device_ms, st.reason, st.origin))
+
+
+def run_bound(calls: Sequence[tuple]) -> None:
+    for launch, ins, outs in calls:
+        launch(ins, outs)
+
+
+class BoundBody(NamedTuple):
+    calls: list                      # run_bound(calls) runs the body once
+    outputs: list                    # the handle of each result after it
+    copies: list                     # (source handle, target handle, bytes) still to copy
+
+
+class BodyRunner:
+    """A sub-program (a loop body, a branch) prepared to run many times on handles.
+
+    `out_index[j]` says where result j is: an input (index < n_inputs), a value the
+    body computes (the returned places next), or a constant (after them). A caller
+    binds it once per set of buffers and replays the bound calls."""
+
+    def __init__(self, device: Device, plan: Plan, steps: Sequence[Any],
+                 out_index: Sequence[int], consts: Sequence[Any],
+                 out_specs: Sequence[SlotSpec]) -> None:
+        self.device, self.plan = device, plan
+        self.prepared = PreparedSteps(device, plan, steps)
+        self.out_index, self.consts, self.out_specs = list(out_index), list(consts), out_specs
+        self.n_inputs = plan.n_inputs
+
+    def result_buffers(self) -> list[Buffer]:
+        """Buffers for the values the body computes (a loop keeps two sets)."""
+        return [Buffer.planned(self.device, s.dtype, s.size, s.nbytes) for s in self.plan.returned]
+
+    def bind(self, inputs: Sequence[Any], results: Sequence[Any],
+             targets: Optional[Sequence[Any]] = None) -> BoundBody:
+        """Bind input handles and the handles `results` its computed values go to. A
+        result j with a target (a handle) is written there directly where it is the
+        only result of its value, else copied there afterwards (BoundBody.copies)."""
+        results = list(results)
+        if targets is not None:
+            n = self.n_inputs
+            counts: dict[int, int] = {}
+            for k in self.out_index:
+                counts[k] = counts.get(k, 0) + 1
+            for j, (k, t) in enumerate(zip(self.out_index, targets)):
+                if t is not None and n <= k < n + len(results) and counts[k] == 1:
+                    results[k - n] = t
+        calls = self.prepared.bound(list(inputs) + results)
+        everything = list(inputs) + results + self.consts
+        outputs = [everything[k] for k in self.out_index]
+        copies = [] if targets is None else [
+            (h, t, self.out_specs[j].size * self.out_specs[j].dtype.itemsize)
+            for j, (h, t) in enumerate(zip(outputs, targets)) if t is not None and h is not t]
+        return BoundBody(calls, outputs, copies)

@@ -319,15 +319,16 @@ def run_cell_body(shell: Any, cell: str, header: str = "") -> Any:
 
 
 def programs_in(namespace: dict[str, Any], log: list[KernelEvent]) -> list[Any]:
-    """Programs of the namespace's jitted functions whose every kernel step ran in `log`
-    (a loop or branch step holds programs of its own: its kernels are not steps here)."""
+    """Programs of the namespace's jitted functions whose every top-level kernel step ran
+    in `log`, and at least one kernel at all (a loop's or a branch's may be the only)."""
     keys = {e.key for e in log}
     found: dict[int, Any] = {}
     for value in list(namespace.values()):
         if isinstance(value, JittedFunction):
             for program, _ in value.cache.values():
-                kernel_steps = [st for st in program.steps if isinstance(st, Step)]
-                if kernel_steps and all(st.program.key in keys for st in kernel_steps):
+                top = [st for st in program.steps if isinstance(st, Step)]
+                if all(st.program.key in keys for st in top) and \
+                        any(st.program.key in keys for st in program.kernel_steps()):
                     found[id(program)] = program
     return list(found.values())
 
@@ -343,8 +344,8 @@ def jit_origins(namespace: dict[str, Any], log: list[KernelEvent]) -> dict[str, 
             site = f" at {code.co_filename}:{code.co_firstlineno}" if code else ""
             origin = f"jit {getattr(value.fun, '__qualname__', repr(value.fun))}{site}"
             for program, _ in value.cache.values():
-                for step in program.steps:
-                    if isinstance(step, Step) and step.program.key in keys:
+                for step in program.kernel_steps():
+                    if step.program.key in keys:
                         found.setdefault(step.program.key, origin)
     return found
 

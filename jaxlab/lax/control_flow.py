@@ -9,6 +9,7 @@ scan (reverse-differentiable), otherwise a while_loop, as in JAX.
 from __future__ import annotations
 
 import inspect
+import operator
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -82,6 +83,31 @@ def _check_carry(what: str, name: str, in_tree: PyTreeDef, out_tree: PyTreeDef,
             f"differ:\n\nThe input {label} has type {_type_str(a)} but the corresponding "
             f"output carry component has type {_type_str(b)}, so {why}.\n\nRevise the "
             f"function so that all output types match the corresponding input types.")
+
+
+def _promote_weak(init: list, in_avals: Sequence[ShapedArray],
+                  out_avals: Sequence[ShapedArray]) -> tuple[list, bool]:
+    """JAX's rule for a weakly typed initial carry whose body returns another dtype
+    (`fori_loop(0, n, lambda i, c: c + 1.0, 0)`): the initial value is converted to the
+    promoted dtype (a strong type) and the body traced again."""
+    from jaxlab.numpy import result_type
+    from jaxlab.numpy._util import astype_
+    if len(in_avals) != len(out_avals):
+        return init, False   # _check_carry names the mismatch
+    changed = False
+    init = list(init)
+    for k, (a, b) in enumerate(zip(in_avals, out_avals)):
+        if a.weak_type and a.dtype != b.dtype:
+            target = result_type(init[k], _like(b))
+            init[k], changed = astype_(init[k], target), True
+    return init, changed
+
+
+def _like(aval: ShapedArray) -> Any:
+    """What result_type takes for an aval: its dtype, or a Python scalar when weak."""
+    if not aval.weak_type:
+        return aval.dtype.np
+    return {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}[np.dtype(aval.dtype.np).kind]
 
 
 # --- cond / switch ----------------------------------------------------------------------
@@ -167,6 +193,11 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
         raise TypeError(f"cond_fun must return a boolean scalar, but got output type(s) "
                         f"[{got}].")
     body_j, body_consts, out_tree = _trace(body_fun, args_tree, avals)
+    init, promoted = _promote_weak(init, avals, body_j.out_avals)
+    if promoted:
+        avals = _avals(init)
+        cond_j, cond_consts, _ = _trace(cond_fun, args_tree, avals)
+        body_j, body_consts, out_tree = _trace(body_fun, args_tree, avals)
     _check_carry("while_loop body", _first_param(body_fun, "carry"), tree, out_tree, avals,
                  body_j.out_avals)
     res = while_p.bind(*cond_consts, *body_consts, *init, cond_jaxpr=cond_j, body_jaxpr=body_j,
@@ -180,9 +211,11 @@ def _static_int(v: Any) -> int | None:
     return None
 
 
-def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any) -> Any:
+def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any, *,
+              unroll: int | bool | None = None) -> Any:
     """for i in range(lower, upper): val = body_fun(i, val). A scan when both bounds
-    are Python ints (so reverse-mode works), a while_loop otherwise."""
+    are Python ints (so reverse-mode works; `unroll` steps per compiled iteration), a
+    while_loop otherwise (where `unroll` has nothing to unroll, as in JAX)."""
     lo, hi = _static_int(lower), _static_int(upper)
     if lo is not None and hi is not None:
         def step(carry: tuple, _: Any) -> tuple:
@@ -190,7 +223,8 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any) -> Any:
             return (i + asarray_(1, _i32()), body_fun(i, x)), None
         step.__name__ = "loop_carry"
         (_, result), _ = _scan(step, (asarray_(lo, _i32()), init_val), None,
-                               max(hi - lo, 0), False, "loop_carry")
+                               max(hi - lo, 0), False, "loop_carry",
+                               1 if unroll is None else unroll)
         return result
     from jaxlab.ir.dtypes import result_type
     lo_a, hi_a = asarray_(lower), asarray_(upper)
@@ -213,12 +247,23 @@ def _i32() -> Any:
 
 def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
          reverse: bool = False, unroll: int = 1) -> tuple[Any, Any]:
-    """carry, y = f(carry, x) over the leading axis of xs; returns (carry, stacked ys)."""
-    return _scan(f, init, xs, length, reverse, _first_param(f, "carry"))
+    """carry, y = f(carry, x) over the leading axis of xs; returns (carry, stacked ys).
+    Compiled, `unroll` steps of f run per loop iteration (True: all of them)."""
+    return _scan(f, init, xs, length, reverse, _first_param(f, "carry"), unroll)
+
+
+def _unroll_steps(unroll: Any, length: int) -> int:
+    """JAX's `unroll` parameter: a bool (all steps, or one) or a non-negative int."""
+    if isinstance(unroll, (bool, np.bool_)):
+        return max(length, 1) if unroll else 1
+    steps = operator.index(unroll)
+    if steps < 0:
+        raise ValueError("`unroll` must be a `bool` or a non-negative `int`.")
+    return steps
 
 
 def _scan(f: Callable, init: Any, xs: Any, length: int | None, reverse: bool,
-          carry_name: str) -> tuple[Any, Any]:
+          carry_name: str, unroll: Any = 1) -> tuple[Any, Any]:
     x_leaves, x_tree = _flat(xs)
     for x in x_leaves:
         if x.ndim == 0:
@@ -236,6 +281,7 @@ def _scan(f: Callable, init: Any, xs: Any, length: int | None, reverse: bool,
     elif not sizes:
         raise ValueError("scan got no values to scan over and `length` not provided.")
     n = length if length is not None else sizes[0]
+    unroll = _unroll_steps(unroll, n)
     carry, c_tree = _flat(init)
     c_avals = _avals(carry)
     x_avals = [ShapedArray(x.shape[1:], x.jdtype) for x in x_leaves]
@@ -249,10 +295,15 @@ def _scan(f: Callable, init: Any, xs: Any, length: int | None, reverse: bool,
     jaxpr, consts, out_tree = _trace(body, body_tree, c_avals + x_avals)
     c_out_tree, y_tree = out_tree.children
     n_carry = len(carry)
+    carry, promoted = _promote_weak(carry, c_avals, jaxpr.out_avals[:n_carry])
+    if promoted:
+        c_avals = _avals(carry)
+        jaxpr, consts, out_tree = _trace(body, body_tree, c_avals + x_avals)
+        c_out_tree, y_tree = out_tree.children
     _check_carry("scan body", carry_name, c_tree, c_out_tree, c_avals,
                  jaxpr.out_avals[:n_carry])
     outs = scan_p.bind(*consts, *carry, *x_leaves, jaxpr=jaxpr, length=n, reverse=bool(reverse),
-                       num_consts=len(consts), num_carry=n_carry, unroll=1)
+                       num_consts=len(consts), num_carry=n_carry, unroll=unroll)
     return tree_unflatten(c_tree, outs[:n_carry]), tree_unflatten(y_tree, outs[n_carry:])
 
 

@@ -225,6 +225,10 @@ class LinearMemory:
     def read(self, offset: int, dtype: DType, count: int) -> np.ndarray:
         return self.view(offset, dtype, count).copy()
 
+    def copy(self, src: int, dst: int, nbytes: int) -> None:
+        u8 = self._u8
+        u8[dst:dst + nbytes] = u8[src:src + nbytes]
+
 
 def _madvise() -> object:
     """libc's madvise where freed pages can be dropped (Linux), else None."""

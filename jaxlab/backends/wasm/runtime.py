@@ -76,20 +76,26 @@ def _caller(store: wasmtime.Store, func: wasmtime.Func, nargs: int) -> Callable[
         for p in params:
             p.kind = ffi.WASMTIME_I32
         slots = [p.of for p in params]   # views of the values; ctypes wraps to i32 itself
-        context, fref, call = store._context(), ctypes.byref(func._func), ffi.wasmtime_func_call
+        context, fref = store._context(), ctypes.byref(func._func)
         trap_type = ctypes.POINTER(ffi.wasm_trap_t)
-    except (ImportError, AttributeError):
+        error_type = ctypes.POINTER(ffi.wasmtime_error_t)
+        # a function pointer of our own, its arguments converted once here: the
+        # bindings' wrapper and its per-call argument checks cost more than the call
+        call = ffi.dll["wasmtime_func_call"]
+        call.argtypes, call.restype = None, ctypes.c_void_p
+    except (ImportError, AttributeError, TypeError):
         return lambda *args: func(store, *(_i32(a) for a in args))
 
     trap = trap_type()   # wasmtime writes it only when the call traps
     trap_ref = ctypes.byref(trap)
+    n_params, no_results = ctypes.c_size_t(nargs), ctypes.c_size_t(0)
 
     def run(*args: int, _owners=(store, func)) -> None:   # the context needs its store alive
         for slot, a in zip(slots, args):
             slot.i32 = a
-        error = call(context, fref, params, nargs, None, 0, trap_ref)
+        error = call(context, fref, params, n_params, None, no_results, trap_ref)
         if error:
-            raise wasmtime.WasmtimeError._from_ptr(error)
+            raise wasmtime.WasmtimeError._from_ptr(ctypes.cast(error, error_type))
         if trap:
             raised = wasmtime.Trap._from_ptr(ctypes.cast(trap, trap_type))   # owns it now
             ctypes.memset(ctypes.addressof(trap), 0, ctypes.sizeof(trap))   # null again
@@ -213,17 +219,21 @@ class WasmBackend(Backend):
         return self.wasm.memory
 
     # --- memory -----------------------------------------------------------------
+    # (the memory, once started, straight from _started: these run on every dispatch)
     def allocate(self, nbytes: int) -> int:
-        return self.memory.allocate(nbytes)
+        return (self._started or self.wasm).memory.allocate(nbytes)
 
     def free(self, handle: int) -> None:
-        self.memory.free(handle)
+        (self._started or self.wasm).memory.free(handle)
 
     def write(self, handle: int, data) -> None:
         self.memory.write(handle, data)
 
     def read(self, handle: int, dtype: DType, count: int):
-        return self.memory.read(handle, dtype, count)
+        return (self._started or self.wasm).memory.read(handle, dtype, count)
+
+    def copy(self, src: int, src_offset: int, dst: int, dst_offset: int, nbytes: int) -> None:
+        self.memory.copy(src + src_offset, dst + dst_offset, nbytes)
 
     # --- programs ------------------------------------------------------------------
     def prepare_kernel(self, kernel: Kernel,
@@ -343,14 +353,18 @@ class WasmBackend(Backend):
                 or self.fuel is not None:
             return super().launcher(exe)
         module, (lo, hi), name = prog.module, prog.chunks[0], prog.name
+        idle = module.idle   # take() and give() inlined: this runs on every jit dispatch
 
         def launch(inputs: Sequence[Any], outputs: Sequence[Any]) -> None:
-            instance = module.take()
+            try:
+                instance = idle.pop()   # atomic: two threads never get the same instance
+            except IndexError:
+                instance = module.take()
             try:
                 instance.call(outputs[0], *inputs, lo, hi)
             except (wasmtime.Trap, wasmtime.WasmtimeError) as exc:
                 raise WasmTrapError(name, _cause(exc)) from None   # not given back
-            module.give(instance)
+            idle.append(instance)
         return launch
 
     def dispatch(self, exe: Executable, inputs: Sequence[Any], outputs: Sequence[Any]) \

@@ -73,6 +73,11 @@ class WebGpuBackend(Backend):
     # a deeper chain of ops makes the shader compiler's time grow much faster than
     # the shader (lavapipe: 40 nested sin+add compile in seconds, 80 in minutes)
     max_fused_depth = 64
+    # lavapipe compiles a shader (LLVM) at its first submission: 64 sin+add pairs with
+    # distinct constants took 22-36 s as kernels of depth 64, 12-14 s at 32, 6-10 s at
+    # 16 (benchmarks/chains.py); 16 would split composites (logaddexp, arcsinh) that
+    # one kernel should hold
+    software_fused_depth = 32
     # 8/16-bit types are packed in u32 words and computed in 32-bit values (ir/widen.py)
     dtypes = frozenset(DType) - BITS_64
     dtype_limit_reason = "WGSL has no 64-bit types"
@@ -82,6 +87,8 @@ class WebGpuBackend(Backend):
         computes float16 in f32 even where the adapter has shader-f16."""
         self._adapter = adapter if adapter is not None else select_adapter()
         self._choice = "hardware" if is_hardware(self._adapter) else "software"
+        if self._choice == "software":
+            self.max_fused_depth = self.software_fused_depth
         self._want_f16 = f16
         self._generation = 0
         self._lock = threading.RLock()
@@ -458,17 +465,60 @@ class WebGpuBackend(Backend):
 
     def _open_pass(self) -> Any:
         self._in_pass = 0
-        self._encoder = self.device.create_command_encoder()
+        if self._encoder is None:
+            self._encoder = self.device.create_command_encoder()
         self._pass = self._encoder.begin_compute_pass()
         return self._pass
 
-    def _close_pass(self) -> None:
-        """End the open compute pass; its command buffer waits in the queue list."""
+    def _end_pass(self) -> None:
+        """End the open compute pass, keeping its encoder open for more commands."""
         if self._pass is not None:
-            cpass, encoder, self._pass, self._encoder = self._pass, self._encoder, None, None
+            cpass, self._pass = self._pass, None
             with self._guard("recording work"):
                 cpass.end()
+
+    def _close_pass(self) -> None:
+        """End the open pass and encoder; its command buffer waits in the queue list."""
+        self._end_pass()
+        if self._encoder is not None:
+            encoder, self._encoder = self._encoder, None
+            with self._guard("recording work"):
                 self._queued.append(encoder.finish())
+
+    @_locked
+    def copy(self, src: GpuBuffer, src_offset: int, dst: GpuBuffer, dst_offset: int,
+             nbytes: int) -> None:
+        """Recorded in the open encoder between compute passes (a loop's row writes stay
+        in its one command buffer); WebGPU copies whole 4-byte words, so a copy of
+        other sizes or offsets (bool and float16 rows) reads and writes through the host."""
+        self._live([src, dst])
+        if not nbytes:
+            return
+        if (src_offset | dst_offset | nbytes) % 4:
+            self._copy_through_host(src, src_offset, dst, dst_offset, nbytes)
+            return
+        with self._guard("copying between buffers"):
+            self._end_pass()
+            if self._encoder is None:
+                self._encoder = self.device.create_command_encoder()
+            self._encoder.copy_buffer_to_buffer(src.buffer, src_offset, dst.buffer,
+                                                dst_offset, nbytes)
+        if not self._batch_depth:
+            self._close_pass()
+
+    def _copy_through_host(self, src: GpuBuffer, src_offset: int, dst: GpuBuffer,
+                           dst_offset: int, nbytes: int) -> None:
+        lo, hi = dst_offset // 4 * 4, -(-(dst_offset + nbytes) // 4) * 4
+        self._flush()
+        with self._guard("copying between buffers"):
+            data = np.frombuffer(self.device.queue.read_buffer(src.buffer, 0, src.capacity),
+                                 np.uint8)
+            words = np.frombuffer(self.device.queue.read_buffer(dst.buffer, lo, hi - lo),
+                                  np.uint8).copy()
+            start = dst_offset - lo
+            words[start:start + nbytes] = data[src_offset:src_offset + nbytes]
+            self.device.queue.write_buffer(dst.buffer, lo, words)
+        self._unfinished = False
 
     @contextlib.contextmanager
     def _freeing(self, handles: list[GpuBuffer]) -> Iterator[None]:

@@ -18,12 +18,12 @@ from jaxlab import numpy as jnp
 from jaxlab.array import Array
 from jaxlab.core.elementwise import threefry2x32_p
 from jaxlab.ir.dtypes import DType, default_float, default_int, to_dtype
-from jaxlab.key_array import KeyArray
+from jaxlab.key_array import KEY_DTYPE, KeyArray, KeyDType
 from jaxlab.numpy._util import asarray_, broadcast_shapes, canonical_axis, static_shape
 
 Shape = int | Sequence[int]
 
-__all__ = ["PRNGKey", "key", "key_data", "wrap_key_data", "clone", "split", "fold_in", "bits", "uniform", "normal", "randint",
+__all__ = ["PRNGKey", "key", "key_data", "key_impl", "key_dtype", "wrap_key_data", "clone", "split", "fold_in", "bits", "uniform", "normal", "randint",
            "permutation", "bernoulli", "gumbel", "categorical"]
 
 
@@ -95,6 +95,27 @@ def key(seed: Any, *, impl: Any = None) -> KeyArray:
     return KeyArray(PRNGKey(seed))
 
 
+def key_impl(keys: Any) -> str:
+    """The PRNG implementation's name (the one there is: threefry2x32)."""
+    _check_key_like("key_impl", keys)
+    return KEY_DTYPE.impl
+
+
+def key_dtype(impl: Any = None) -> KeyDType:
+    """The dtype of typed keys."""
+    if impl not in (None, "threefry2x32"):
+        raise ValueError(f"random.key_dtype: only threefry2x32 exists, got {impl!r}")
+    return KEY_DTYPE
+
+
+def _check_key_like(name: str, keys: Any) -> None:
+    if not isinstance(keys, KeyArray):
+        data = asarray_(keys)
+        if data.jdtype is not DType.uint32 or not data.shape or data.shape[-1] != 2:
+            raise TypeError(f"random.{name}: expected a key array, got {data.jdtype}"
+                            f"{list(data.shape)}")
+
+
 def key_data(keys: Any) -> Array:
     """The uint32 words under typed keys (shape keys.shape + (2,)); raw keys as given."""
     return keys.data if isinstance(keys, KeyArray) else asarray_(keys)
@@ -163,9 +184,20 @@ def bits(key: Any, shape: Shape = (), dtype: Any = DType.uint32) -> Array:
 def _float_dtype(name: str, dtype: Any) -> DType:
     """A sampler's float dtype: the default float when None (float64 under x64)."""
     dt = default_float() if dtype is None else to_dtype(dtype, f"random.{name}")
-    if not dt.is_float:
-        raise TypeError(f"random.{name}: dtype must be a float dtype, got {dt}")
+    if not dt.is_float:   # ValueError, as JAX
+        raise ValueError(f"dtype argument to `{name}` must be a float dtype, got {dt}")
     return dt
+
+
+def _param_shape(name: str, shape: Shape | None, *params: Array) -> tuple[int, ...]:
+    """The sample shape: `shape` when given (the parameters must broadcast to it),
+    else the parameters' broadcast shape."""
+    shapes = [p.shape for p in params]
+    if shape is None:
+        return broadcast_shapes(*shapes)
+    shape = static_shape(shape)
+    _check_shape(name, shape, *shapes)
+    return shape
 
 
 def _float_params(name: str, shape: Shape, dtype: Any, *params: Any) -> tuple:
@@ -365,7 +397,12 @@ def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> A
     return jnp.take(x, _shuffle(key, jnp.arange(x.shape[axis]), 0), axis=axis)
 
 
-from jaxlab.random_distributions import *  # noqa: E402,F401,F403  (samplers built on the above)
-from jaxlab.random_distributions import __all__ as _distributions
+# samplers built on the above
+from jaxlab.random_distributions import *  # noqa: E402,F401,F403
+from jaxlab.random_distributions import __all__ as _distributions  # noqa: E402
+from jaxlab.random_gamma import *  # noqa: E402,F401,F403
+from jaxlab.random_gamma import __all__ as _gamma_family  # noqa: E402
+from jaxlab.random_discrete import *  # noqa: E402,F401,F403
+from jaxlab.random_discrete import __all__ as _counts  # noqa: E402
 
-__all__ += _distributions
+__all__ += _distributions + _gamma_family + _counts

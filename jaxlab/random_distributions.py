@@ -1,9 +1,12 @@
 """The samplers of jax.random that transform uniform or normal draws (exponential,
-laplace, logistic, cauchy, rademacher, truncated_normal, multivariate_normal, choice):
-each follows JAX's formula so that the same key gives JAX's values."""
+laplace, logistic, cauchy, rademacher, truncated_normal, multivariate_normal, choice,
+lognormal, pareto, maxwell, double_sided_maxwell, weibull_min, rayleigh, wald,
+triangular, geometric, orthogonal): each follows JAX's formula so that the same key
+gives JAX's values."""
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any
 
 import numpy as np
@@ -11,12 +14,15 @@ import numpy as np
 from jaxlab import lax
 from jaxlab import numpy as jnp
 from jaxlab.array import Array
-from jaxlab.ir.dtypes import DType, to_dtype
+from jaxlab.ir.dtypes import DType, default_float, default_int, to_dtype
 from jaxlab.numpy._util import asarray_, broadcast_shapes, canonical_axis, static_shape
-from jaxlab.random import Shape, _check_shape, _float_dtype, bernoulli, normal, uniform
+from jaxlab.random import (Shape, _check_key, _check_shape, _float_dtype, _param_shape,
+                           bernoulli, normal, split, uniform)
 
 __all__ = ["exponential", "laplace", "logistic", "cauchy", "rademacher", "truncated_normal",
-           "multivariate_normal", "choice"]
+           "multivariate_normal", "choice", "lognormal", "pareto", "maxwell",
+           "double_sided_maxwell", "weibull_min", "rayleigh", "wald", "triangular",
+           "geometric", "orthogonal"]
 
 
 def exponential(key: Any, shape: Shape = (), dtype: Any = None) -> Array:
@@ -166,3 +172,118 @@ def choice(key: Any, a: Any, shape: Shape = (), replace: bool = True, p: Any = N
         result = ind if arr.ndim == 0 else jnp.take(arr, ind, axis)
     return result.reshape(shape if arr.ndim == 0 else
                           arr.shape[:axis] + tuple(shape) + arr.shape[axis + 1:])
+
+
+def _float_sampler(name: str, key: Any, shape: Shape | None, dtype: Any,
+                   *params: Any) -> tuple:
+    """(raw key, shape, dtype, the params as arrays of dtype broadcast to shape)."""
+    key = _check_key(name, key)
+    dt = _float_dtype(name, dtype)
+    arrays = [asarray_(p).astype(dt) for p in params]
+    shape = _param_shape(name, shape, *arrays)
+    return (key, shape, dt, *(jnp.broadcast_to(a, shape) for a in arrays))
+
+
+def lognormal(key: Any, sigma: Any = 1.0, shape: Shape | None = None,
+              dtype: Any = None) -> Array:
+    """exp(sigma z) for z standard normal."""
+    key, shape, dt, sigma = _float_sampler("lognormal", key, shape, dtype, sigma)
+    return jnp.exp(normal(key, shape, dt) * sigma)
+
+
+def pareto(key: Any, b: Any, shape: Shape | None = None, dtype: Any = None) -> Array:
+    """Pareto with shape b (support [1, inf)): exp(e / b) for e standard exponential."""
+    key, shape, dt, b = _float_sampler("pareto", key, shape, dtype, b)
+    return jnp.exp(exponential(key, shape, dt) / b)
+
+
+def maxwell(key: Any, shape: Shape = (), dtype: Any = None) -> Array:
+    """The length of a 3-vector of standard normals."""
+    key = _check_key("maxwell", key)
+    dt = _float_dtype("maxwell", dtype)
+    z = normal(key, static_shape(shape) + (3,), dt)
+    return jnp.sqrt(jnp.sum(z * z, axis=-1))
+
+
+def double_sided_maxwell(key: Any, loc: Any, scale: Any, shape: Shape = (),
+                         dtype: Any = None) -> Array:
+    """A Maxwell draw with a random sign, scaled and shifted. As JAX, the parameters'
+    shape is appended to `shape` (and is the whole shape when shape is empty)."""
+    key = _check_key("double_sided_maxwell", key)
+    dt = _float_dtype("double_sided_maxwell", dtype)
+    loc, scale = asarray_(loc), asarray_(scale)
+    param_shape = broadcast_shapes(loc.shape, scale.shape)
+    shape = static_shape(shape)
+    shape = (shape or param_shape) + param_shape
+    key_m, key_sign = split(key)
+    return rademacher(key_sign, shape, dt) * maxwell(key_m, shape, dt) * scale + loc
+
+
+def weibull_min(key: Any, scale: Any, concentration: Any, shape: Shape = (),
+                dtype: Any = None) -> Array:
+    """The inverse Weibull CDF of a uniform draw: scale (-log(1 - u))^(1/concentration)."""
+    key = _check_key("weibull_min", key)
+    u = uniform(key, static_shape(shape), _float_dtype("weibull_min", dtype), 0, 1)
+    return jnp.power(-jnp.log1p(-u), 1.0 / concentration) * scale
+
+
+def rayleigh(key: Any, scale: Any, shape: Shape | None = None, dtype: Any = None) -> Array:
+    """scale sqrt(-2 log u) for u uniform."""
+    key, shape, dt, scale = _float_sampler("rayleigh", key, shape, dtype, scale)
+    return scale * jnp.sqrt(jnp.log(uniform(key, shape, dt)) * -2)
+
+
+def wald(key: Any, mean: Any, shape: Shape | None = None, dtype: Any = None) -> Array:
+    """Inverse Gaussian (unit shape) by Michael, Schucany and Haas' transformation:
+    a root from a chi-square(1) draw, picked by a uniform draw."""
+    key, shape, dt, mean = _float_sampler("wald", key, shape, dtype, mean)
+    key_v, key_z = split(key)
+    v = normal(key_v, shape, dt)
+    z = uniform(key_z, shape, dt)
+    y = lax.integer_pow(v, 2)
+    mean_sq = lax.integer_pow(mean, 2)
+    root = jnp.sqrt(4 * mean * y + mean_sq * lax.integer_pow(y, 2))
+    x = mean + mean_sq * y / 2 - mean / 2 * root
+    return jnp.where(z <= mean / (mean + x), x, mean_sq / x)
+
+
+def triangular(key: Any, left: Any, mode: Any, right: Any, shape: Shape | None = None,
+               dtype: Any = None) -> Array:
+    """The inverse CDF of the triangular distribution at a uniform draw."""
+    key, shape, dt, left, mode, right = _float_sampler("triangular", key, shape, dtype,
+                                                       left, mode, right)
+    width = right - left
+    u = uniform(key, shape, dt)
+    rising = left + jnp.sqrt(u * width * (mode - left))
+    falling = right - jnp.sqrt((1 - u) * width * (right - mode))
+    return jnp.where(u < (mode - left) / width, rising, falling)
+
+
+def geometric(key: Any, p: Any, shape: Shape | None = None, dtype: Any = None) -> Array:
+    """The number of Bernoulli(p) trials up to the first success: 1 + floor(log u /
+    log(1 - p)), with u = 0 taken as 1 (as JAX, keeping its samples)."""
+    key = _check_key("geometric", key)
+    dt = default_int() if dtype is None else to_dtype(dtype, "random.geometric")
+    if not dt.is_int:
+        raise ValueError(f"dtype argument to `geometric` must be an int dtype, got {dt}")
+    p = asarray_(p)
+    p = p if p.jdtype.is_float else p.astype(default_float())
+    shape = _param_shape("geometric", shape, p)
+    u = uniform(key, shape, p.jdtype)
+    log_u = jnp.log(jnp.where(u == 0, 1, u))
+    trials = jnp.floor(log_u / jnp.broadcast_to(jnp.log1p(-p), shape)) + 1
+    return trials.astype(dt)
+
+
+def orthogonal(key: Any, n: int, shape: Shape = (), dtype: Any = None,
+               m: int | None = None) -> Array:
+    """Haar-random n x m matrices with orthonormal columns (rows when n < m): the Q of
+    a normal matrix's QR, its columns' signs fixed by R's diagonal."""
+    key = _check_key("orthogonal", key)
+    dt = _float_dtype("orthogonal", dtype)
+    n = operator.index(n)
+    m = n if m is None else operator.index(m)
+    z = normal(key, static_shape(shape) + (max(n, m), min(n, m)), dt)
+    q, r = jnp.linalg.qr(z)
+    x = q * jnp.expand_dims(jnp.sign(jnp.diagonal(r, axis1=-2, axis2=-1)), -2)
+    return jnp.swapaxes(x, -1, -2) if n < m else x

@@ -13,7 +13,9 @@ import operator
 from typing import Any, Callable, Sequence
 
 from jaxlab.array import wrap
+from jaxlab.core.avals import ShapedArray
 from jaxlab.core.batching import vmap_flat
+from jaxlab.core.jaxpr import ClosedJaxpr, trace_to_jaxpr
 from jaxlab.core.primitives import (abstract_evals, batch_rules, jvp_rules, lowerings,
                                     primitive, transpose_rules)
 from jaxlab.core.trace import bind, get_aval
@@ -92,6 +94,16 @@ def _call_lowering(*lazies: Any, fun: Callable, **_: Any) -> list:
     return [o._lazy for o in fun(*(wrap(x) for x in lazies))]
 
 
+def call_jaxpr(avals: Sequence[ShapedArray], fun: Callable) -> ClosedJaxpr:
+    """The user's function staged out at these input types: staged (not run on
+    phantoms) so that control flow inside it works under jit too."""
+    return trace_to_jaxpr(fun, list(avals))
+
+
+def _call_abstract(*avals: ShapedArray, fun: Callable, **_: Any) -> list[ShapedArray]:
+    return call_jaxpr(avals, fun).out_avals
+
+
 def _custom_jvp_rule(primals, tangents, *, fun, jvp):
     return jvp(list(primals), list(tangents))
 
@@ -110,6 +122,7 @@ def _batch_call(prim):
 
 
 lowerings[custom_jvp_call_p] = _call_lowering
+abstract_evals[custom_jvp_call_p] = _call_abstract
 jvp_rules[custom_jvp_call_p] = _custom_jvp_rule
 batch_rules[custom_jvp_call_p] = _batch_call(custom_jvp_call_p)
 
@@ -171,6 +184,7 @@ def _lin_transpose(cts, *tangents, res, bwd, out_avals):
 
 
 lowerings[custom_vjp_call_p] = _call_lowering
+abstract_evals[custom_vjp_call_p] = _call_abstract
 jvp_rules[custom_vjp_call_p] = _custom_vjp_jvp
 batch_rules[custom_vjp_call_p] = _batch_call(custom_vjp_call_p)
 lowerings[custom_lin_p] = _lin_lowering

@@ -36,6 +36,7 @@ from jaxlab.core.control_flow import (clamp_index, cond_p, fresh_copy, read_row,
                                       row_of, scalar_int, scan_p, split_scan, split_while,
                                       stacked_buffers, while_p)
 from jaxlab.core.avals import ShapedArray
+from jaxlab.core.custom_derivatives import call_jaxpr, custom_jvp_call_p, custom_vjp_call_p
 from jaxlab.core.jit import Program, compile_body, lower_jaxpr
 from jaxlab.engine import dispatch, prepared
 from jaxlab.engine import lazy as lz
@@ -411,4 +412,12 @@ def _compile_cond(device: Device, rec: Any, ins: list, *, branches) -> list[lz.L
     return _record(rec, device, CondStep(device, programs), ins, branches[0].out_avals)
 
 
-structured = {scan_p: _compile_scan, while_p: _compile_while, cond_p: _compile_cond}
+def _compile_custom_call(device: Device, rec: Any, ins: list, *, fun, **_) -> list[lz.Lazy]:
+    """A custom_jvp/custom_vjp function's own computation, staged and lowered in
+    place (its loops and branches become steps like any others)."""
+    return lower_jaxpr(call_jaxpr([ShapedArray(x.shape, x.dtype) for x in ins], fun), ins,
+                       device, rec)
+
+
+structured = {scan_p: _compile_scan, while_p: _compile_while, cond_p: _compile_cond,
+              custom_jvp_call_p: _compile_custom_call, custom_vjp_call_p: _compile_custom_call}

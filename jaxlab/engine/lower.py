@@ -58,8 +58,11 @@ def _lower_exp(exp: AluExp, parts: Sequence[tuple[AluExp, int]], slots: _Slots,
         elif node.op is AluOp.Valid:
             mapping[node] = node.arg.to_index(parts)[1]
     lowered = exp.substitute(mapping)
-    gathers = {n: AluExp.load(slots.slot(n.arg), n.src[0], n.dtype) for n in lowered.toposort()
-               if n.op is AluOp.GlobalIndex and isinstance(n.arg, Buffer)}
+    gathers: dict[AluExp, AluExp] = {}
+    for n in lowered.toposort():   # inner gathers first: an index may read another gather
+        if n.op is AluOp.GlobalIndex and isinstance(n.arg, Buffer):
+            index = n.src[0].substitute(gathers) if gathers else n.src[0]
+            gathers[n] = AluExp.load(slots.slot(n.arg), index, n.dtype)
     return lowered.substitute(gathers) if gathers else lowered
 
 

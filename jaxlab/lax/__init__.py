@@ -5,3 +5,4 @@ from jaxlab.lax.control_flow import cond, fori_loop, map, scan, switch, while_lo
 from jaxlab.lax.conv import conv_general_dilated, reduce_window  # noqa: F401
 from jaxlab.lax.ops import *  # noqa: F401,F403
 from jaxlab.lax.special import digamma, erf_inv, lgamma  # noqa: F401
+from jaxlab.lax.gamma_sample_grad import random_gamma_grad  # noqa: F401

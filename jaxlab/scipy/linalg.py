@@ -8,7 +8,8 @@ from typing import Any
 from jaxlab import numpy as jnp
 from jaxlab.array import Array
 from jaxlab.lax import linalg as lax_linalg
-from jaxlab.numpy.linalg import det, inv, solve  # noqa: F401
+from jaxlab.numpy.linalg import det, inv  # noqa: F401
+from jaxlab.numpy.linalg import solve as _general_solve
 from jaxlab.scipy.special import float_args
 
 __all__ = ["solve_triangular", "cholesky", "cho_factor", "cho_solve", "lu", "lu_factor",
@@ -56,6 +57,21 @@ def cho_solve(c_and_lower: tuple, b: Any, overwrite_b: bool = False,
     c, lower = c_and_lower
     y = solve_triangular(c, b, trans=0 if lower else 1, lower=lower)
     return solve_triangular(c, y, trans=1 if lower else 0, lower=lower)
+
+
+_ASSUMED = ("gen", "sym", "her", "pos")
+
+
+def solve(a: Any, b: Any, lower: bool = False, overwrite_a: bool = False,
+          overwrite_b: bool = False, debug: bool = False, check_finite: bool = True,
+          assume_a: str = "gen") -> Array:
+    """x with a x = b: by Cholesky when a is assumed positive definite ('pos'), else
+    by LU (as JAX, 'sym' and 'her' take the general path)."""
+    if assume_a not in _ASSUMED:
+        raise ValueError(f"Expected assume_a to be one of {_ASSUMED}; got {assume_a!r}")
+    if assume_a == "pos":
+        return cho_solve(cho_factor(a, lower=lower), b)
+    return _general_solve(a, b)
 
 
 def lu_factor(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> tuple:

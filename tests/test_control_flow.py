@@ -421,3 +421,16 @@ def test_make_jaxpr_of_nested_control_flow_matches_jax():
     theirs = str(jax.make_jaxpr(fn((jjnp, jlax)))(np.ones(3, np.float32)))
     assert _structure(mine) == _structure(theirs)
     assert len(_structure(mine)) > 15
+
+
+def test_eager_scan_row_indexing_a_table(backend):
+    # the row a step reads is itself a gather (by the step index): an index computed
+    # from it into a table nests one gather inside another in the same kernel
+    def step(m):
+        table = m.arange(10.0) * 2
+        return lambda c, x: (c + table[m.floor(x * 1.5).astype(m.int32)], c)
+    xs = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    ours = lax.scan(step(jnp), jnp.zeros(3), xs)
+    theirs = jlax.scan(step(jjnp), jjnp.zeros(3), xs)
+    for a, b in zip(ours, theirs):
+        assert_close(a, b)

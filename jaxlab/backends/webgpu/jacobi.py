@@ -12,6 +12,7 @@ at once where it did not. Dispatches are planned for `sweeps` sweeps.
 from __future__ import annotations
 
 import math
+import os
 import struct
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from jaxlab.backends.webgpu.routines import _Builder
 
 MAX_BLOCK = 16          # rows per block: 2 x 16 rows of 256 floats fill 32 KiB
+ENV_BLOCK = "JAXLAB_WEBGPU_JACOBI_BLOCK"   # another largest block, to measure
 MAX_THREADS = 256
 SWEEPS = 20             # block sweeps converge in far fewer; the rest return at once
 EPS, TINY = 2.0 ** -23, 2.0 ** -126   # float32's spacing of 1 and smallest normal
@@ -69,11 +71,21 @@ class JacobiPlan:
         return self.blocks - 1
 
 
+def _largest_block() -> int:
+    """MAX_BLOCK, or ENV_BLOCK's value (to measure others)."""
+    text = os.environ.get(ENV_BLOCK, "")
+    if not text:
+        return MAX_BLOCK
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"{ENV_BLOCK}={text!r}: expected a positive number of rows")
+    return int(text)
+
+
 def plan_jacobi(n: int, m: int, count: int, vectors: bool,
                 limits: Limits) -> Optional[JacobiPlan]:
     """The block plan, or None where two rows do not fit in workgroup memory."""
     room = (limits.max_shared_bytes - _RESERVED) // (2 * 4 * m)
-    block = min(MAX_BLOCK, math.ceil(n / 2), room)
+    block = min(_largest_block(), math.ceil(n / 2), room)
     if block < 1 or n < 2:
         return None
     width = 1 << (block - 1).bit_length()
@@ -205,7 +217,8 @@ def notes(p: JacobiPlan) -> dict:
         "algorithm": ("block one-sided Jacobi, a workgroup per pair of blocks per round",
                       "the circle method pairs blocks; each workgroup sweeps its two blocks' "
                       "rows in workgroup memory"),
-        "block": (p.block, f"rows per block: 2 blocks of {p.m} floats fit workgroup memory"),
+        "block": (p.block, f"rows per block: 2 blocks of {p.m} floats fit workgroup memory"
+                           + (f" ({ENV_BLOCK} set)" if os.environ.get(ENV_BLOCK) else "")),
         "dispatches": (SWEEPS * p.rounds, f"{p.rounds} rounds a sweep, {SWEEPS} sweeps planned; "
                                           "a sweep after one that rotated nothing returns at "
                                           "once"),

@@ -1,10 +1,12 @@
 """GPU figures for the webgpu device against PyTorch (and JAX) on the same GPU.
 
-    python -m benchmarks.gpu [--out FILE] [--workloads W1,W2,W3,W5,W4,EIGH,SVD,W8,W9]
+    python -m benchmarks.gpu [--out FILE] [--workloads W1,W2,W3,W5,W4,SORT,CHOL,CHOLB,EIGH,SVD,W8,W9]
 
 W1/W2 are reported as a fraction of a device-to-device copy's bandwidth, W3/W5
 as a fraction of cuBLAS/cuDNN fp32 (TF32 off), W4 as a ratio to JAX on the GPU,
-EIGH/SVD (256x256) as a fraction of torch.linalg's time (cuSOLVER), W8/W9 (FFT) as a
+EIGH/SVD (256x256) as a fraction of torch.linalg's time (cuSOLVER), W6's parts (SORT of
+16M float32, CHOL of 512x512, CHOLB of (64, 256, 256)) as a fraction of torch.sort and
+torch.linalg.cholesky (target >= 0.3), W8/W9 (FFT) as a
 fraction of cuFFT through torch.fft (target >= 0.3).
 jaxlab's device time is a GPU timestamp span around each call (its kernels in
 order, as a jit call runs them) when the adapter has timestamp queries (else wall
@@ -55,7 +57,9 @@ def torch_figures(torch: Any, inputs: dict[str, tuple]) -> dict[str, float]:
     if "W5" in inputs:
         x, w = (torch.from_numpy(v).to(dev) for v in inputs["W5"])
         out["W5"] = _cuda_time(lambda: torch.nn.functional.conv2d(x, w, padding=1), torch)
-    for name, fn in (("EIGH", torch.linalg.eigh), ("SVD", torch.linalg.svd)):
+    for name, fn in (("EIGH", torch.linalg.eigh), ("SVD", torch.linalg.svd),
+                     ("SORT", lambda x: torch.sort(x).values), ("CHOL", torch.linalg.cholesky),
+                     ("CHOLB", torch.linalg.cholesky)):
         if name in inputs:
             a = torch.from_numpy(inputs[name][0]).to(dev)
             out[name] = _cuda_time(lambda: fn(a), torch)
@@ -68,7 +72,8 @@ def torch_figures(torch: Any, inputs: dict[str, tuple]) -> dict[str, float]:
 
 REFERENCE_LABELS = {"W1": "D2D copy", "W2": "D2D copy", "W3": "cuBLAS fp32", "W5": "cuDNN fp32",
                     "EIGH": "torch.linalg.eigh", "SVD": "torch.linalg.svd",
-                    "W8": "cuFFT (torch.fft)", "W9": "cuFFT (torch.fft)"}
+                    "W8": "cuFFT (torch.fft)", "W9": "cuFFT (torch.fft)", "SORT": "torch.sort",
+                    "CHOL": "torch.linalg.cholesky", "CHOLB": "torch.linalg.cholesky"}
 
 
 def _relative_error(got: Any, want: Any) -> float:
@@ -147,7 +152,7 @@ def dispatch_readback_us() -> tuple[float, float]:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--workloads", default="W1,W2,W3,W5,W4,EIGH,SVD,W8,W9")
+    ap.add_argument("--workloads", default="W1,W2,W3,W5,W4,SORT,CHOL,CHOLB,EIGH,SVD,W8,W9")
     ap.add_argument("--out", default="benchmarks/RESULTS-gpu.md")
     args = ap.parse_args(argv)
     import jaxlab

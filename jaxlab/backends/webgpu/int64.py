@@ -72,9 +72,8 @@ def spelling(op: AluOp, operand: DType) -> Optional[Spelling]:
 
 
 def cast_spelling(src: Any, dst: Any) -> Spelling:
-    """A cast between a 64-bit dtype and a Kind (or the other 64-bit dtype: same bits)."""
-    if src in WIDE and dst in WIDE:
-        return "{0}"
+    """A cast between a 64-bit dtype and a Kind (int64 <-> uint64 keeps the value's
+    words: no cast at all)."""
     if (src, dst) not in CASTS:
         raise NotImplementedError(f"webgpu: no WGSL cast from {src} to {dst}")
     return CASTS[(src, dst)]

@@ -7,7 +7,8 @@ float->int conversion out of range are left to the driver, so helpers give
 ir/vocabulary.py's answers (x//0 = -1, x%0 = x, saturating casts, NaN -> 0).
 Float math other than sin and cos arrives rewritten into primitive ops
 (ir/mathlib.py). Each spelling that calls a helper adds its name to a `needs`
-set, from which `library` writes the helpers a shader defines.
+set, from which `library` writes the helpers a shader defines. int64 and uint64
+values are pairs of u32 words, spelled by int64.py's table and helpers.
 """
 from __future__ import annotations
 

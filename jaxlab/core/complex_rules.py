@@ -239,6 +239,12 @@ def _prod_along(z: ComplexLazy, axis: int) -> ComplexLazy:
     return cx.from_parts(*(lz.movement(p, "reshape", shape) for p in (re, im)))
 
 
+def _complex_cumprod(z: ComplexLazy, *, axis: int, reverse: bool = False) -> ComplexLazy:
+    """The real cumulative product's scan with complex products of the parts."""
+    combine = lambda ys, shifted: list(_cmul(*ys, *shifted))  # noqa: E731
+    return cx.from_parts(*red.scan([z.re, z.im], combine, [1.0, 0.0], axis, reverse, "cumprod"))
+
+
 def _take(x: Lazy, axis: int, lo: int, hi: int) -> Lazy:
     bounds = tuple((lo, hi) if d == axis else (0, n) for d, n in enumerate(x.shape))
     return lz.movement(x, "shrink", bounds)
@@ -269,8 +275,9 @@ _ELEMENTWISE = {
     **{ew.unary_prims[name]: cm.on_parts(fn) for name, fn in (
         ("exp", cm.c_exp), ("log", cm.c_log), ("sqrt", cm.c_sqrt), ("sin", cm.c_sin),
         ("cos", cm.c_cos), ("tanh", cm.c_tanh), ("asin", cm.c_asin), ("atan", cm.c_atan))},
-    ew.unary_prims["reciprocal"]: lambda z: _complex_div(cx.full(z.shape, 1.0, z.dtype,
-                                                                 z.device), z), ew.abs_p: _complex_abs, ew.sign_p: cm.on_parts(cm.c_sign),
+    ew.unary_prims["reciprocal"]: lambda z: _complex_div(
+        cx.full(z.shape, 1.0, z.dtype, z.device), z),
+    ew.abs_p: _complex_abs, ew.sign_p: cm.on_parts(cm.c_sign),
     ew.integer_pow_p: _complex_integer_pow, ew.pow_p: _complex_pow,
     ew.convert_element_type_p: _complex_convert, ew.select_n_p: _complex_select,
     ew.is_finite_p: _complex_is_finite, ew.stop_gradient_p: lambda z: z,
@@ -283,6 +290,7 @@ complex_lowerings.update({
     red.reduce_prims["reduce_sum"]: _on_storage(lowerings[red.reduce_prims["reduce_sum"]]),
     red.cumulative_prims["cumsum"]: _on_storage(lowerings[red.cumulative_prims["cumsum"]]),
     red.reduce_prims["reduce_prod"]: _complex_reduce_prod,
+    red.cumulative_prims["cumprod"]: _complex_cumprod,
     linalg.dot_general_p: _complex_dot_general, indexing.gather_p: _complex_gather,
 })
 # primitives holding jaxprs evaluate them with these same rules

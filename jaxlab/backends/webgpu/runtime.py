@@ -32,7 +32,7 @@ from jaxlab.backends.webgpu.errors import (DeviceLostError, WebGpuError, WebGpuM
 from jaxlab.backends.webgpu.ops import Lang
 from jaxlab.backends.webgpu.plan import Pass, Plan, single
 from jaxlab.backends.webgpu.tune import Limits, Tuning, knobs, tune
-from jaxlab.ir.dtypes import BITS_64, DType
+from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import Kernel, Routine
 from jaxlab.ir.widen import widen
 from jaxlab.ir.printer import render
@@ -79,8 +79,9 @@ class WebGpuBackend(Backend):
     # one kernel should hold
     software_fused_depth = 32
     # 8/16-bit types are packed in u32 words and computed in 32-bit values (ir/widen.py)
-    dtypes = frozenset(DType) - BITS_64
-    dtype_limit_reason = "WGSL has no 64-bit types"
+    # int64/uint64 are pairs of u32 words (int64.py); float64 (and complex128) are refused
+    dtypes = frozenset(d for d in DType if d.real_dtype is not DType.float64)
+    dtype_limit_reason = "WGSL has no float64, and jaxlab does not emulate it"
 
     def __init__(self, adapter: Any = None, *, f16: Optional[bool] = None) -> None:
         """`adapter`: a wgpu adapter (default: adapter.select_adapter()); `f16=False`

@@ -5,7 +5,10 @@ event's `tuning` shows.
 
 - split: the output is walked as rows x cols (gidx = row*cols + col), either
   flat (one row) or with cols = the last output axis, whichever leaves fewer
-  gathers (loads whose four lanes are not four neighbours in memory).
+  gathers (loads whose four lanes are not four neighbours in memory). A
+  contraction whose operands vary along rows and cols only once its leading
+  output axes are taken out (a convolution: images x out-channels x pixels, an
+  implicit GEMM per image; a batched matmul) gets those axes as a batch loop.
 - lanes: four-wide SIMD along col (elementwise kernels, and reductions whose
   loads are contiguous or broadcast along the output), along row (elementwise
   kernels that read down columns, i.e. transposes), or along ridx (reductions
@@ -22,6 +25,7 @@ event's `tuning` shows.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -58,7 +62,7 @@ class Plan:
                 [self.tile_rows, self.tile_vectors * (self.width if self.lane == COL else 1)])
         why = self.reasons.get
         return TuningRecord((
-            Choice("split", f"{form.rows}x{form.cols}", why("split", "")),
+            Choice("split", _extents(form), why("split", "")),
             Choice("lanes", _lane_name(self.lane), why("lanes", "")),
             Choice("vector_width", self.width),
             Choice("tile", f"{tile[0]}x{tile[1]}", why("tile", "")),
@@ -99,6 +103,23 @@ def _packed_loads(form: AxisForm, deps: Deps) -> frozenset:
     if not _packable(form, deps):
         return frozenset()
     return frozenset(ld for op in panel_operands(form.body, deps) for ld in loads(op))
+
+
+def _batched_contraction(kernel: Kernel, deps: Deps) -> Optional[AxisForm]:
+    """The output's leading axes as a batch, the middle ones as rows and the trailing ones
+    as cols, where that makes one operand vary along rows alone and another along cols
+    alone within a batch (a convolution: images x output channels x pixels), so that
+    each batch is a packed matmul; None where no such split exists."""
+    shape = kernel.shape
+    for i in range(1, len(shape) - 1):
+        for j in range(i + 1, len(shape)):
+            cols = math.prod(shape[j:])
+            if cols < WIDTH:
+                continue
+            form = axis_form(kernel, cols, math.prod(shape[:i]))
+            if form.batches > 1 and _packable(form, deps):
+                return form
+    return None
 
 
 def _splits(kernel: Kernel) -> list[int]:
@@ -155,6 +176,10 @@ def _row_lane_plan(form: AxisForm, best: AxisForm, deps: Deps,
     return Plan(form.cols, ROW, WIDTH, tile_vectors=vectors, reasons=reasons)
 
 
+def _extents(form: AxisForm) -> str:
+    return (f"{form.batches}x" if form.batches > 1 else "") + f"{form.rows}x{form.cols}"
+
+
 def _split_reason(form: AxisForm, forms: list[AxisForm], deps: Deps) -> str:
     if len(forms) == 1:
         return f"{form.rows} x {form.cols}: the only split"
@@ -176,13 +201,21 @@ def _tune_reduction(kernel: Kernel, deps: Deps) -> tuple[Plan, AxisForm]:
         if steps >= WIDTH:
             options.append((_gathers(form, RIDX, deps, steps), 0 if steps >= 16 else 2, RIDX,
                             form))
+    batched = _batched_contraction(kernel, deps)
+    if batched is not None:   # after the others: on a tie, no batch loop
+        options.append((_gathers(batched, COL, deps, steps, _packed_loads(batched, deps)), -1,
+                        COL, batched))
     if not options:
         form = axis_form(kernel, _splits(kernel)[0])
         return Plan(form.cols, None, 1, reasons={
             "lanes": f"scalar: {form.cols} outputs and {steps} steps are both under {WIDTH}"}), form
     gathers, _, lane, form = min(options, key=lambda o: o[:2])
-    costs = ", ".join(f"{o[2]} on {o[3].rows}x{o[3].cols}: {o[0]}" for o in options)
+    costs = ", ".join(f"{o[2]} on {_extents(o[3])}: {o[0]}" for o in options)
     reasons = {"lanes": f"{WIDTH} lanes along {lane}; weighted gathers per option: {costs}"}
+    if form.batches > 1:
+        reasons["split"] = (f"{_extents(form)}: a batch of {form.batches} contractions, each "
+                            f"{form.rows} rows (varying one operand) x {form.cols} cols "
+                            "(varying the other)")
     if lane == RIDX:
         vectors = max(1, min(RIDX_VECTORS, steps // WIDTH))
         reasons["unroll"] = (f"{vectors} vectors of ridx per iteration, each its own "

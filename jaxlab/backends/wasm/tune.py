@@ -40,6 +40,7 @@ WIDTH = 4                 # f32x4 / i32x4
 ELEMENTWISE_VECTORS = 2   # vectors per elementwise iteration
 MATMUL_TILE = (6, 2)      # rows x vectors of accumulators: 12 of the 16 v128 registers
 MATMUL_UNROLL = 4         # ridx steps per iteration: a row's 4 values are one v128 load
+TRANSPOSED_UNROLL = 2     # ... when the row values come four rows per load instead
 RIDX_VECTORS = 4          # vectors per step of a reduction along ridx (16 partial sums)
 
 
@@ -91,6 +92,13 @@ def _matmul_like(form: AxisForm, deps: Deps) -> bool:
     loop_loads = [deps(ld) for ld in loads(form.body) if RIDX in deps(ld)]
     return (any(COL not in d and ROW in d for d in loop_loads)
             and any(ROW not in d and COL in d for d in loop_loads))
+
+
+def _read_down_columns(form: AxisForm, deps: Deps) -> bool:
+    """The row-side operands are consecutive along rows, not along ridx (A.T @ B)."""
+    row_side = [ld.src[0] for ld in loads(form.body) if RIDX in deps(ld) and COL not in deps(ld)]
+    return bool(row_side) and all(contiguous(i, ROW, deps) and not contiguous(i, RIDX, deps)
+                                  for i in row_side)
 
 
 def _packable(form: AxisForm, deps: Deps) -> bool:
@@ -235,10 +243,16 @@ def _tile_plan(form: AxisForm, deps: Deps, reasons: dict[str, str]) -> Plan:
                            "varies only along rows and another only along columns, so each "
                            f"loaded row value serves {vectors} vectors and each column vector "
                            f"serves {rows} rows (measured against 4x8, 4x12, 5x8, 3x16 and 8x4)")
-        unroll = MATMUL_UNROLL if form.steps >= 2 * MATMUL_UNROLL else 1
-        if unroll > 1:
-            reasons["unroll"] = (f"{unroll} ridx steps per iteration: four row values come in "
-                                 "one v128 load and are spread to the lanes by shuffles")
+        if _read_down_columns(form, deps):
+            unroll = TRANSPOSED_UNROLL if form.steps >= 2 * TRANSPOSED_UNROLL else 1
+            reasons["unroll"] = (f"{unroll} ridx steps per iteration: the row values of a step "
+                                 "come four rows per v128 load (a transposed operand); with 4 "
+                                 "steps Cranelift spills more (measured)")
+        else:
+            unroll = MATMUL_UNROLL if form.steps >= 2 * MATMUL_UNROLL else 1
+            if unroll > 1:
+                reasons["unroll"] = (f"{unroll} ridx steps per iteration: four row values come "
+                                     "in one v128 load and are spread to the lanes by shuffles")
         pack = _packable(form, deps)
         if pack:
             reasons["pack"] = ("each strip of columns is read by every row tile: its operands "

@@ -87,6 +87,16 @@ def _gathers(form: AxisForm, lane: Axis, deps: Deps, weight_loop: int = 1,
     return count
 
 
+def _lane_by_lane_divisions(form: AxisForm, deps: Deps) -> int:
+    """Integer // and % by constants that are not powers of two, on values that vary along
+    col: SIMD128 has no vector division, so each runs once per lane (a padded image walked
+    flat computes its row and column that way; walked by rows, once per row)."""
+    return sum(1 for n in form.body.toposort()
+               if n.op in (AluOp.Idiv, AluOp.Mod) and n.src[1].is_const
+               and isinstance(n.src[1].arg, int) and n.src[1].arg & (n.src[1].arg - 1)
+               and COL in deps(n))
+
+
 def _matmul_like(form: AxisForm, deps: Deps) -> bool:
     """One loop input varies only along rows, another only along columns."""
     loop_loads = [deps(ld) for ld in loads(form.body) if RIDX in deps(ld)]
@@ -152,7 +162,8 @@ def tune(kernel: Kernel) -> tuple[Plan, AxisForm]:
 
 def _tune_elementwise(kernel: Kernel, deps: Deps) -> tuple[Plan, AxisForm]:
     forms = [axis_form(kernel, c) for c in _splits(kernel)]
-    form = min(forms, key=lambda f: (f.cols < WIDTH, _gathers(f, COL, deps)))
+    form = min(forms, key=lambda f: (f.cols < WIDTH, _gathers(f, COL, deps),
+                                     _lane_by_lane_divisions(f, deps)))
     reasons = {"split": _split_reason(form, forms, deps)}
     by_rows = _row_lane_plan(forms[-1], form, deps, reasons)
     if by_rows is not None:

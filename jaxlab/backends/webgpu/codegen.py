@@ -11,13 +11,16 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
+import numpy as np
+
 from jaxlab.backends.traced import Listing, join, like, listing, marks_of, traced
 from jaxlab.backends.webgpu.contraction import BIDX, MIDX, NIDX
 from jaxlab.backends.webgpu.expr import ExpWriter, Name
 from jaxlab.backends.webgpu.ops import Lang, bare, cast_text, const_text, library, op_text
-from jaxlab.backends.webgpu.tune import Limits, Strategy, Tuning, grid_for
+from jaxlab.backends.webgpu.tune import SHARED_PAD, Limits, Strategy, Tile, Tuning, grid_for
 from jaxlab.ir.alu import AluExp, AluOp
 from jaxlab.ir.dtypes import DType
+from jaxlab.ir.evaluate import evaluate
 from jaxlab.ir.kernel import ACC, GIDX, RIDX, Kernel, reduce_identity
 from jaxlab.ir.provenance import FOLD
 
@@ -84,8 +87,14 @@ def group_prologue(groups: int, limits: Limits) -> tuple[tuple[int, int, int], l
 
 
 def generate(kernel: Kernel, tuning: Tuning, lang: Lang, limits: Limits) -> Program:
-    """The WGSL program that computes `kernel` laid out as `tuning` says."""
+    """The WGSL program that computes `kernel` laid out as `tuning` says (with split-K,
+    the partial sums; generate_split_sum adds them)."""
     return _Shader(kernel, tuning, lang, limits).program()
+
+
+def generate_split_sum(kernel: Kernel, tuning: Tuning, lang: Lang, limits: Limits) -> Program:
+    """Split-K's second pass: binds the inputs, the output and the partial sums."""
+    return _Shader(kernel, tuning, lang, limits).split_sum()
 
 
 class _Shader:
@@ -282,59 +291,147 @@ class _Shader:
     def _tiled(self, src: Src) -> tuple[int, list[str], list[str]]:
         k, tile, c = self.k, self.t.tile, self.t.contraction
         red = k.reduction
-        vt, acc_t = self.lang.vtype(k.exp.dtype), self._acc_type()
-        zero = const_text(0, k.exp.dtype, self.lang, self.needs)
+        et, acc_t = self.lang.vtype(k.exp.dtype), self._acc_type()
+        # vectors of the element type in shared memory where products accumulate as is
+        vm, vn = (tile.vec_m, tile.vec_n) if et == acc_t else (1, 1)
         tiles_m, tiles_n = math.ceil(c.m / tile.m), math.ceil(c.n / tile.n)
         threads_m, threads_n = tile.m // tile.reg_m, tile.n // tile.reg_n
+        row_a, row_b = tile.m // vm + SHARED_PAD, tile.n // vn + SHARED_PAD   # in vectors
+        size_a, size_b = tile.k * row_a, tile.k * row_b
+        buffers = 2 if tile.double else 1
+        per_slice = math.ceil(math.ceil(red.size / tile.k) / tile.split) * tile.k
+        rounds = per_slice // tile.k
         functions = [
-            self._function("operand_a", [BIDX, MIDX, RIDX], c.a, vt),
-            self._function("operand_b", [BIDX, NIDX, RIDX], c.b, vt),
-            self._finish(c.out_index),
+            self._function("operand_a", [BIDX, MIDX, RIDX], c.a, et),
+            self._function("operand_b", [BIDX, NIDX, RIDX], c.b, et),
+            self._finish(c.out_index) if tile.split == 1 else self._store_partial(),
         ]
-        shared = [f"var<workgroup> tile_a: array<{vt}, {tile.k * tile.m}>;  "
-                  f"// [k][m] slice of a",
-                  f"var<workgroup> tile_b: array<{vt}, {tile.k * tile.n}>;  "
-                  f"// [k][n] slice of b"]
-        src("// this workgroup's output tile: batch, tile row, tile column",
-            f"let bidx = i32(group / {tiles_m * tiles_n}u);",
-            f"let tile = group % {tiles_m * tiles_n}u;",
-            f"let m0 = i32(tile / {tiles_n}u) * {tile.m}i;",
+        shared = [f"var<workgroup> tile_a: array<{_vec(vm, et)}, {buffers * size_a}>;  "
+                  f"// {buffers} x [k][m] slice of a, rows padded by {SHARED_PAD} "
+                  "against bank conflicts",
+                  f"var<workgroup> tile_b: array<{_vec(vn, et)}, {buffers * size_b}>;  "
+                  f"// {buffers} x [k][n] slice of b"]
+        outputs = c.batch * tiles_m * tiles_n
+        src("// this workgroup's output tile: batch, tile row, tile column" +
+            (", and its slice of the reduction" if tile.split > 1 else ""))
+        if tile.split > 1:
+            src(f"let slice = i32(group / {outputs}u);",
+                f"let tile = group % {outputs}u;")
+        else:
+            src("let tile = group;")
+        src(f"let bidx = i32(tile / {tiles_m * tiles_n}u);",
+            f"let m0 = i32((tile / {tiles_n}u) % {tiles_m}u) * {tile.m}i;",
             f"let n0 = i32(tile % {tiles_n}u) * {tile.n}i;",
-            f"let tm = i32(lid / {threads_n}u);",
-            f"let tn = i32(lid % {threads_n}u);")
-        blocks = [(i, j) for i in range(tile.reg_m) for j in range(tile.reg_n)]
-        src(*(f"var acc_{i}_{j}: {acc_t} = {self._identity()};" for i, j in blocks))
-        src(f"// march over the {red.size} reduction steps {tile.k} at a time")
-        with src.block(f"for (var k0 = 0i; k0 < {red.size}i; k0 += {tile.k}i)"):
-            src(f"// stage a {tile.k}x{tile.m} slice of a, zero past the edges "
-                "(k fastest: a is usually contiguous along k)")
-            with src.block(f"for (var e = i32(lid); e < {tile.k * tile.m}i; "
-                           f"e += {tile.threads}i)"):
-                src(f"let m = m0 + e / {tile.k}i;", f"let k = k0 + e % {tile.k}i;",
-                    f"tile_a[(e % {tile.k}i) * {tile.m}i + e / {tile.k}i] = select({zero}, "
-                    f"operand_a(bidx, m, k), m < {c.m}i && k < {red.size}i);")
-            src(f"// stage a {tile.k}x{tile.n} slice of b (n fastest)")
-            with src.block(f"for (var e = i32(lid); e < {tile.k * tile.n}i; "
-                           f"e += {tile.threads}i)"):
-                src(f"let k = k0 + e / {tile.n}i;", f"let n = n0 + e % {tile.n}i;",
-                    f"tile_b[e] = select({zero}, operand_b(bidx, n, k), "
-                    f"n < {c.n}i && k < {red.size}i);")
+            f"let tm = lid / {threads_n}u;",
+            f"let tn = lid % {threads_n}u;")
+        if tile.split > 1:
+            src(f"let k_begin = slice * {per_slice}i;",
+                f"let k_end = min(k_begin + {per_slice}i, {red.size}i);")
+        else:
+            src("let k_begin = 0i;", f"let k_end = {red.size}i;")
+        stage = [_Staging("a", c.a, MIDX, c.m, tile.m, vm, row_a, size_a, tile),
+                 _Staging("b", c.b, NIDX, c.n, tile.n, vn, row_b, size_b, tile)]
+        zero = const_text(0, k.exp.dtype, self.lang, self.needs)
+        for st in stage:
+            st.positions(src)
+        src(*(f"var next_{st.name}{i}: {et};" for st in stage for i in range(st.slots)))
+        accs = [(i, h) for i in range(tile.reg_m) for h in range(tile.reg_n // vn)]
+        src(*(f"var acc_{i}_{h}: {_vec(vn, acc_t)} = {_vec(vn, acc_t)}({self._identity()});"
+              for i, h in accs))
+
+        def fetch(k0: str) -> None:
+            for st in stage:
+                st.fetch(src, k0, zero)
+
+        def store(at: str) -> None:
+            for st in stage:
+                st.store(src, at)
+
+        def multiply(cur: str) -> None:
+            src(f"// each thread multiplies its {tile.reg_m}x{tile.reg_n} block, written "
+                "out so the block stays in registers")
+            for kk in range(tile.k):
+                src(*(f"let a{kk}_{g} = tile_a[{cur}a + {kk * row_a + g * threads_m}u + tm];"
+                      for g in range(tile.reg_m // vm)),
+                    *(f"let b{kk}_{h} = tile_b[{cur}b + {kk * row_b + h * threads_n}u + tn];"
+                      for h in range(tile.reg_n // vn)))
+                for i, h in accs:
+                    a, b = f"a{kk}_{i // vm}" + (f"[{i % vm}]" if vm > 1 else ""), f"b{kk}_{h}"
+                    product = f"{a} * {b}" if et == acc_t else f"{acc_t}({a} * {b})"
+                    src(traced(f"acc_{i}_{h} += {product};", [FOLD, k.exp]))
+        if tile.double:
+            src(f"// prefetch: slice r + 1 is loaded into registers while slice r is "
+                f"multiplied; {rounds} slices of {tile.k} steps")
+            fetch("k_begin")
+            store("0u")
             src("workgroupBarrier();")
-            src(f"// each thread multiplies its {tile.reg_m}x{tile.reg_n} block, "
-                "written out so the block stays in registers")
-            with src.block(f"for (var kk = 0i; kk < {tile.k}i; kk++)"):
-                src(*(f"let a{i} = tile_a[kk * {tile.m}i + tm + {i * threads_m}i];"
-                      for i in range(tile.reg_m)))
-                src(*(f"let b{j} = tile_b[kk * {tile.n}i + tn + {j * threads_n}i];"
-                      for j in range(tile.reg_n)))
-                product = (lambda i, j: f"a{i} * b{j}" if vt == acc_t
-                           else f"{acc_t}(a{i} * b{j})")
-                src(*(traced(f"acc_{i}_{j} += {product(i, j)};", [FOLD, k.exp])
-                      for i, j in blocks))
-            src("workgroupBarrier();")
-        src(*(f"finish(bidx, m0 + tm + {i * threads_m}i, n0 + tn + {j * threads_n}i, "
-              f"acc_{i}_{j});" for i, j in blocks))
-        return c.batch * tiles_m * tiles_n, shared, functions
+            src("// slice r is in buffer r % 2")
+            with src.block(f"for (var r = 0u; r < {rounds}u; r++)"):
+                src(f"let cur_a = (r & 1u) * {size_a}u;", f"let cur_b = (r & 1u) * {size_b}u;")
+                with src.block(f"if (r + 1u < {rounds}u)"):
+                    fetch(f"k_begin + i32(r + 1u) * {tile.k}i")
+                multiply("cur_")
+                with src.block(f"if (r + 1u < {rounds}u)"):
+                    store("(1u - (r & 1u))")
+                src("workgroupBarrier();")
+        else:
+            src(f"// march over {rounds} slices of {tile.k} reduction steps",
+                "let cur_a = 0u; let cur_b = 0u;")
+            with src.block(f"for (var r = 0u; r < {rounds}u; r++)"):
+                fetch(f"k_begin + i32(r) * {tile.k}i")
+                store("0u")
+                src("workgroupBarrier();")
+                multiply("cur_")
+                src("workgroupBarrier();")
+        done = "finish(bidx, " if tile.split == 1 else "store_partial(slice, bidx, "
+        for i, h in accs:
+            row = f"m0 + i32(tm * {vm}u) + {(i // vm) * threads_m * vm + i % vm}i"
+            for v in range(vn):
+                col = f"n0 + i32(tn * {vn}u) + {h * threads_n * vn + v}i"
+                value = f"acc_{i}_{h}" + (f"[{v}]" if vn > 1 else "")
+                src(f"{done}{row}, {col}, {value});")
+        return c.batch * tiles_m * tiles_n * tile.split, shared, functions
+
+    def _store_partial(self) -> str:
+        """Split-K: this slice's partial sum of one output, for the second pass to add."""
+        c = self.t.contraction
+        outputs = c.batch * c.m * c.n
+        src = Src()
+        with src.block(f"fn store_partial(slice: i32, bidx: i32, midx: i32, nidx: i32, "
+                       f"acc: {self._acc_type()})"):
+            src("// a tile may overhang the edges of M and N",
+                f"if (midx >= {c.m}i || nidx >= {c.n}i) {{ return; }}",
+                f"out[slice * {outputs}i + (bidx * {c.m}i + midx) * {c.n}i + nidx] = acc;")
+        return src.text()
+
+    def split_sum(self) -> Program:
+        """Split-K's second pass: add each output's partial sums, then its epilogue."""
+        c, tile = self.t.contraction, self.t.tile
+        outputs = c.batch * c.m * c.n
+        threads = min(256, self.limits.max_threads)
+        body = Src(1)
+        body(f"let i = group * {threads}u + lid;",
+             f"if (i >= {outputs}u) {{ return; }}",
+             f"var acc: {self._acc_type()} = {self._identity()};",
+             f"// the {tile.split} slices' partial sums of output i")
+        with body.block(f"for (var s = 0u; s < {tile.split}u; s++)"):
+            body(f"acc += partials[s * {outputs}u + i];")
+        body(f"finish(i32(i / {c.m * c.n}u), i32((i / {c.n}u) % {c.m}u), i32(i % {c.n}u), acc);")
+        grid, prologue = group_prologue(math.ceil(outputs / threads), self.limits)
+        main = Src()
+        main(f"@compute @workgroup_size({threads})")
+        with main.block(MAIN):
+            main(*prologue)
+            main.lines.extend(body.lines)
+        binding = len(self.k.inputs) + 1
+        decls = self._declarations()
+        decls[0] += (f"\n@group(0) @binding({binding}) var<storage, read> partials: "
+                     f"array<{self._acc_type()}>;")
+        code = join([*decls, self._finish(c.out_index), main.text()], "\n\n")
+        helpers = library(self.needs)
+        head = [f"// {self.k.name}: split-K, the sum of {tile.split} partial results"]
+        text = join([*head, helpers, code] if helpers else [*head, code], "\n\n")
+        return Program(text + "\n", grid, threads, self.k.name + "_split_sum", text.line_marks)
 
     def _function(self, name: str, params: list[str], exp: AluExp, returns: str) -> str:
         w = self._writer([exp], {p: Name(p) for p in params})
@@ -413,6 +510,79 @@ _UNPACK = {
                   "bitcast<i32>(w << (16u - (u32(i) % 2u) * 16u)) >> 16u"),
     DType.uint16: ("two uint16 per word", "(w >> ((u32(i) % 2u) * 16u)) & 0xffffu"),
 }
+
+
+def _vec(width: int, scalar: str) -> str:
+    return scalar if width == 1 else f"vec{width}<{scalar}>"
+
+
+@dataclass(frozen=True)
+class _Staging:
+    """How one operand's K slice moves from global into shared memory: `slots` elements
+    per thread, neighbouring threads reading neighbours in global memory (along K where
+    the operand is contiguous along K, else along its own output axis)."""
+    name: str          # "a" or "b"
+    exp: AluExp        # the operand, of bidx, `axis` and ridx
+    axis: str          # MIDX or NIDX
+    extent: int        # M or N
+    side: int          # the tile's M or N
+    width: int         # vector width of a shared row element
+    row: int           # vectors per shared row (padded)
+    size: int          # vectors per buffer
+    tile: Tile
+
+    @property
+    def slots(self) -> int:
+        return math.ceil(self.tile.k * self.side / self.tile.threads)
+
+    @property
+    def along_k(self) -> bool:
+        return _steps_by_one(self.exp, RIDX, self.axis)
+
+    def positions(self, src: Src) -> None:
+        """Where each of this thread's slots sits in the slice (fixed across slices)."""
+        t, n = self.tile, self.name
+        src(f"// stage {n}'s {t.k}x{self.side} slice {'k' if self.along_k else 'm/n'} fastest, "
+            f"{self.slots} element(s) per thread")
+        for i in range(self.slots):
+            e = f"lid + {i * t.threads}u" if i else "lid"
+            kk, mm = (f"({e}) % {t.k}u", f"({e}) / {t.k}u") if self.along_k else \
+                (f"({e}) / {self.side}u", f"({e}) % {self.side}u")
+            src(f"let {n}_k{i} = i32({kk});", f"let {n}_m{i} = {mm};")
+
+    def fetch(self, src: Src, k0: str, zero: str) -> None:
+        first = "m0" if self.name == "a" else "n0"
+        for i in range(self.slots):
+            src(f"{{ let k = {k0} + {self.name}_k{i}; let m = {first} + i32({self.name}_m{i});",
+                f"  next_{self.name}{i} = select({zero}, operand_{self.name}(bidx, m, k), "
+                f"m < {self.extent}i && k < k_end); }}")
+
+    def store(self, src: Src, buffer: str) -> None:
+        t, n, w = self.tile, self.name, self.width
+        for i in range(self.slots):
+            lane = f"[{n}_m{i} % {w}u]" if w > 1 else ""
+            line = (f"tile_{n}[{buffer} * {self.size}u + u32({n}_k{i}) * {self.row}u + "
+                    f"{n}_m{i} / {w}u]{lane} = next_{n}{i};")
+            if (i + 1) * t.threads > t.k * self.side:   # the last slot may overhang
+                line = f"if ({n}_m{i} < {self.side}u && {n}_k{i} < {t.k}i) {{ {line} }}"
+            src(line)
+
+
+def _steps_by_one(exp: AluExp, step: str, other: str) -> bool:
+    """Do most of exp's loads step by one element along `step` (and not along `other`)?"""
+    loads = [n for n in exp.toposort() if n.op is AluOp.GlobalIndex]
+    # three points: the origin, one step along `step`, one step along `other`
+    probe = {step: np.array([0, 1, 0], np.int32), other: np.array([0, 0, 1], np.int32)}
+    votes = 0
+    for load in loads:
+        if any(n.op is AluOp.GlobalIndex for n in load.src[0].toposort()):
+            continue   # a gather: its stride is data
+        names = {n.arg[0] for n in load.src[0].toposort() if n.op is AluOp.Special}
+        env = {name: probe.get(name, np.zeros(3, np.int32)) for name in names}
+        idx = np.broadcast_to(evaluate(load.src[0], env), (3,)).astype(np.int64)
+        along_step, along_other = abs(idx[1] - idx[0]), abs(idx[2] - idx[0])
+        votes += 1 if along_step == 1 and along_other != 1 else -1 if along_other == 1 else 0
+    return votes > 0
 
 
 def _fold(line: str, value: str) -> str:

@@ -26,11 +26,10 @@ from jaxlab.backends.webgpu import routines
 from jaxlab.backends.webgpu.autotuning import candidates
 from jaxlab.backends.webgpu.adapter import describe, is_hardware, select_adapter
 from jaxlab.backends.webgpu.buffers import BufferPool, GpuBuffer, bucket
-from jaxlab.backends.webgpu.codegen import generate
 from jaxlab.backends.webgpu.errors import (DeviceLostError, WebGpuError, WebGpuMemoryError,
                                            WgslCompileError)
 from jaxlab.backends.webgpu.ops import Lang
-from jaxlab.backends.webgpu.plan import Pass, Plan, single
+from jaxlab.backends.webgpu.plan import Pass, Plan, kernel_plan
 from jaxlab.backends.webgpu.tune import Limits, Tuning, knobs, tune
 from jaxlab.ir.dtypes import BITS_64, DType
 from jaxlab.ir.kernel import Kernel, Routine
@@ -253,13 +252,15 @@ class WebGpuBackend(Backend):
         t0 = time.perf_counter()
         kernel = widen(kernel)
         tuned = tune(kernel, self.lang, self.limits, overrides)
-        program = generate(kernel, tuned, self.lang, self.limits)
-        plan = single(program, len(kernel.inputs))
+        plan = kernel_plan(kernel, tuned, self.lang, self.limits)
         self._compile_plan(plan)
-        return Executable(plan, source=program.source, language="wgsl",
+        # a second pass's lines follow the first's and the separator line of Plan.source
+        marks = tuple(m for i, p in enumerate(plan.passes)
+                      for m in ((frozenset(),) * 2 if i else ()) + p.program.line_marks)
+        return Executable(plan, source=plan.source, language="wgsl",
                           tuning=tuned.record(), tuned_ir=_tuned_text(kernel, tuned),
                           compile_ms=(time.perf_counter() - t0) * 1e3,
-                          traced_lines=program.line_marks)
+                          traced_lines=marks)
 
     def knobs(self, kernel: Kernel) -> tuple[Knob, ...]:
         return knobs(widen(kernel), self.lang, self.limits)

@@ -313,7 +313,9 @@ def test_tiled_odd_shapes_agree_with_numpy(backend, device, rng, tile):
              (lambda: jnp.tanh(jnp.asarray(p).T @ jnp.asarray(q).T + jnp.asarray(bias)),
               np.tanh(p.T @ q.T + bias)),
              (lambda: jnp.maximum(jnp.asarray(q) @ jnp.asarray(p), 0) * 2,
-              np.maximum(q @ p, 0) * 2)]
+              np.maximum(q @ p, 0) * 2),
+             # stored transposed: neighbouring threads take neighbouring rows of M
+             (lambda: (jnp.asarray(q) @ jnp.asarray(p)).T - 1, (q @ p).T - 1)]
     for build, expected in cases:
         got, tuning = _run_with(backend, build(), {"strategy": "tiled", "tile": tile})
         assert tuning.value("split_k") == tile[5]

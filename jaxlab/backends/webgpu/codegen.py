@@ -322,8 +322,10 @@ class _Shader:
         src(f"let bidx = i32(tile / {tiles_m * tiles_n}u);",
             f"let m0 = i32((tile / {tiles_n}u) % {tiles_m}u) * {tile.m}i;",
             f"let n0 = i32(tile % {tiles_n}u) * {tile.n}i;",
-            f"let tm = lid / {threads_n}u;",
-            f"let tn = lid % {threads_n}u;")
+            *((f"let tm = lid % {threads_m}u;  // neighbouring threads store neighbouring "
+               "outputs along M", f"let tn = lid / {threads_m}u;")
+              if _unit_stride(c.out_index, MIDX, NIDX) > 0 else
+              (f"let tm = lid / {threads_n}u;", f"let tn = lid % {threads_n}u;")))
         if tile.split > 1:
             src(f"let k_begin = slice * {per_slice}i;",
                 f"let k_end = min(k_begin + {per_slice}i, {red.size}i);")
@@ -570,19 +572,19 @@ class _Staging:
 
 def _steps_by_one(exp: AluExp, step: str, other: str) -> bool:
     """Do most of exp's loads step by one element along `step` (and not along `other`)?"""
-    loads = [n for n in exp.toposort() if n.op is AluOp.GlobalIndex]
-    # three points: the origin, one step along `step`, one step along `other`
+    loads = [n for n in exp.toposort() if n.op is AluOp.GlobalIndex
+             and not any(m.op is AluOp.GlobalIndex for m in n.src[0].toposort())]  # no gathers
+    return sum(_unit_stride(load.src[0], step, other) for load in loads) > 0
+
+
+def _unit_stride(index: AluExp, step: str, other: str) -> int:
+    """1 if `index` steps by one along `step` and not along `other`, -1 if along `other`."""
     probe = {step: np.array([0, 1, 0], np.int32), other: np.array([0, 0, 1], np.int32)}
-    votes = 0
-    for load in loads:
-        if any(n.op is AluOp.GlobalIndex for n in load.src[0].toposort()):
-            continue   # a gather: its stride is data
-        names = {n.arg[0] for n in load.src[0].toposort() if n.op is AluOp.Special}
-        env = {name: probe.get(name, np.zeros(3, np.int32)) for name in names}
-        idx = np.broadcast_to(evaluate(load.src[0], env), (3,)).astype(np.int64)
-        along_step, along_other = abs(idx[1] - idx[0]), abs(idx[2] - idx[0])
-        votes += 1 if along_step == 1 and along_other != 1 else -1 if along_other == 1 else 0
-    return votes > 0
+    names = {n.arg[0] for n in index.toposort() if n.op is AluOp.Special}
+    env = {name: probe.get(name, np.zeros(3, np.int32)) for name in names}
+    idx = np.broadcast_to(evaluate(index, env), (3,)).astype(np.int64)
+    along_step, along_other = abs(idx[1] - idx[0]), abs(idx[2] - idx[0])
+    return 1 if along_step == 1 and along_other != 1 else -1 if along_other == 1 else 0
 
 
 def _fold(line: str, value: str) -> str:

@@ -55,7 +55,8 @@ def _settings(choices: dict) -> str:
         return f"{choices.get('strategy')} wg {choices.get('workgroup')} " \
                f"unroll {choices.get('unroll')}"
     return (f"tiled {choices['tile']} reg {choices['register_block']} split "
-            f"{choices['split_k']} {'double' if choices['double_buffer'] else 'single'}")
+            f"{choices['split_k']} {'double' if choices['double_buffer'] else 'single'} "
+            f"{'vec4' if choices['vector_loads'] else 'scalar'}")
 
 
 def report(name: str) -> list[str]:

@@ -161,6 +161,19 @@ def test_matmul_is_tiled_with_a_register_block():
     assert all(c.reason for c in record.choices)
 
 
+def test_contiguous_aligned_operands_are_read_as_vec4s():
+    src = wgsl(matmul(64, 48, 96), limits=GPU, tile=(64, 64, 16, 4, 4)).source
+    assert "in0: array<vec4<f32>>" in src and "in1: array<vec4<f32>>" in src
+    assert "in0[u32(index_a(bidx, m, k)) / 4u]" in src
+    # K = 47: rows of a start off 16-byte boundaries, a is read element by element; b is not
+    odd = tune(matmul(64, 47, 96), LANG, GPU)
+    assert odd.record().reason("vector_loads").startswith("global loads of b as vec4s along N")
+    src = generate(matmul(64, 47, 96), odd, LANG, GPU).source
+    assert "in0: array<f32>" in src and "in1: array<vec4<f32>>" in src
+    scalar = wgsl(matmul(64, 48, 96), limits=GPU, tile=(64, 64, 16, 4, 4, 1, True, False))
+    assert "array<vec4<f32>>;" not in scalar.source.split("var<workgroup>")[0]
+
+
 def test_tiles_fill_a_large_gpu():
     big = tune(matmul(4096, 4096, 4096), LANG, GPU)
     assert (big.tile.m, big.tile.n, big.tile.reg_m, big.tile.split) == (128, 128, 8, 1)

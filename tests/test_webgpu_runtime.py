@@ -309,13 +309,17 @@ def test_tiled_odd_shapes_agree_with_numpy(backend, device, rng, tile):
                                                                                np.float32)
     p, q = rng.standard_normal((17, 33), np.float32), rng.standard_normal((21, 17), np.float32)
     bias = rng.standard_normal(21).astype(np.float32)
+    w = rng.standard_normal((24, 32), np.float32)
     cases = [(lambda: jnp.asarray(x) @ jnp.asarray(y), x @ y),
              (lambda: jnp.tanh(jnp.asarray(p).T @ jnp.asarray(q).T + jnp.asarray(bias)),
               np.tanh(p.T @ q.T + bias)),
              (lambda: jnp.maximum(jnp.asarray(q) @ jnp.asarray(p), 0) * 2,
               np.maximum(q @ p, 0) * 2),
              # stored transposed: neighbouring threads take neighbouring rows of M
-             (lambda: (jnp.asarray(q) @ jnp.asarray(p)).T - 1, (q @ p).T - 1)]
+             (lambda: (jnp.asarray(q) @ jnp.asarray(p)).T - 1, (q @ p).T - 1),
+             # aligned rows: vec4 loads, and the epilogue reads the same input element-wise
+             (lambda: jnp.asarray(w) @ jnp.asarray(w.T[:, :20]) + jnp.asarray(w)[:, :1],
+              w @ w.T[:, :20] + w[:, :1])]
     for build, expected in cases:
         got, tuning = _run_with(backend, build(), {"strategy": "tiled", "tile": tile})
         assert tuning.value("split_k") == tile[5]

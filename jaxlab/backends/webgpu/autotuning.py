@@ -9,7 +9,7 @@ from jaxlab.backends.webgpu.ops import Lang
 from jaxlab.backends.webgpu.tune import Limits, Strategy, Tuning, tile_candidates, tune
 from jaxlab.ir.kernel import Kernel
 
-MAX_CANDIDATES = 16
+MAX_CANDIDATES = 20
 SPLITS = (2, 4, 8)
 
 
@@ -22,10 +22,13 @@ def candidates(kernel: Kernel, lang: Lang, limits: Limits) -> list[dict[str, Any
     tries += [{"strategy": s.value} for s in strategies if s is not base.strategy]
     if base.strategy is Strategy.TILED:
         # every tile shape the adapter allows (the large ones pay only on a GPU), the two
-        # with the most reuse without prefetching, and the chosen one split further
+        # with the most reuse without prefetching or with 16 steps per slice, the chosen
+        # one with scalar loads and split further
         tiles = tile_candidates(kernel, limits)
         tries += [{"tile": t.knob()} for t in tiles]
         tries += [{"tile": replace(t, double=False).knob()} for t in tiles[:2]]
+        tries += [{"tile": replace(t, k=16).knob()} for t in tiles[:2]]
+        tries += [{"tile": replace(base.tile, vector_loads=False).knob()}]
         tries += [{"tile": replace(base.tile, split=s).knob()} for s in SPLITS]
     else:
         tries += [{"workgroup": w} for w in (64, 128, 256) if w != base.workgroup]

@@ -9,12 +9,13 @@ from __future__ import annotations
 import contextlib
 import math
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Optional
 
 import numpy as np
 
 from jaxlab.backends.traced import Listing, join, like, listing, marks_of, traced
-from jaxlab.backends.webgpu.contraction import BIDX, MIDX, NIDX
+from jaxlab.backends.webgpu.contraction import (BIDX, MIDX, NIDX, VECTOR, VectorLoad,
+                                                operand_vectors)
 from jaxlab.backends.webgpu.expr import ExpWriter, Name
 from jaxlab.backends.webgpu.ops import Lang, bare, cast_text, const_text, library, op_text
 from jaxlab.backends.webgpu.tune import SHARED_PAD, Limits, Strategy, Tile, Tuning, grid_for
@@ -105,6 +106,7 @@ class _Shader:
         self.acc_dtype = DType.float32 if body_dtype is DType.float16 else body_dtype
         self.words = math.ceil(kernel.size / self.pack)   # stored u32 words (or elements)
         self.needs: set[str] = set()   # the library helpers the written code calls
+        self.vector_slots: set[int] = set()   # inputs bound as array<vec4<f32>>
 
     # --- the frame ---------------------------------------------------------
     def program(self) -> Program:
@@ -148,7 +150,8 @@ class _Shader:
     def _declarations(self) -> list[str]:
         lang = self.lang
         decls = [f"@group(0) @binding({i}) var<storage, read> in{i}: "
-                 f"array<{lang.storage(d)}>;" for i, (d, _) in enumerate(self.k.inputs)]
+                 f"array<{_vec(VECTOR, 'f32') if i in self.vector_slots else lang.storage(d)}>;"
+                 for i, (d, _) in enumerate(self.k.inputs)]
         decls.append(f"@group(0) @binding({len(self.k.inputs)}) var<storage, read_write> "
                      f"out: array<{lang.storage(self.k.dtype)}>;")
         helpers = [_packed_loader(i, d, lang) for i, (d, _) in enumerate(self.k.inputs)
@@ -156,6 +159,8 @@ class _Shader:
         return ["\n".join(decls), *helpers]
 
     def _load(self, slot: int, index: str, dtype: DType) -> str:
+        if slot in self.vector_slots:   # bound as vec4s for a tile's loads
+            return f"in{slot}[u32({index}) / 4u][u32({index}) % 4u]"
         return f"load_in{slot}({index})" if self.lang.packed(dtype) > 1 else f"in{slot}[{index}]"
 
     def _writer(self, roots: list[AluExp], names: dict[str, Name]) -> ExpWriter:
@@ -301,6 +306,8 @@ class _Shader:
         buffers = 2 if tile.double else 1
         per_slice = math.ceil(math.ceil(red.size / tile.k) / tile.split) * tile.k
         rounds = per_slice // tile.k
+        vectors = operand_vectors(k, c, tile.k) if tile.vector_loads else (None, None)
+        self.vector_slots = {v.slot for v in vectors if v}
         functions = [
             self._function("operand_a", [BIDX, MIDX, RIDX], c.a, et),
             self._function("operand_b", [BIDX, NIDX, RIDX], c.b, et),
@@ -331,12 +338,15 @@ class _Shader:
                 f"let k_end = min(k_begin + {per_slice}i, {red.size}i);")
         else:
             src("let k_begin = 0i;", f"let k_end = {red.size}i;")
-        stage = [_Staging("a", c.a, MIDX, c.m, tile.m, vm, row_a, size_a, tile),
-                 _Staging("b", c.b, NIDX, c.n, tile.n, vn, row_b, size_b, tile)]
+        stage = [_Staging("a", c.a, MIDX, c.m, tile.m, vm, row_a, size_a, tile, vectors[0]),
+                 _Staging("b", c.b, NIDX, c.n, tile.n, vn, row_b, size_b, tile, vectors[1])]
+        functions += [self._function(f"index_{st.name}", [BIDX, st.axis, RIDX],
+                                     st.vector.index, "i32") for st in stage if st.vector]
         zero = const_text(0, k.exp.dtype, self.lang, self.needs)
         for st in stage:
             st.positions(src)
-        src(*(f"var next_{st.name}{i}: {et};" for st in stage for i in range(st.slots)))
+        src(*(f"var next_{st.name}{i}: {_vec(st.per_load, et)};" for st in stage
+              for i in range(st.slots)))
         accs = [(i, h) for i in range(tile.reg_m) for h in range(tile.reg_n // vn)]
         src(*(f"var acc_{i}_{h}: {_vec(vn, acc_t)} = {_vec(vn, acc_t)}({self._identity()});"
               for i, h in accs))
@@ -521,8 +531,8 @@ def _vec(width: int, scalar: str) -> str:
 @dataclass(frozen=True)
 class _Staging:
     """How one operand's K slice moves from global into shared memory: `slots` elements
-    per thread, neighbouring threads reading neighbours in global memory (along K where
-    the operand is contiguous along K, else along its own output axis)."""
+    (or vec4s) per thread, neighbouring threads reading neighbours in global memory
+    (along K where the operand is contiguous along K, else along its own output axis)."""
     name: str          # "a" or "b"
     exp: AluExp        # the operand, of bidx, `axis` and ridx
     axis: str          # MIDX or NIDX
@@ -532,42 +542,67 @@ class _Staging:
     row: int           # vectors per shared row (padded)
     size: int          # vectors per buffer
     tile: Tile
+    vector: Optional[VectorLoad]   # read as vec4s from global memory
+
+    @property
+    def per_load(self) -> int:
+        return VECTOR if self.vector else 1
 
     @property
     def slots(self) -> int:
-        return math.ceil(self.tile.k * self.side / self.tile.threads)
+        return math.ceil(self.tile.k * self.side / self.per_load / self.tile.threads)
 
     @property
     def along_k(self) -> bool:
+        if self.vector:
+            return self.vector.axis == RIDX
         return _steps_by_one(self.exp, RIDX, self.axis)
 
     def positions(self, src: Src) -> None:
-        """Where each of this thread's slots sits in the slice (fixed across slices)."""
-        t, n = self.tile, self.name
+        """Where each of this thread's slots sits in the slice (fixed across slices): its
+        (first) element's k and m (or n) offsets."""
+        t, n, v = self.tile, self.name, self.per_load
         src(f"// stage {n}'s {t.k}x{self.side} slice {'k' if self.along_k else 'm/n'} fastest, "
-            f"{self.slots} element(s) per thread")
+            f"{self.slots} {'vec4' if self.vector else 'element'}(s) per thread")
         for i in range(self.slots):
             e = f"lid + {i * t.threads}u" if i else "lid"
-            kk, mm = (f"({e}) % {t.k}u", f"({e}) / {t.k}u") if self.along_k else \
-                (f"({e}) / {self.side}u", f"({e}) % {self.side}u")
-            src(f"let {n}_k{i} = i32({kk});", f"let {n}_m{i} = {mm};")
+            if self.along_k:
+                kk, mm = f"({e}) % {t.k // v}u * {v}u", f"({e}) / {t.k // v}u"
+            else:
+                kk, mm = f"({e}) / {self.side // v}u", f"({e}) % {self.side // v}u * {v}u"
+            src(f"let {n}_k{i} = i32({kk.replace(' * 1u', '')});",
+                f"let {n}_m{i} = {mm.replace(' * 1u', '')};")
 
     def fetch(self, src: Src, k0: str, zero: str) -> None:
         first = "m0" if self.name == "a" else "n0"
+        n = self.name
         for i in range(self.slots):
-            src(f"{{ let k = {k0} + {self.name}_k{i}; let m = {first} + i32({self.name}_m{i});",
-                f"  next_{self.name}{i} = select({zero}, operand_{self.name}(bidx, m, k), "
-                f"m < {self.extent}i && k < k_end); }}")
+            value = f"in{self.vector.slot}[u32(index_{n}(bidx, m, k)) / 4u]" if self.vector \
+                else f"operand_{n}(bidx, m, k)"
+            none = f"vec4<f32>({zero})" if self.vector else zero
+            src(f"{{ let k = {k0} + {n}_k{i}; let m = {first} + i32({n}_m{i});",
+                f"  next_{n}{i} = select({none}, {value}, m < {self.extent}i && k < k_end); }}")
 
     def store(self, src: Src, buffer: str) -> None:
         t, n, w = self.tile, self.name, self.width
         for i in range(self.slots):
-            lane = f"[{n}_m{i} % {w}u]" if w > 1 else ""
-            line = (f"tile_{n}[{buffer} * {self.size}u + u32({n}_k{i}) * {self.row}u + "
-                    f"{n}_m{i} / {w}u]{lane} = next_{n}{i};")
-            if (i + 1) * t.threads > t.k * self.side:   # the last slot may overhang
-                line = f"if ({n}_m{i} < {self.side}u && {n}_k{i} < {t.k}i) {{ {line} }}"
-            src(line)
+            base = f"tile_{n}[{buffer} * {self.size}u + "
+            if self.vector and not self.along_k and w == VECTOR:   # a whole shared vector
+                lines = [f"{base}u32({n}_k{i}) * {self.row}u + {n}_m{i} / {w}u] = next_{n}{i};"]
+            else:
+                lines = []
+                for j in range(self.per_load):
+                    k, m = f"u32({n}_k{i})", f"{n}_m{i}"
+                    if self.vector:
+                        k, m = (f"{k} + {j}u", m) if self.along_k else (k, f"{m} + {j}u")
+                    lane = f"[({m}) % {w}u]" if w > 1 else ""
+                    part = f".{'xyzw'[j]}" if self.vector else ""
+                    lines.append(f"{base}({k}) * {self.row}u + ({m}) / {w}u]{lane} = "
+                                 f"next_{n}{i}{part};")
+            if (i + 1) * t.threads * self.per_load > t.k * self.side:   # the last may overhang
+                inside = f"{n}_m{i} < {self.side}u && {n}_k{i} < {t.k}i"
+                lines = [f"if ({inside}) {{", *(f"  {x}" for x in lines), "}"]
+            src(*lines)
 
 
 def _steps_by_one(exp: AluExp, step: str, other: str) -> bool:

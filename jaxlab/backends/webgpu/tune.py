@@ -19,7 +19,7 @@ from typing import Any, Optional
 import numpy as np
 
 from jaxlab.backends.base import Choice, Knob, TuningRecord
-from jaxlab.backends.webgpu.contraction import Contraction, find_contraction
+from jaxlab.backends.webgpu.contraction import Contraction, find_contraction, operand_vectors
 from jaxlab.backends.webgpu.ops import Lang
 from jaxlab.ir.alu import AluOp
 from jaxlab.ir.dtypes import DType
@@ -64,6 +64,7 @@ class Tile:
     reg_n: int
     split: int = 1    # workgroups sharing one output tile's reduction (split-K)
     double: bool = True   # prefetch the next K slice while computing this one
+    vector_loads: bool = True   # read operands as vec4s where aligned and contiguous
 
     @property
     def threads(self) -> int:
@@ -84,7 +85,8 @@ class Tile:
 
     def knob(self) -> tuple:
         """As the `tile` override takes it."""
-        return (self.m, self.n, self.k, self.reg_m, self.reg_n, self.split, self.double)
+        return (self.m, self.n, self.k, self.reg_m, self.reg_n, self.split, self.double,
+                self.vector_loads)
 
     def text(self) -> str:
         return f"{self.m}x{self.n}x{self.k}" + (f"/split{self.split}" if self.split > 1 else "")
@@ -117,6 +119,7 @@ class Tuning:
             values["register_block"] = f"{self.tile.reg_m}x{self.tile.reg_n}"
             values["split_k"] = self.tile.split
             values["double_buffer"] = self.tile.double
+            values["vector_loads"] = self.tile.vector_loads
         return TuningRecord(tuple(Choice(k, v, why.get(k, "")) for k, v in values.items()))
 
 
@@ -166,6 +169,7 @@ def _choose(kernel: Kernel, lang: Lang, limits: Limits) -> Tuning:
                                       "partial sums" if tile.split > 1 else
                                       "the output tiles alone fill the device" if
                                       limits.hardware else "no split on a CPU adapter"),
+                          ("vector_loads", _vector_reason(kernel, contraction, tile)),
                           ("double_buffer", "the next K slice is loaded into registers while "
                                             "this one is multiplied; two shared buffers, one "
                                             "barrier per slice" if tile.double else
@@ -268,6 +272,15 @@ def tile_candidates(kernel: Kernel, limits: Limits) -> list[Tile]:
     if c is None:
         return []
     return [_with_split(t, kernel, c) if limits.hardware else t for t in _offered(limits)]
+
+
+def _vector_reason(kernel: Kernel, c: Contraction, t: Tile) -> str:
+    found = operand_vectors(kernel, c, t.k)
+    read = [f"{name} as vec4s along {'K' if v.axis == RIDX else axis}"
+            for name, axis, v in zip("ab", "MN", found) if v]
+    if not read:
+        return "element by element: no operand is a plain contiguous, 16-byte aligned load"
+    return "global loads of " + " and ".join(read) + " (contiguous, 16-byte aligned)"
 
 
 def _tile_reason(t: Tile, c: Contraction, limits: Limits) -> str:

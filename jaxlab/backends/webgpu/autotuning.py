@@ -11,6 +11,8 @@ from jaxlab.ir.kernel import Kernel
 
 MAX_CANDIDATES = 20
 SPLITS = (2, 4, 8)
+# multiply-adds past which a contraction as one loop per output is not worth timing
+LOOP_WORK = 1 << 26
 
 
 def candidates(kernel: Kernel, lang: Lang, limits: Limits) -> list[dict[str, Any]]:
@@ -19,7 +21,8 @@ def candidates(kernel: Kernel, lang: Lang, limits: Limits) -> list[dict[str, Any
     base = tune(kernel, lang, limits)
     tries: list[dict[str, Any]] = [{}]
     strategies = [s for s in Strategy if (s is Strategy.ELEMENTWISE) == (kernel.reduction is None)]
-    tries += [{"strategy": s.value} for s in strategies if s is not base.strategy]
+    if base.strategy is not Strategy.TILED or kernel.size * kernel.reduction.size < LOOP_WORK:
+        tries += [{"strategy": s.value} for s in strategies if s is not base.strategy]
     if base.strategy is Strategy.TILED:
         # every tile shape the adapter allows (the large ones pay only on a GPU), the two
         # with the most reuse without prefetching or with 16 steps per slice, the chosen

@@ -174,6 +174,19 @@ def test_contiguous_aligned_operands_are_read_as_vec4s():
     assert "array<vec4<f32>>;" not in scalar.source.split("var<workgroup>")[0]
 
 
+def test_subgroups_fold_a_workgroup_where_the_adapter_has_them():
+    kernel = row_sum(1, 4096)
+    sub = wgsl(kernel, lang=Lang(f16=True, subgroups=True)).source
+    assert "subgroupAdd(acc)" in sub and "@builtin(subgroup_size)" in sub
+    assert "half >>= 1u" not in sub
+    assert "subgroup" not in wgsl(kernel).source   # the fallback: a tree in shared memory
+    # float max keeps the tree: the builtin need not propagate NaN
+    gidx, ridx = AluExp.special(GIDX, 1), AluExp.special(RIDX, 4096)
+    peak = Kernel((1,), ((F32, 4096),), AluExp.load(0, ridx, F32),
+                  Reduction(AluOp.Max, 4096, acc_variable(F32)), (4096,))
+    assert "subgroup" not in wgsl(peak, lang=Lang(subgroups=True)).source
+
+
 def test_tiles_fill_a_large_gpu():
     big = tune(matmul(4096, 4096, 4096), LANG, GPU)
     assert (big.tile.m, big.tile.n, big.tile.reg_m, big.tile.split) == (128, 128, 8, 1)

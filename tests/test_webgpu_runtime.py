@@ -219,6 +219,21 @@ def test_every_strategy_agrees_with_numpy(backend, device, rng, strategy):
     assert ran >= 1
 
 
+@pytest.mark.parametrize("subgroups", [None, False])
+def test_workgroup_folds_with_and_without_subgroups(rng, subgroups):
+    dev = Device("webgpu", WebGpuBackend(subgroups=subgroups))
+    assert dev.backend.lang.subgroups == (subgroups is None and "subgroup" in
+                                          dev.backend._adapter.features)
+    x = rng.standard_normal(3000).astype(np.float32)
+    ints = rng.integers(-1000, 1000, 3000).astype(np.int32)
+    with jaxlab.default_device(dev), jaxlab.capture() as log:
+        assert_close(jnp.asarray(x).sum(), x.astype(np.float64).sum(), rtol=1e-5)
+        assert_close(jnp.asarray(ints).min(), ints.min())
+        assert_close(jnp.asarray(np.abs(x)).max(), np.abs(x).max())
+    assert all(e.tuning.value("strategy") == "group_reduce" for e in log.kernels())
+    assert any("subgroupAdd" in e.source for e in log.kernels()) == dev.backend.lang.subgroups
+
+
 def test_float16_without_shader_f16(rng):
     dev = Device("webgpu", WebGpuBackend(f16=False))
     assert not dev.backend.lang.f16

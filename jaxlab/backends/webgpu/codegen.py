@@ -62,6 +62,12 @@ MAIN = ("fn main(@builtin(workgroup_id) wid: vec3<u32>, "
         "@builtin(local_invocation_index) lid: u32)")
 
 
+SUBGROUP_BUILTINS = (", @builtin(subgroup_invocation_id) sg_lane: u32, @builtin(subgroup_size) "
+                     "sg_size: u32, @builtin(subgroup_id) sg_id: u32, @builtin(num_subgroups) "
+                     "n_sg: u32")
+_SUBGROUP_FOLDS = {AluOp.Add: "subgroupAdd", AluOp.Max: "subgroupMax", AluOp.Min: "subgroupMin"}
+
+
 @dataclass(frozen=True)
 class HandWritten:
     """A hand-written compute shader: its module-scope declarations, and main's
@@ -107,6 +113,7 @@ class _Shader:
         self.words = math.ceil(kernel.size / self.pack)   # stored u32 words (or elements)
         self.needs: set[str] = set()   # the library helpers the written code calls
         self.vector_slots: set[int] = set()   # inputs bound as array<vec4<f32>>
+        self.subgroups = False   # main takes the subgroup builtins
 
     # --- the frame ---------------------------------------------------------
     def program(self) -> Program:
@@ -118,7 +125,7 @@ class _Shader:
         grid, prologue = group_prologue(groups, self.limits)
         main = Src()
         main(f"@compute @workgroup_size({self.t.workgroup})")
-        with main.block(MAIN):
+        with main.block(MAIN[:-1] + SUBGROUP_BUILTINS + ")" if self.subgroups else MAIN):
             main(*prologue)
             main.lines.extend(body.lines)
         code = join([p for p in [*self._declarations(), *shared, *functions, main.text()] if p],
@@ -267,22 +274,17 @@ class _Shader:
               (f", {t.unroll} loads in flight" if t.unroll > 1 else ""))
             with s.block(f"for (var r = i32({g}); r < {red.size}i; r += {share * t.unroll}i)"):
                 s(*steps)
-            s(f"partial[lid] = {'u32(acc)' if flag else 'acc'};", "workgroupBarrier();")
-            s("// combine the partial results pairwise, halving the active threads")
-            with s.block(f"for (var half = {share // 2}u; half > 0u; half >>= 1u)"):
-                with s.block(f"if ({g} < half)"):
-                    other = "lid + half" if columns == 1 else f"lid + half * {columns}u"
-                    both = ("partial[lid]", f"partial[{other}]")
-                    pair = (f"{'max' if red.op in (AluOp.Add, AluOp.Max) else 'min'}"
-                            f"({both[0]}, {both[1]})" if flag else self._combine(*both))
-                    s(f"partial[lid] = {bare(pair)};")
-                s("workgroupBarrier();")
-            s(f"let total = {f'partial[{o}] != 0u' if flag else f'partial[{o}]'};")
+            if sub:
+                self._subgroup_fold(s, sub)
+            else:
+                self._tree_fold(s, share, columns, g, o, flag)
             if t.upcast > 1:
                 s("workgroupBarrier();  // partial is reused for the next output")
             value = w.value(red.epilogue)
             s(*w.take(0))
             return value
+        sub = self._subgroup_op() if columns == 1 else None
+        self.subgroups = sub is not None
         if columns == 1:
             self._outputs(src, f"group * {t.upcast}u" if t.upcast > 1 else "group", t.upcast,
                           compute, store_if="lid == 0u")
@@ -292,6 +294,44 @@ class _Shader:
         shared = f"var<workgroup> partial: array<{'u32' if flag else self._acc_type()}, " \
                  f"{t.workgroup}>;"
         return math.ceil(self.words / columns), [shared], []
+
+    def _tree_fold(self, s: Src, share: int, columns: int, g: str, o: str, flag: bool) -> None:
+        """total = the fold of each output's `share` partial results, pairwise through
+        shared memory."""
+        red = self.k.reduction
+        s(f"partial[lid] = {'u32(acc)' if flag else 'acc'};", "workgroupBarrier();")
+        s("// combine the partial results pairwise, halving the active threads")
+        with s.block(f"for (var half = {share // 2}u; half > 0u; half >>= 1u)"):
+            with s.block(f"if ({g} < half)"):
+                other = "lid + half" if columns == 1 else f"lid + half * {columns}u"
+                both = ("partial[lid]", f"partial[{other}]")
+                pair = (f"{'max' if red.op in (AluOp.Add, AluOp.Max) else 'min'}"
+                        f"({both[0]}, {both[1]})" if flag else self._combine(*both))
+                s(f"partial[lid] = {bare(pair)};")
+            s("workgroupBarrier();")
+        s(f"let total = {f'partial[{o}] != 0u' if flag else f'partial[{o}]'};")
+
+    def _subgroup_op(self) -> Optional[str]:
+        """The subgroup builtin that folds this reduction, where the adapter has subgroups
+        (float max/min keep the tree: the builtins need not propagate NaN)."""
+        acc_t = self._acc_type()
+        op = self.k.reduction.op
+        if not self.lang.subgroups or acc_t not in ("f32", "i32", "u32") or \
+                (acc_t == "f32" and op is not AluOp.Add):
+            return None
+        return _SUBGROUP_FOLDS.get(op)
+
+    def _subgroup_fold(self, s: Src, sub: str) -> None:
+        """total = the fold of the workgroup's values: each subgroup folds its own in
+        registers, then every subgroup folds the subgroups' results from shared memory."""
+        s(f"let folded = {sub}(acc);",
+          "if (sg_lane == 0u) { partial[sg_id] = folded; }",
+          "workgroupBarrier();",
+          f"var gathered: {self._acc_type()} = {self._identity()};",
+          "// each lane folds every sg_size-th subgroup result")
+        with s.block("for (var i = sg_lane; i < n_sg; i += sg_size)"):
+            s(f"gathered = {bare(self._combine('gathered', 'partial[i]'))};")
+        s(f"let total = {sub}(gathered);")
 
     def _tiled(self, src: Src) -> tuple[int, list[str], list[str]]:
         k, tile, c = self.k, self.t.tile, self.t.contraction

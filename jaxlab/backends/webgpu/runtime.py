@@ -81,14 +81,17 @@ class WebGpuBackend(Backend):
     dtypes = frozenset(DType) - BITS_64
     dtype_limit_reason = "WGSL has no 64-bit types"
 
-    def __init__(self, adapter: Any = None, *, f16: Optional[bool] = None) -> None:
+    def __init__(self, adapter: Any = None, *, f16: Optional[bool] = None,
+                 subgroups: Optional[bool] = None) -> None:
         """`adapter`: a wgpu adapter (default: adapter.select_adapter()); `f16=False`
-        computes float16 in f32 even where the adapter has shader-f16."""
+        computes float16 in f32 even where the adapter has shader-f16; `subgroups=False`
+        reduces through shared memory only even where it has subgroup operations."""
         self._adapter = adapter if adapter is not None else select_adapter()
         self._choice = "hardware" if is_hardware(self._adapter) else "software"
         if self._choice == "software":
             self.max_fused_depth = self.software_fused_depth
         self._want_f16 = f16
+        self._want_subgroups = subgroups
         self._generation = 0
         self._lock = threading.RLock()
         self._freed: list[GpuBuffer] = []   # freed on any thread, recycled under the lock
@@ -100,13 +103,14 @@ class WebGpuBackend(Backend):
         self._wgpu = wgpu
         adapter = self._adapter
         features = set(adapter.features)
-        wanted = [f for f in ("timestamp-query", "shader-f16") if f in features
-                  and (f != "shader-f16" or self._want_f16 is not False)]
+        wanted = [f for f in ("timestamp-query", "shader-f16", "subgroup") if f in features
+                  and (f != "shader-f16" or self._want_f16 is not False)
+                  and (f != "subgroup" or self._want_subgroups is not False)]
         limits = {k: adapter.limits[k] for k in _LIMITS if k in adapter.limits}
         self.device = adapter.request_device_sync(required_features=wanted,
                                                   required_limits=limits)
         got = self.device.limits
-        self.lang = Lang(f16="shader-f16" in wanted)
+        self.lang = Lang(f16="shader-f16" in wanted, subgroups="subgroup" in wanted)
         self.limits = Limits(
             max_threads=min(got["max-compute-invocations-per-workgroup"],
                             got["max-compute-workgroup-size-x"]),

@@ -181,6 +181,8 @@ EDGE_UNARY = {
     "arange": lambda m, x: x + m.arange(16, dtype=x.dtype) * (2 ** 40),
     "iota_big": lambda m, x: m.arange(2 ** 33, 2 ** 33 + 48, 3, dtype=x.dtype),
     "jit": lambda m, x: (jaxlab.jit if m is jnp else jax.jit)(lambda v: (v * 3 - 1) // 2)(x),
+    "bitcast": lambda m, x: (jaxlab.lax if m is jnp else jax.lax).bitcast_convert_type(
+        x, m.uint64 if x.dtype == m.int64 else m.int64),
 }
 CAST_TARGETS = ("float32", "int32", "uint32", "int8", "uint16", "bool", "bfloat16", "float16",
                 "int64", "uint64")

@@ -262,3 +262,22 @@ def test_64_bit_sums_past_32_bits_match_jax(backend, x64, name):
               lambda m, x: m.max(x.reshape(3, 1000), axis=0),
               lambda m, x: m.sum(x[:64] * x[64:128])):
         _exact(f(jnp, jnp.asarray(data)), f(jjnp, jjnp.asarray(data)), name)
+
+
+@pytest.mark.parametrize("name", ["int64", "uint64"])
+def test_64_bit_random_words_match_jax(backend, x64, name):
+    if _refused(backend, name):
+        return
+    # values of every magnitude: random words shifted right by 0..63 bits, in rows of 16
+    # (the edges' shape: JAX compiles each op once)
+    rng = np.random.default_rng(64)
+    words = rng.integers(-(2 ** 63), 2 ** 63, (2, 4, 16), dtype=np.int64)
+    for a, b in zip(*(w >> rng.integers(0, 64, w.shape) for w in words)):
+        x, y = a.astype(name), b.astype(name)
+        for op, f in EDGE_BINARY.items():
+            _exact(f(jnp, jnp.asarray(x), jnp.asarray(y)),
+                   f(jjnp, jjnp.asarray(x), jjnp.asarray(y)), op)
+        for target in ("float32", "bfloat16", "float16"):   # rounded once, to nearest even
+            _exact(jnp.asarray(x).astype(target), jjnp.asarray(x).astype(target), target)
+        floats = (a.astype(np.float32) * rng.choice([1.0, 1.5, -0.75], 16)).astype(np.float32)
+        _exact(jnp.asarray(floats).astype(name), jjnp.asarray(floats).astype(name), "float32")

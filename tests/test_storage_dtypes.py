@@ -78,8 +78,11 @@ def test_casts_match_jax(backend, name):
     ints = np.array([300, -1, 70000, -70000, 255, 128], np.int32)
     _same(jnp.asarray(ints).astype(dt), jjnp.asarray(ints).astype(dt))
     narrow = jjnp.asarray(FLOATS[np.isfinite(FLOATS)]).astype(dt)
-    for target in ("float32", "int32", "uint8", "int16", "bool", "float16"):
+    for target in ("float32", "int32", "uint8", "int16", "float16"):
         _same(jnp.asarray(np.asarray(narrow)).astype(target), narrow.astype(target))
+    # bool against NumPy (ml_dtypes): the bfloat16 of 1e-40 is subnormal, which XLA's CPU
+    # may flush in the test (JAX 0.10.2 says True, 0.11.2 False; NumPy True)
+    _same(jnp.asarray(np.asarray(narrow)).astype(bool), np.asarray(narrow).astype(bool))
 
 
 def test_bitcasts_between_16_bit_types(backend):

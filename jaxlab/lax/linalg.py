@@ -5,6 +5,8 @@ from typing import Any
 
 from jaxlab.array import Array
 from jaxlab.core.linalg import cholesky_p, eigh_p, lu_p, qr_p, svd_p, triangular_solve_p
+from jaxlab.lax import linalg_complex
+from jaxlab.numpy.complex_functions import conj
 from jaxlab.numpy._util import asarray_
 from jaxlab.numpy.shape_ops import transpose
 from jaxlab.numpy.ufuncs import add, multiply
@@ -30,26 +32,33 @@ def cholesky(x: Any, *, symmetrize_input: bool = True) -> Array:
     if symmetrize_input:   # first, as JAX: a non-square x fails in the add (TypeError)
         x = _symmetrized(x)
     _check_square("cholesky", x)
-    return cholesky_p.bind(x)
+    return linalg_complex.cholesky(x) if x.jdtype.is_complex else cholesky_p.bind(x)
 
 
 def lu(x: Any) -> tuple[Array, Array, Array]:
     """LU with partial pivoting: (lu, pivots, permutation) with x[perm] = L U,
     L unit lower (below lu's diagonal) and U upper (on and above it)."""
-    return lu_p.bind(asarray_(x))
+    x = asarray_(x)
+    return linalg_complex.lu(x) if x.jdtype.is_complex else lu_p.bind(x)
 
 
 def triangular_solve(a: Any, b: Any, *, left_side: bool = False, lower: bool = False,
                      transpose_a: bool = False, conjugate_a: bool = False,
                      unit_diagonal: bool = False) -> Array:
     """Solve op(a) x = b (left_side) or x op(a) = b with a triangular; op
-    transposes when transpose_a. conjugate_a changes nothing for real dtypes."""
-    return triangular_solve_p.bind(asarray_(a), asarray_(b), left_side=left_side, lower=lower,
+    transposes when transpose_a and conjugates when conjugate_a (nothing for real dtypes)."""
+    a, b = asarray_(a), asarray_(b)
+    if a.jdtype.is_complex or b.jdtype.is_complex:
+        return linalg_complex.triangular_solve(
+            a, b, left_side=left_side, lower=lower, transpose_a=transpose_a,
+            conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)
+    return triangular_solve_p.bind(a, b, left_side=left_side, lower=lower,
                                    transpose_a=transpose_a, unit_diagonal=unit_diagonal)
 
 
 def _symmetrized(x: Array) -> Array:
-    return multiply(add(x, _swap_last(x)), 0.5)
+    """(x + x^H) / 2: Hermitian (symmetric for real x)."""
+    return multiply(add(x, conj(_swap_last(x))), 0.5)
 
 
 def eigh(x: Any, *, lower: bool = True, symmetrize_input: bool = True,

@@ -1,0 +1,117 @@
+"""Complex matrices in jnp.linalg / jax.lax.linalg on every device, against NumPy and
+JAX: values to complex64 tolerance, reconstructions, gradients against JAX's."""
+import jax
+import jax.numpy as jjnp
+import numpy as np
+import pytest
+
+import jaxlab
+import jaxlab.numpy as jnp
+
+TOL = dict(rtol=2e-4, atol=2e-4)
+
+
+def _complex(rng, shape):
+    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(np.complex64)
+
+
+def _mH(x):
+    return np.conj(np.swapaxes(x, -1, -2))
+
+
+def _hermitian_pd(rng, shape):
+    a = _complex(rng, shape)
+    return (a @ _mH(a) + shape[-1] * np.eye(shape[-1])).astype(np.complex64)
+
+
+def close(actual, expected, **tol):
+    actual = np.asarray(actual)
+    assert actual.shape == np.shape(expected) and actual.dtype == np.asarray(expected).dtype
+    np.testing.assert_allclose(actual, expected, **(tol or TOL))
+
+
+def test_cholesky(backend, rng):
+    h = _hermitian_pd(rng, (2, 3, 3))
+    low = jnp.linalg.cholesky(jnp.asarray(h))
+    close(low, np.linalg.cholesky(h))
+    close(jnp.linalg.cholesky(jnp.asarray(h), upper=True), _mH(np.linalg.cholesky(h)))
+    # only the lower triangle is read without symmetrizing (an upper garbage triangle)
+    skewed = np.tril(h) + np.triu(_complex(rng, (3, 3)), 1)
+    close(jaxlab.lax.linalg.cholesky(jnp.asarray(skewed), symmetrize_input=False),
+          np.linalg.cholesky(h))
+    # not positive definite: NaN in the lower triangle, as JAX
+    bad = np.asarray(jnp.linalg.cholesky(jnp.asarray(-h[0])))
+    assert np.isnan(bad[np.tril_indices(3)]).all()
+
+
+def test_solve_inv_det_slogdet(backend, rng):
+    a, b = _complex(rng, (2, 3, 3)), _complex(rng, (2, 3, 2))
+    x = jnp.asarray(a)
+    close(jnp.linalg.solve(x, jnp.asarray(b)), np.linalg.solve(a, b))
+    close(jnp.linalg.inv(x), np.linalg.inv(a))
+    close(jnp.linalg.det(x), np.linalg.det(a))
+    sign, logabsdet = jnp.linalg.slogdet(x)
+    expected = np.linalg.slogdet(a)
+    close(sign, expected.sign)
+    close(logabsdet, expected.logabsdet)
+
+
+def test_lu_as_jax(backend, rng):
+    a = _complex(rng, (2, 4, 3))
+    a[0, 2] *= 10   # a pivot that moves
+    lu, pivots, perm = jaxlab.lax.linalg.lu(jnp.asarray(a))
+    lu_j, pivots_j, perm_j = jax.lax.linalg.lu(a)
+    close(lu, np.asarray(lu_j))
+    np.testing.assert_array_equal(np.asarray(pivots), pivots_j)
+    np.testing.assert_array_equal(np.asarray(perm), perm_j)
+
+
+@pytest.mark.parametrize("left_side,lower,transpose_a,conjugate_a", [
+    (True, True, False, False), (True, False, True, True), (False, True, False, True),
+    (False, False, True, False)])
+def test_triangular_solve_as_jax(backend, rng, left_side, lower, transpose_a, conjugate_a):
+    a = _complex(rng, (2, 3, 3)) + 3 * np.eye(3, dtype=np.complex64)
+    b = _complex(rng, (2, 3, 2) if left_side else (2, 2, 3))
+    kw = dict(left_side=left_side, lower=lower, transpose_a=transpose_a,
+              conjugate_a=conjugate_a)
+    close(jaxlab.lax.linalg.triangular_solve(jnp.asarray(a), jnp.asarray(b), **kw),
+          np.asarray(jax.lax.linalg.triangular_solve(a, b, **kw)))
+
+
+_GRADIENTS = {
+    "det": lambda np_: lambda x: np_.abs(np_.linalg.det(x)),
+    "slogdet": lambda np_: lambda x: (np_.imag(np_.linalg.slogdet(x)[0])
+                                      + np_.linalg.slogdet(x)[1]),
+    "solve": lambda np_: lambda x: np_.real(np_.linalg.solve(x, np_.ones((3, 1)))).sum(),
+    "cholesky": lambda np_: lambda x: (np_.real(np_.linalg.cholesky(x @ np_.conj(x.T)
+                                                                    + 3 * np_.eye(3))).sum()
+                                       + np_.imag(np_.linalg.cholesky(x @ np_.conj(x.T))).sum()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_GRADIENTS))
+def test_gradients_as_jax(backend, rng, name):
+    a = _complex(rng, (3, 3)) + 2 * np.eye(3, dtype=np.complex64)
+    got = jaxlab.grad(_GRADIENTS[name](jnp))(jnp.asarray(a))
+    close(got, np.asarray(jax.grad(_GRADIENTS[name](jjnp))(a)), rtol=2e-3, atol=2e-3)
+
+
+def test_jit_and_vmap(backend, rng):
+    a, b = _complex(rng, (2, 3, 3)), _complex(rng, (2, 3))
+    solve = jaxlab.jit(jaxlab.vmap(jnp.linalg.solve))
+    close(solve(jnp.asarray(a), jnp.asarray(b)), np.linalg.solve(a, b[..., None])[..., 0])
+    close(jaxlab.jit(jnp.linalg.det)(jnp.asarray(a)), np.linalg.det(a))
+
+
+def test_scipy_solves(backend, rng):
+    import jax.scipy.linalg as jsl
+
+    import jaxlab.scipy.linalg as sl
+    h, b = _hermitian_pd(rng, (3, 3)), _complex(rng, (3, 2))
+    c = sl.cho_factor(jnp.asarray(h))
+    close(sl.cho_solve(c, jnp.asarray(b)), np.linalg.solve(h, b))
+    close(sl.solve_triangular(jnp.asarray(h), jnp.asarray(b), trans="C"),
+          np.asarray(jsl.solve_triangular(h, b, trans="C")))
+    a = _complex(rng, (3, 3))
+    close(sl.lu_solve(sl.lu_factor(jnp.asarray(a)), jnp.asarray(b), trans=2),
+          np.linalg.solve(_mH(a), b))

@@ -116,6 +116,32 @@ def _qr(a: np.ndarray, *, full_matrices: bool) -> list[np.ndarray]:
             r.reshape(*batch, *r.shape[-2:]).astype(a.dtype)]
 
 
+def _unit_columns(v: np.ndarray) -> np.ndarray:
+    """Columns scaled to norm 1 with their largest component real (LAPACK geev's)."""
+    v = v / np.linalg.norm(v, axis=-2, keepdims=True)
+    top = np.take_along_axis(v, np.argmax(np.abs(v), axis=-2)[..., None, :], axis=-2)
+    return v * np.conj(top / np.abs(top))
+
+
+def _eig(a: np.ndarray, *, left: bool, right: bool, complex_input: bool) -> list[np.ndarray]:
+    """[w] + [vl] + [vr] (as asked) as jax.lax.linalg.eig, complex values stored as (re, im)
+    pairs: NumPy's geev; the left vectors are the rows of vr^-1, conjugated, normalised."""
+    real = a.dtype
+    if complex_input:   # (..., n, n, 2) pairs
+        shape = a.shape[:-1]
+        matrices = (a[..., 0].astype(np.float64) + 1j * a[..., 1]).reshape(
+            math.prod(shape[:-2]), *shape[-2:])
+    else:
+        shape, matrices = a.shape, _batched(a)
+    w, vr = np.linalg.eig(matrices)
+    found = [w.reshape(*shape[:-1])]
+    if left:
+        found.append(_unit_columns(np.conj(np.swapaxes(np.linalg.inv(vr), -1, -2))).reshape(shape))
+    if right:
+        found.append(vr.reshape(shape))
+    return [np.stack([z.real, z.imag], axis=-1).astype(real) for z in found]
+
+
 def _fft(x: np.ndarray, twiddles: np.ndarray, *, inverse: bool) -> list[np.ndarray]:
     """Unscaled DFTs of the rows of x, complex values stored as (re, im) pairs: NumPy's
     pocketfft (the twiddle table is for generated code)."""
@@ -128,6 +154,7 @@ def _fft(x: np.ndarray, twiddles: np.ndarray, *, inverse: bool) -> list[np.ndarr
 ROUTINE_IMPLS: dict[str, Callable[..., list[np.ndarray]]] = {
     "sort": _sort, "argsort": _argsort, "cholesky": _cholesky,
     "triangular_solve": _triangular_solve, "lu": _lu, "eigh": _eigh, "svd": _svd, "qr": _qr,
+    "eig": _eig,
     "fft": _fft,
 }
 

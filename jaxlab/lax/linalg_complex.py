@@ -11,22 +11,47 @@ factorization whose factor keeps its shape under E is exactly the real routine's
   real substitution solves it (the right-hand sides embedded as (re, im) rows).
 LU's pivoting does not survive E (its U has complex diagonal blocks), so LU is a
 loop over the columns here (`lu`), with LAPACK's pivot choice.
+
+Nor do eigenvectors and singular vectors: E doubles every eigenvalue, and a real
+eigensolver may return any basis of each doubled space, which need not pair into
+independent complex vectors when eigenvalues repeat. So eigh and svd first reduce
+the matrix with complex Householder reflections whose results are real (LAPACK's
+zlarfg: H^H x = beta e_1 with beta real): a Hermitian matrix to a real symmetric
+tridiagonal T = Q^H A Q (zhetrd), any matrix to a real bidiagonal B = Q^H A P (zgebrd).
+The real routines then factor T or B, whose vectors are real orthonormal even for
+repeated values, and Q (and P) carry them back. QR is the same reflections (geqrf),
+whose packed form is also `qr(mode="raw")`'s, for real matrices too. Each reduction is
+a fori_loop over the columns on masks: one compiled body serves every step.
 """
 from __future__ import annotations
 
-from typing import Any
+import functools
+from typing import Any, Callable
 
 from jaxlab.array import Array
 from jaxlab.core import complex_rules as cr
-from jaxlab.core.linalg import cholesky_p, triangular_solve_p
+from jaxlab.core import linalg as core_linalg
+from jaxlab.core.custom_derivatives import custom_jvp
+from jaxlab.core.linalg import cholesky_p, eigh_p, svd_p, triangular_solve_p
 from jaxlab.ir.dtypes import DType
 from jaxlab.lax.control_flow import fori_loop
 from jaxlab.numpy import complex_functions as cf
 from jaxlab.numpy._util import asarray_, astype_
 from jaxlab.numpy.creation import arange, eye, zeros
 from jaxlab.numpy.reductions import argmax, sum as asum
-from jaxlab.numpy.shape_ops import broadcast_to, expand_dims, reshape, stack, swapaxes
-from jaxlab.numpy.ufuncs import abs as absolute, logical_and, where
+from jaxlab.numpy.products import matmul
+from jaxlab.numpy.shape_ops import broadcast_to, concatenate, expand_dims, reshape, stack, \
+    swapaxes
+from jaxlab.numpy.ufuncs import abs as absolute, copysign, logical_and, sqrt, where
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled(algorithm: Callable, static_argnums: tuple[int, ...] = ()) -> Callable:
+    """The loop `algorithm` through jaxlab.jit: traced and compiled once per shape, then
+    replayed as a program (an eager loop would evaluate its body op by op every step);
+    under another transformation jit inlines it."""
+    from jaxlab.api import jit
+    return jit(algorithm, static_argnums=static_argnums)
 
 
 def _mT(x: Array) -> Array:
@@ -122,6 +147,10 @@ def _swap(x: Array, here: Array, there: Array) -> Array:
 
 
 def lu(a: Array) -> tuple[Array, Array, Array]:
+    return _compiled(_lu)(a)
+
+
+def _lu(a: Array) -> tuple[Array, Array, Array]:
     """LU with partial pivoting as jax.lax.linalg.lu (LAPACK's getrf): the pivot is the
     first largest |re| + |im| in its column (izamax's measure); a zero or NaN pivot
     leaves its multipliers as they are. One column per loop step, over masks."""
@@ -154,3 +183,210 @@ def lu(a: Array) -> tuple[Array, Array, Array]:
     return lu_, astype_(pivots, DType.int32), astype_(perm, DType.int32)
 
 
+
+
+# --- Householder reflections (LAPACK's conventions) ------------------------------------
+
+def _reflector(x: Array, first: Any) -> tuple[Array, Array, Array]:
+    """zlarfg on x (..., m) from entry `first` (entries before it are ignored): (v, tau,
+    beta) with v[first] = 1, v zero before it, H = I - tau v v^H and H^H x = beta e_first,
+    beta real (-sign(re x_first) |x|). H = I (tau 0) where x is already real there and
+    zero below. tau and beta are (..., 1)."""
+    index = arange(x.shape[-1])
+    at, below = index == first, index > first
+    alpha = asum(where(at, x, 0), axis=-1, keepdims=True)
+    tail = where(below, x, 0)
+    tail_norm2 = asum(cf.real(tail * cf.conj(tail)), axis=-1, keepdims=True)
+    re, im = cf.real(alpha), cf.imag(alpha)
+    beta = -copysign(sqrt(re * re + im * im + tail_norm2), re)
+    trivial = logical_and(tail_norm2 == 0, im == 0)
+    tau = where(trivial, 0, (beta - alpha) / where(trivial, 1, beta))
+    v = where(at, 1, tail * (1 / where(trivial, 1, alpha - beta)))
+    return v, tau, where(trivial, re, beta)
+
+
+def _reflect_left(a: Array, v: Array, tau: Array) -> Array:
+    """H^H a = a - conj(tau) v (v^H a), for a (..., m, n) and v (..., m)."""
+    w = matmul(expand_dims(cf.conj(v), -2), a)                     # (..., 1, n)
+    return a - expand_dims(cf.conj(tau) * v, -1) * w
+
+
+def _reflect_right(a: Array, v: Array, tau: Array) -> Array:
+    """a H = a - (a v) tau v^H, for a (..., m, n) and v (..., n)."""
+    w = matmul(a, expand_dims(v, -1))                               # (..., m, 1)
+    return a - w * expand_dims(tau * cf.conj(v), -2)
+
+
+def _column(a: Array, j: Any) -> Array:
+    return asum(where(arange(a.shape[-1]) == j, a, 0), axis=-1)
+
+
+def _identity(n: int, like: Array) -> Array:
+    return broadcast_to(eye(n, dtype=like.jdtype), like.shape[:-2] + (n, n))
+
+
+def _put(values: Array, j: Any, x: Array) -> Array:
+    """values (..., k) with entry j replaced by x (..., 1)."""
+    return where(arange(values.shape[-1]) == j, x, values)
+
+
+def _band(x: Array, below: int, above: int) -> Array:
+    """x's real part on the diagonals -below..above, zero elsewhere: what a reduction
+    leaves there is rounding (each step's reflector zeroes its column or row to working
+    precision; LAPACK stores exact zeros and a real beta, the same to that precision)."""
+    n = x.shape[-1]
+    offset = arange(n) - expand_dims(arange(x.shape[-2]), -1)
+    return where(logical_and(offset >= -below, offset <= above), cf.real(x), 0)
+
+
+def householder_qr(a: Array) -> tuple[Array, Array, Array]:
+    return _compiled(_householder_qr)(a)
+
+
+def _householder_qr(a: Array) -> tuple[Array, Array, Array]:
+    """geqrf and orgqr: (packed, taus, q) with r on and above packed's diagonal (its
+    diagonal real), the reflectors' tails below it, taus (..., k) their scales and
+    q = H_0 ... H_k-1 (m x m)."""
+    m, n = a.shape[-2:]
+    k = min(m, n)
+
+    def step(j: Array, carry: tuple) -> tuple:
+        r, tails, taus, betas, q = carry
+        v, tau, beta = _reflector(_column(r, j), j)
+        tails = where(arange(n) == j, expand_dims(v, -1), tails)
+        return (_reflect_left(r, v, tau), tails, _put(taus, j, tau), _put(betas, j, beta),
+                _reflect_right(q, v, tau))
+
+    scales = zeros(a.shape[:-2] + (k,), a.jdtype)
+    r, tails, taus, betas, q = fori_loop(0, k, step, (a, zeros(a.shape, a.jdtype), scales,
+                                                      scales, _identity(m, a)))
+    rows, cols = expand_dims(arange(m), -1), arange(n)
+    diagonal = where(rows == cols, expand_dims(concatenate(
+        [betas, zeros(a.shape[:-2] + (n - k,), a.jdtype)], axis=-1), -2), r)
+    return where(rows > cols, tails, diagonal), taus, q
+
+
+def _qr(a: Array, full_matrices: bool) -> tuple[Array, Array]:
+    """Householder QR with LAPACK's signs (r's diagonal real): q (m x m or m x k), r."""
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    packed, _, q = _householder_qr(a)
+    r = _triangle(packed, lower=False)
+    return (q, r) if full_matrices else (q[..., :, :k], r[..., :k, :])
+
+
+def _hermitian(a: Array, lower: bool) -> Array:
+    """The Hermitian matrix one triangle of a spells (the diagonal's real part)."""
+    part = _triangle(a, lower, strict=True)
+    real_diagonal = astype_(cf.real(a), a.jdtype)
+    return where(eye(a.shape[-1], dtype=bool), real_diagonal, part + _mH(part))
+
+
+def _eigh(a: Array, lower: bool) -> tuple[Array, Array]:
+    """(v, w) of the Hermitian matrix a's `lower` (else upper) triangle spells: A = Q T Q^H
+    with T real tridiagonal (n - 1 reflections from both sides), T = V_T W V_T^T by the
+    real routine, v = Q V_T."""
+    h = _hermitian(a, lower)
+    n = h.shape[-1]
+
+    def step(j: Array, carry: tuple) -> tuple:
+        t, q = carry
+        v, tau, _ = _reflector(_column(t, j), j + 1)
+        return _reflect_right(_reflect_left(t, v, tau), v, tau), _reflect_right(q, v, tau)
+
+    t, q = fori_loop(0, max(n - 1, 0), step, (h, _identity(n, h)))
+    vectors, w = eigh_p.bind(_band(t, 1, 1), lower=True)
+    return matmul(q, astype_(vectors, a.jdtype)), w
+
+
+def _bidiagonal(a: Array) -> tuple[Array, Array, Array]:
+    """zgebrd for m >= n: (b, q, p) with a = q b p^H, b real upper bidiagonal (n x n),
+    q (m x m) and p (n x n) unitary."""
+    m, n = a.shape[-2:]
+
+    def step(j: Array, carry: tuple) -> tuple:
+        b, q, p = carry
+        v, tau, _ = _reflector(_column(b, j), j)
+        b, q = _reflect_left(b, v, tau), _reflect_right(q, v, tau)
+        # the row's reflector: b H = (beta, 0, ...) from column j + 1 (a no-op past the last)
+        row = cf.conj(asum(where(expand_dims(arange(m), -1) == j, b, 0), axis=-2))
+        v, tau, _ = _reflector(row, j + 1)
+        return _reflect_right(b, v, tau), q, _reflect_right(p, v, tau)
+
+    b, q, p = fori_loop(0, n, step, (a, _identity(m, a), _identity(n, a)))
+    return _band(b[..., :n, :], 0, 1), q, p
+
+
+def _svd(a: Array, full_matrices: bool, compute_uv: bool) -> list[Array]:
+    """[s] or [s, u, vh] as svd_p's: a = q b p^H with b real bidiagonal, b = U_B S V_B^T by
+    the real routine, u = q U_B, vh = V_B^T p^H. A wide matrix is factored as a^H."""
+    m, n = a.shape[-2:]
+    wide = m < n
+    tall = _mH(a) if wide else a
+    b, q, p = _bidiagonal(tall)
+    if not compute_uv:
+        return svd_p.bind(b, full_matrices=False, compute_uv=False)
+    s, ub, vbt = svd_p.bind(b, full_matrices=False, compute_uv=True)
+    rows, cols = tall.shape[-2:]
+    u = matmul(q[..., :, :cols], astype_(ub, a.jdtype))
+    if full_matrices and rows > cols:
+        u = concatenate([u, q[..., :, cols:]], axis=-1)
+    vh = matmul(astype_(vbt, a.jdtype), _mH(p))
+    return [s, _mH(vh), _mH(u)] if wide else [s, u, vh]
+
+
+# --- derivatives: JAX's rules (core/linalg.py's, complex-aware) around the loops ---------
+
+@functools.lru_cache(maxsize=None)
+def _eigh_rule(lower: bool) -> custom_jvp:
+    fn = custom_jvp(lambda a: _compiled(_eigh, (1,))(a, lower))
+
+    @fn.defjvp
+    def jvp(primals: tuple, tangents: tuple) -> tuple:
+        v, w = fn(*primals)
+        return (v, w), core_linalg.eigh_tangents(v, w, tangents[0])
+    return fn
+
+
+@functools.lru_cache(maxsize=None)
+def _svd_rule(full_matrices: bool, compute_uv: bool) -> custom_jvp:
+    fn = custom_jvp(lambda a: _compiled(_svd, (1, 2))(a, full_matrices, compute_uv))
+
+    @fn.defjvp
+    def jvp(primals: tuple, tangents: tuple) -> tuple:
+        (a,), (ta,) = primals, tangents
+        m, n = a.shape[-2:]
+        if compute_uv and full_matrices and m != n:
+            raise NotImplementedError("Singular value decomposition JVP not implemented for "
+                                      "full matrices")
+        s, u, vh = _compiled(_svd, (1, 2))(a, False, True)
+        out = [s, u, vh] if compute_uv else [s]
+        return out, core_linalg.svd_tangents(s, u, vh, ta, compute_uv)
+    return fn
+
+
+@functools.lru_cache(maxsize=None)
+def _qr_rule(full_matrices: bool) -> custom_jvp:
+    fn = custom_jvp(lambda a: _compiled(_qr, (1,))(a, full_matrices))
+
+    @fn.defjvp
+    def jvp(primals: tuple, tangents: tuple) -> tuple:
+        (a,), (ta,) = primals, tangents
+        core_linalg.check_qr_jvp(a.shape, full_matrices)
+        q, r = fn(a)
+        da_rinv = triangular_solve(r, ta, left_side=False, lower=False, transpose_a=False,
+                                   conjugate_a=False, unit_diagonal=False)
+        return (q, r), core_linalg.qr_tangents(q, r, da_rinv)
+    return fn
+
+
+def eigh(a: Array, lower: bool) -> tuple[Array, Array]:
+    return _eigh_rule(bool(lower))(a)
+
+
+def svd(a: Array, full_matrices: bool, compute_uv: bool) -> list[Array]:
+    return list(_svd_rule(bool(full_matrices), bool(compute_uv))(a))
+
+
+def qr(a: Array, full_matrices: bool) -> tuple[Array, Array]:
+    return _qr_rule(bool(full_matrices))(a)

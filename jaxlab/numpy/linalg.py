@@ -256,9 +256,9 @@ from jaxlab.numpy.linalg_products import (linalg_cross as cross,  # noqa: E402,F
                                           matrix_transpose, multi_dot, outer, tensordot,
                                           vecdot, vector_norm)
 
-from jaxlab.numpy.linalg_decompositions import (EighResult, QRResult, SVDResult,  # noqa: E402,F401
-                                                eigh, eigvalsh, lstsq, matrix_rank, pinv, qr,
-                                                svd, svdvals)
+from jaxlab.numpy.linalg_decompositions import (EigResult, EighResult, QRResult,  # noqa: E402,F401
+                                                SVDResult, eig, eigh, eigvals, eigvalsh,
+                                                lstsq, matrix_rank, pinv, qr, svd, svdvals)
 from jaxlab.numpy import linalg_decompositions as _decompositions  # noqa: E402
 
 __all__ += _decompositions.__all__

@@ -8,7 +8,7 @@ import numpy as np
 
 from jaxlab.array import Array
 from jaxlab.core.custom_derivatives import custom_jvp
-from jaxlab.ir.dtypes import DType
+from jaxlab.ir.dtypes import DType, to_inexact
 from jaxlab.lax import linalg as lax_linalg
 from jaxlab.numpy._util import asarray_, astype_, promote_dtypes
 from jaxlab.numpy.creation import zeros
@@ -18,8 +18,13 @@ from jaxlab.numpy.reductions import any as any_, max as amax, sum as asum
 from jaxlab.numpy.shape_ops import expand_dims, swapaxes
 from jaxlab.numpy.ufuncs import greater, greater_equal, logical_and, not_equal, where
 
-__all__ = ["eigh", "eigvalsh", "svd", "svdvals", "qr", "lstsq", "pinv", "matrix_rank",
-           "EighResult", "SVDResult", "QRResult"]
+__all__ = ["eig", "eigvals", "eigh", "eigvalsh", "svd", "svdvals", "qr", "lstsq", "pinv",
+           "matrix_rank", "EigResult", "EighResult", "SVDResult", "QRResult"]
+
+
+class EigResult(NamedTuple):
+    eigenvalues: Array
+    eigenvectors: Array
 
 
 class EighResult(NamedTuple):
@@ -39,12 +44,23 @@ class QRResult(NamedTuple):
 
 
 def _inexact(a: Any) -> Array:
-    dt = promote_dtypes(a)
-    return asarray_(a, dt if dt.is_float else DType.float32)
+    return asarray_(a, to_inexact(promote_dtypes(a)))
 
 
 def _mT(x: Array) -> Array:
     return swapaxes(x, -1, -2)
+
+
+def eig(a: Any) -> EigResult:
+    """Eigenvalues and right eigenvectors (unit columns) of general square matrices, both
+    complex; on the cpu device only, as JAX computes them on the CPU only."""
+    w, v = lax_linalg.eig(_inexact(a), compute_left_eigenvectors=False)
+    return EigResult(w, v)
+
+
+def eigvals(a: Any) -> Array:
+    return lax_linalg.eig(_inexact(a), compute_left_eigenvectors=False,
+                          compute_right_eigenvectors=False)[0]
 
 
 _UPLO = {None: True, "L": True, "U": False}
@@ -81,10 +97,14 @@ _QR_MODES = {"reduced": False, "complete": True, "r": False}
 
 
 def qr(a: Any, mode: str = "reduced") -> Any:
-    """QRResult(Q, R) (mode 'reduced' or 'complete'), or R alone (mode 'r')."""
+    """QRResult(Q, R) (mode 'reduced' or 'complete'), R alone (mode 'r'), or LAPACK's
+    geqrf output as NumPy gives it (mode 'raw': (h, tau), h transposed)."""
+    if mode == "raw":
+        from jaxlab.lax.linalg_complex import householder_qr
+        packed, taus, _ = householder_qr(_inexact(a))
+        return QRResult(_mT(packed), taus)
     if mode not in _QR_MODES:
-        raise ValueError(f"Unsupported QR decomposition mode '{mode}'" +
-                         ("; 'raw' is not supported here" if mode == "raw" else ""))
+        raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
     q, r = lax_linalg.qr(_inexact(a), full_matrices=_QR_MODES[mode])
     return r if mode == "r" else QRResult(q, r)
 

@@ -125,15 +125,51 @@ def lu(a: Any, permute_l: bool = False, overwrite_a: bool = False,
     return (p @ l_part, u_part) if permute_l else (p, l_part, u_part)
 
 
+# the generalized problem's type -> (C from A and B = L L^H, x from C's eigenvectors y):
+# 1: a x = w b x, C = L^-1 A L^-H, x = L^-H y;  2: a b x = w x, C = L^H A L, x = L^-H y;
+# 3: b a x = w x, C = L^H A L, x = L y  (x normalised as SciPy: x^H b x = I, for 3 x^H b^-1 x = I)
+_GENERALIZED = {1: "inverse", 2: "product", 3: "product"}
+
+
 def eigh(a: Any, b: Any = None, lower: bool = True, eigvals_only: bool = False,
          overwrite_a: bool = False, overwrite_b: bool = False, turbo: bool = True,
          eigvals: Any = None, type: int = 1, check_finite: bool = True) -> Any:
-    """(w, v) of a symmetric matrix (the standard problem only: b must be None)."""
-    if b is not None:
-        raise NotImplementedError("eigh: only the standard eigenproblem (b=None) is supported")
-    (a,) = _inexact_args(a)
-    v, w = lax_linalg.eigh(a, lower=lower, symmetrize_input=False)
-    return w if eigvals_only else (w, v)
+    """(w, v) of a Hermitian matrix, or of the generalized problem with b Hermitian positive
+    definite (JAX refuses b; this follows SciPy), reduced to a standard one through b's
+    Cholesky factor. Only the `lower` (else upper) triangles are read."""
+    if eigvals is not None:
+        raise NotImplementedError("eigh: eigvals (a subset) is not supported; "
+                                  "see jax.lax.linalg.eigh's subset_by_index")
+    if b is None:
+        (a,) = _inexact_args(a)
+        v, w = lax_linalg.eigh(a, lower=lower, symmetrize_input=False)
+        return w if eigvals_only else (w, v)
+    if type not in _GENERALIZED:
+        raise ValueError(f"eigh: type must be 1, 2 or 3, got {type!r}")
+    a, b = _same_float(a, b)
+    if b.shape != a.shape:
+        raise ValueError(f"eigh: a {a.shape} and b {b.shape} must have the same shape")
+    low = lax_linalg.cholesky(_from_triangle(b, lower), symmetrize_input=False)
+    a = _from_triangle(a, lower)
+    solve = lambda x, **kw: lax_linalg.triangular_solve(  # noqa: E731
+        low, x, left_side=True, lower=True, **kw)
+    if _GENERALIZED[type] == "inverse":   # L^-1 A L^-H = L^-1 (L^-1 A^H)^H
+        c = solve(jnp.conj(jnp.swapaxes(solve(jnp.conj(jnp.swapaxes(a, -1, -2))), -1, -2)))
+    else:
+        c = jnp.conj(jnp.swapaxes(low, -1, -2)) @ a @ low
+    y, w = lax_linalg.eigh(c)
+    if eigvals_only:
+        return w
+    x = low @ y if type == 3 else solve(y, transpose_a=True, conjugate_a=True)
+    return w, x
+
+
+def _from_triangle(x: Array, lower: bool) -> Array:
+    """The Hermitian matrix one triangle of x spells."""
+    part = jnp.tril(x, -1) if lower else jnp.triu(x, 1)
+    diagonal = jnp.real(jnp.diagonal(x, axis1=-2, axis2=-1)).astype(x.dtype)
+    return part + jnp.conj(jnp.swapaxes(part, -1, -2)) + diagonal[..., None] * jnp.eye(
+        x.shape[-1], dtype=x.dtype)
 
 
 def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True,

@@ -208,3 +208,42 @@ def test_helpers_come_from_the_ops_written():
     assert defined == {"max_f32", "min_f32", "isnan_f32", "f32_to_i32"}   # exp clamps its x
     f16 = wgsl(elementwise(4, [F16], lambda a: a.unary(AluOp.Sin))).source
     assert "fn sin_f16" in f16 and "fn sin_f32" in f16 and "fn to_f16" in f16
+
+
+I64, U64 = DType.int64, DType.uint64
+
+
+def test_int64_values_are_word_pairs_and_only_called_helpers_are_defined():
+    src = wgsl(elementwise(8, [I64, I64], lambda a, b: a + b)).source
+    assert "array<vec2<u32>>" in src   # 8 bytes per element, as NumPy stores them
+    assert "add64(in0[gidx], in1[gidx])" in main_of(src)
+    defined = set(re.findall(r"fn (\w+)\(", src)) - {"main"}
+    assert defined == {"add64"}
+    src = wgsl(elementwise(8, [U64, U64], lambda a, b: a // b)).source
+    defined = set(re.findall(r"fn (\w+)\(", src)) - {"main"}
+    assert defined == {"div_u64", "divmod_u64", "lt_u64", "sub64"}
+
+
+def test_int64_constants_and_casts_keep_every_bit():
+    src = main_of(wgsl(elementwise(4, [I64], lambda a: a * AluExp.const(-(2 ** 40) - 1, I64)
+                                   )).source)
+    assert "vec2<u32>(0xffffffffu, 0xfffffeffu)" in src   # -(2^40) - 1 as (low, high)
+    src = wgsl(elementwise(4, [I64], lambda a: a.cast(F32))).source
+    assert "i64_to_f32(in0[gidx])" in src and "countLeadingZeros" in src   # rounded once
+
+
+def test_int64_matmul_is_not_tiled():
+    # WGSL's * and += on the register tile do not exist for word pairs
+    kernel = matmul(32, 32, 32, I64)
+    assert tune(kernel, LANG, LIMITS).strategy is not Strategy.TILED
+    src = wgsl(kernel).source
+    assert "mul64(" in src and "add64(" in src
+
+
+def test_bfloat16_rounding_is_integer_work_on_the_bits():
+    # a float select could flush a subnormal bfloat16 on a GPU that flushes denormals
+    from jaxlab.ir.widen import widen
+    kernel = widen(elementwise(4, [F32], lambda a: a.cast(DType.bfloat16)))
+    src = main_of(wgsl(kernel).source)
+    assert "isnan" not in src and "ne_f32" not in src and "in0[gidx]" in src
+    assert re.search(r"select\([^;]*4294901760u", src)   # chooses between u32 bit patterns

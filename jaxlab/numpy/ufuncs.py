@@ -474,7 +474,7 @@ def floor_divide(x: Any, y: Any) -> Array:
     if x.jdtype.is_float:
         return _float_divmod(x, y)[0]
     q = ew.div_p.bind(x, y)   # truncates
-    if x.jdtype is DType.uint32:
+    if not x.jdtype.is_signed:   # as JAX: no sign fix-up (x // 0 stays all ones)
         return q
     return where((sign(x) != sign(y)) & (_rem.bind(x, y) != 0), q - 1, q)
 

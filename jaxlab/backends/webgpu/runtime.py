@@ -21,7 +21,7 @@ import numpy as np
 
 from jaxlab import events
 from jaxlab.backends import autotuning
-from jaxlab.backends.base import Backend, Executable, Knob
+from jaxlab.backends.base import Backend, DeviceSpan, Executable, Knob
 from jaxlab.backends.webgpu import routines
 from jaxlab.backends.webgpu.autotuning import candidates
 from jaxlab.backends.webgpu.adapter import describe, is_hardware, select_adapter
@@ -32,7 +32,7 @@ from jaxlab.backends.webgpu.errors import (DeviceLostError, WebGpuError, WebGpuM
 from jaxlab.backends.webgpu.ops import Lang
 from jaxlab.backends.webgpu.plan import Pass, Plan, single
 from jaxlab.backends.webgpu.tune import Limits, Tuning, knobs, tune
-from jaxlab.ir.dtypes import BITS_64, DType
+from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import Kernel, Routine
 from jaxlab.ir.widen import widen
 from jaxlab.ir.printer import render
@@ -79,8 +79,9 @@ class WebGpuBackend(Backend):
     # one kernel should hold
     software_fused_depth = 32
     # 8/16-bit types are packed in u32 words and computed in 32-bit values (ir/widen.py)
-    dtypes = frozenset(DType) - BITS_64
-    dtype_limit_reason = "WGSL has no 64-bit types"
+    # int64/uint64 are pairs of u32 words (int64.py); float64 (and complex128) are refused
+    dtypes = frozenset(d for d in DType if d.real_dtype is not DType.float64)
+    dtype_limit_reason = "WGSL has no float64, and jaxlab does not emulate it"
 
     def __init__(self, adapter: Any = None, *, f16: Optional[bool] = None) -> None:
         """`adapter`: a wgpu adapter (default: adapter.select_adapter()); `f16=False`
@@ -140,6 +141,7 @@ class WebGpuBackend(Backend):
         self._unfinished = False           # work submitted since the last wait
         self._deferred: list[GpuBuffer] = []   # freed while a queued command uses them
         self._query = None
+        self._span_query: Optional[tuple[Any, Any]] = None
         self._fence: Optional[GpuBuffer] = None
 
     def info(self) -> dict[str, Any]:
@@ -350,6 +352,37 @@ class WebGpuBackend(Backend):
                 if not self._batch_depth:
                     self._flush()
 
+    @contextlib.contextmanager
+    def device_span(self) -> Iterator[DeviceSpan]:
+        """Empty compute passes before and after the work carry its two timestamps, so
+        the span is what the device spent on everything recorded between them, in
+        order, with the pipelining a jit call gets (kernels timed one at a time, as
+        events do, idle the GPU in between and read longer). Its own query set: a
+        kernel timed inside (someone listening) keeps its own two stamps."""
+        span = DeviceSpan()
+        if not self.timestamps:
+            yield span
+            return
+        with self._lock, self.batch():
+            if self._span_query is None:
+                self._span_query = self._query_pair()
+            self._stamped_pass({"beginning_of_pass_write_index": 0})
+            try:
+                yield span
+            finally:
+                self._stamped_pass({"end_of_pass_write_index": 1})
+                self._encoder.resolve_query_set(self._span_query[0], 0, 2,
+                                                self._span_query[1], 0)
+                span.ms = self._read_timestamps(self._span_query)
+
+    def _stamped_pass(self, index: dict[str, int]) -> None:
+        self._end_pass()
+        if self._encoder is None:
+            self._encoder = self.device.create_command_encoder()
+        with self._guard("recording a timestamp"):
+            self._encoder.begin_compute_pass(
+                timestamp_writes={"query_set": self._span_query[0], **index}).end()
+
     @_locked
     def _pipeline(self, p: Pass) -> tuple[Any, Any]:
         key = _pipeline_key(p)
@@ -557,11 +590,7 @@ class WebGpuBackend(Backend):
 
     def _stamps(self, first: bool, last: bool) -> Optional[dict[str, Any]]:
         if self._query is None:
-            w = self._wgpu
-            qs = self.device.create_query_set(type=w.QueryType.timestamp, count=2)
-            buf = self.device.create_buffer(
-                size=16, usage=w.BufferUsage.QUERY_RESOLVE | w.BufferUsage.COPY_SRC)
-            self._query = (qs, buf)
+            self._query = self._query_pair()
         stamps: dict[str, Any] = {"query_set": self._query[0]}
         if first:
             stamps["beginning_of_pass_write_index"] = 0
@@ -569,10 +598,19 @@ class WebGpuBackend(Backend):
             stamps["end_of_pass_write_index"] = 1
         return stamps if len(stamps) > 1 else None
 
-    def _read_timestamps(self) -> float:
+    def _query_pair(self) -> tuple[Any, Any]:
+        """A query set of two timestamps and the buffer they resolve into."""
+        w = self._wgpu
+        qs = self.device.create_query_set(type=w.QueryType.timestamp, count=2)
+        buf = self.device.create_buffer(
+            size=16, usage=w.BufferUsage.QUERY_RESOLVE | w.BufferUsage.COPY_SRC)
+        return qs, buf
+
+    def _read_timestamps(self, query: Optional[tuple[Any, Any]] = None) -> float:
         self._flush()
         with self._guard("reading timestamps"):
-            ns = np.frombuffer(self.device.queue.read_buffer(self._query[1]), np.uint64)
+            ns = np.frombuffer(self.device.queue.read_buffer((query or self._query)[1]),
+                               np.uint64)
         return float(int(ns[1]) - int(ns[0])) / 1e6
 
     @_locked

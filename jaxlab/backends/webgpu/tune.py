@@ -118,7 +118,8 @@ def _choose(kernel: Kernel, lang: Lang, limits: Limits) -> Tuning:
         return Tuning(Strategy.ELEMENTWISE, wg, upcast, reasons=tuple(reasons + [
             ("strategy", "no reduction"),
             ("workgroup", f"{wg} threads: enough warps per group to hide memory latency")]))
-    contraction = find_contraction(kernel) if pack == 1 else None
+    contraction = find_contraction(kernel) if pack == 1 and lang.native(kernel.exp.dtype) \
+        else None
     tile = _tile_for(kernel, contraction, limits)
     if tile is not None:
         return Tuning(Strategy.TILED, tile.threads, 1, tile=tile, contraction=contraction,
@@ -244,7 +245,8 @@ def _override(t: Tuning, key: str, value: Any, kernel: Kernel, lang: Lang,
         if value is t.strategy:
             return t
         if value is Strategy.TILED:
-            c = find_contraction(kernel) if lang.packed(kernel.dtype) == 1 else None
+            c = find_contraction(kernel) if lang.packed(kernel.dtype) == 1 and \
+                lang.native(kernel.exp.dtype) else None
             tile = _tile_for(kernel, c, limits) if c else None
             if tile is None:
                 raise bad

@@ -38,11 +38,12 @@ from jaxlab.lax.control_flow import fori_loop
 from jaxlab.numpy import complex_functions as cf
 from jaxlab.numpy._util import asarray_, astype_
 from jaxlab.numpy.creation import arange, eye, zeros
-from jaxlab.numpy.reductions import argmax, sum as asum
+from jaxlab.numpy.reductions import argmax, max as amax, sum as asum
 from jaxlab.numpy.products import matmul
 from jaxlab.numpy.shape_ops import broadcast_to, concatenate, expand_dims, reshape, stack, \
     swapaxes
-from jaxlab.numpy.ufuncs import abs as absolute, copysign, logical_and, sqrt, where
+from jaxlab.numpy.ufuncs import abs as absolute, copysign, exp2, floor, isfinite, log2, \
+    logical_and, sqrt, where
 
 
 @functools.lru_cache(maxsize=None)
@@ -221,6 +222,16 @@ def _column(a: Array, j: Any) -> Array:
     return asum(where(arange(a.shape[-1]) == j, a, 0), axis=-1)
 
 
+def _scaled(a: Array) -> tuple[Array, Array]:
+    """(a / c, c) with c (..., 1, 1) the power of two at or below each matrix's largest
+    |re| + |im|: the reductions' squared norms can then neither overflow nor underflow,
+    and dividing by a power of two is exact (LAPACK's norms scale the same way)."""
+    size = amax(absolute(cf.real(a)) + absolute(cf.imag(a)), axis=(-2, -1), keepdims=True)
+    usable = logical_and(isfinite(size), size > 0)
+    scale = where(usable, exp2(floor(log2(where(usable, size, 1)))), 1)
+    return a * (1 / scale), scale
+
+
 def _identity(n: int, like: Array) -> Array:
     return broadcast_to(eye(n, dtype=like.jdtype), like.shape[:-2] + (n, n))
 
@@ -249,6 +260,7 @@ def _householder_qr(a: Array) -> tuple[Array, Array, Array]:
     q = H_0 ... H_k-1 (m x m)."""
     m, n = a.shape[-2:]
     k = min(m, n)
+    a, scale = _scaled(a)
 
     def step(j: Array, carry: tuple) -> tuple:
         r, tails, taus, betas, q = carry
@@ -263,7 +275,7 @@ def _householder_qr(a: Array) -> tuple[Array, Array, Array]:
     rows, cols = expand_dims(arange(m), -1), arange(n)
     diagonal = where(rows == cols, expand_dims(concatenate(
         [betas, zeros(a.shape[:-2] + (n - k,), a.jdtype)], axis=-1), -2), r)
-    return where(rows > cols, tails, diagonal), taus, q
+    return where(rows > cols, tails, diagonal * scale), taus, q
 
 
 def _qr(a: Array, full_matrices: bool) -> tuple[Array, Array]:
@@ -286,7 +298,7 @@ def _eigh(a: Array, lower: bool) -> tuple[Array, Array]:
     """(v, w) of the Hermitian matrix a's `lower` (else upper) triangle spells: A = Q T Q^H
     with T real tridiagonal (n - 1 reflections from both sides), T = V_T W V_T^T by the
     real routine, v = Q V_T."""
-    h = _hermitian(a, lower)
+    h, scale = _scaled(_hermitian(a, lower))
     n = h.shape[-1]
 
     def step(j: Array, carry: tuple) -> tuple:
@@ -296,7 +308,7 @@ def _eigh(a: Array, lower: bool) -> tuple[Array, Array]:
 
     t, q = fori_loop(0, max(n - 1, 0), step, (h, _identity(n, h)))
     vectors, w = eigh_p.bind(_band(t, 1, 1), lower=True)
-    return matmul(q, astype_(vectors, a.jdtype)), w
+    return matmul(q, astype_(vectors, a.jdtype)), w * cf.real(scale[..., 0])
 
 
 def _bidiagonal(a: Array) -> tuple[Array, Array, Array]:
@@ -322,11 +334,13 @@ def _svd(a: Array, full_matrices: bool, compute_uv: bool) -> list[Array]:
     the real routine, u = q U_B, vh = V_B^T p^H. A wide matrix is factored as a^H."""
     m, n = a.shape[-2:]
     wide = m < n
-    tall = _mH(a) if wide else a
+    tall, scale = _scaled(_mH(a) if wide else a)
     b, q, p = _bidiagonal(tall)
+    scale = cf.real(scale[..., 0])
     if not compute_uv:
-        return svd_p.bind(b, full_matrices=False, compute_uv=False)
+        return [svd_p.bind(b, full_matrices=False, compute_uv=False)[0] * scale]
     s, ub, vbt = svd_p.bind(b, full_matrices=False, compute_uv=True)
+    s = s * scale
     rows, cols = tall.shape[-2:]
     u = matmul(q[..., :, :cols], astype_(ub, a.jdtype))
     if full_matrices and rows > cols:

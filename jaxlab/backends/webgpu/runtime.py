@@ -22,7 +22,7 @@ import numpy as np
 from jaxlab import events
 from jaxlab.backends import autotuning
 from jaxlab.backends.base import Backend, DeviceSpan, Executable, Knob
-from jaxlab.backends.webgpu import routines
+from jaxlab.backends.webgpu import fastpass, routines
 from jaxlab.backends.webgpu.autotuning import candidates
 from jaxlab.backends.webgpu.adapter import describe, is_hardware, select_adapter
 from jaxlab.backends.webgpu.buffers import BufferPool, GpuBuffer, bucket
@@ -138,6 +138,8 @@ class WebGpuBackend(Backend):
         self._pass: Any = None
         self._batch_depth = 0
         self._in_pass = 0                  # dispatches recorded in the open pass
+        self._recorded: list[tuple[Any, Any]] = []   # pipelines and groups the open encoder uses
+        self._record_launch: Optional[fastpass.Record] = None
         self._unfinished = False           # work submitted since the last wait
         self._deferred: list[GpuBuffer] = []   # freed while a queued command uses them
         self._query = None
@@ -412,14 +414,16 @@ class WebGpuBackend(Backend):
 
     # --- running ------------------------------------------------------------
     def launcher(self, exe: Executable) -> Callable[[Sequence[Any], Sequence[Any]], Any]:
-        """A one-pass kernel inside a batch (a jit call) goes straight into the open
-        compute pass: pipeline and bind group from the caches, three recorded commands.
-        Anything else (timed, a routine's several passes, scratch) takes dispatch()."""
+        """A kernel inside a batch (a jit call) goes straight into the open compute pass:
+        pipelines and bind groups from the caches, three commands per pass recorded
+        through fastpass, scratch from the pool (given back once the commands that use
+        it are submitted). Timed (someone listening) or outside a batch: dispatch()."""
         plan = exe.program
-        if len(plan.passes) != 1 or plan.scratch:
+        if not plan.passes:
             return super().launcher(exe)
-        p = plan.passes[0]
-        key, grid, generation = _pipeline_key(p), p.program.grid, self._generation
+        passes = [(p, _pipeline_key(p), p.program.grid) for p in plan.passes]
+        scratch, generation = plan.scratch, self._generation
+        label = plan.passes[0].program.label
 
         def launch(inputs: Sequence[Any], outputs: Sequence[Any]) -> Optional[float]:
             handles = inputs + outputs
@@ -427,18 +431,19 @@ class WebGpuBackend(Backend):
                     any(h.generation != generation for h in handles) or \
                     (self.timestamps and events.listening()):
                 return self.dispatch(exe, inputs, outputs)
+            temps = [self.allocate(n) for n in scratch] if scratch else []
             try:
-                pipeline, layout = self._pipelines.get(key) or self._pipeline(p)
-                group = self._bind_group(layout, p, handles)
-                cpass = self._pass or self._open_pass()
-                cpass.set_pipeline(pipeline)
-                cpass.set_bind_group(0, group)
-                cpass.dispatch_workgroups(*grid)
-                self._in_pass += 1
-                if self._in_pass == SUBMIT_EVERY:
-                    self._flush()
+                # pipelines and bind groups first: what can fail does so before recording
+                work = []
+                for p, key, grid in passes:
+                    pipeline, layout = self._pipelines.get(key) or self._pipeline(p)
+                    work.append((pipeline, self._bind_group(layout, p, handles + temps), grid))
+                self._record_work(work)
             except self._wgpu.GPUError as exc:
-                raise self._translate(exc, f"dispatching {p.program.label}") from exc
+                raise self._translate(exc, f"dispatching {label}") from exc
+            finally:
+                for h in temps:
+                    self.free(h)
             return None
         return launch
 
@@ -486,21 +491,31 @@ class WebGpuBackend(Backend):
         for p in plan.passes:
             pipeline, layout = self._pipeline(p)
             work.append((pipeline, self._bind_group(layout, p, handles), p.program.grid))
-        cpass = self._pass or self._open_pass()
-        for pipeline, group, grid in work:
-            cpass.set_pipeline(pipeline)
-            cpass.set_bind_group(0, group)
-            cpass.dispatch_workgroups(*grid)
+        self._record_work(work)
         if not self._batch_depth:   # eager: finished now, so an error names this dispatch
             self._close_pass()
             if len(self._queued) >= FLUSH_EVERY:
                 self._flush()
+
+    def _record_work(self, work: Sequence[tuple[Any, Any, tuple[int, int, int]]]) -> None:
+        """(pipeline, bind group, grid) launches into the open pass. The objects are held
+        until the encoder finishes: the commands refer to them and the caches may evict."""
+        cpass = self._pass or self._open_pass()
+        record, keep = self._record_launch, self._recorded
+        for pipeline, group, grid in work:
+            keep.append((pipeline, group))
+            record(cpass, pipeline, group, grid)
+        self._in_pass += len(work)
+        if SUBMIT_EVERY and self._in_pass >= SUBMIT_EVERY:
+            self._flush()
 
     def _open_pass(self) -> Any:
         self._in_pass = 0
         if self._encoder is None:
             self._encoder = self.device.create_command_encoder()
         self._pass = self._encoder.begin_compute_pass()
+        if self._record_launch is None:
+            self._record_launch = fastpass.recorder(self._pass)
         return self._pass
 
     def _end_pass(self) -> None:
@@ -517,6 +532,7 @@ class WebGpuBackend(Backend):
             encoder, self._encoder = self._encoder, None
             with self._guard("recording work"):
                 self._queued.append(encoder.finish())
+            self._recorded.clear()
 
     @_locked
     def copy(self, src: GpuBuffer, src_offset: int, dst: GpuBuffer, dst_offset: int,
@@ -564,7 +580,7 @@ class WebGpuBackend(Backend):
     def _bind_group(self, layout: Any, p: Pass, handles: Sequence[GpuBuffer]) -> Any:
         """Made once per layout and buffers bound: a jit program binds the same
         buffers call after call."""
-        bound = tuple(handles[a].buffer for a in p.args)
+        bound = tuple([handles[a].buffer for a in p.args])
         key = (id(layout), tuple(map(id, bound)), p.params)
         hit = self._bind_groups.get(key)
         if hit is not None and all(a is b for a, b in zip(hit[1], bound)):

@@ -202,3 +202,19 @@ def test_decompositions_jit_and_vmap(backend, rng):
     close(eigvalsh(jnp.asarray(h)), np.linalg.eigvalsh(h).astype(np.float32))
     svdvals = jaxlab.jit(jaxlab.vmap(jnp.linalg.svdvals))
     close(svdvals(jnp.asarray(a)), np.linalg.svd(a, compute_uv=False))
+
+
+def test_pinv_lstsq_complex(backend, rng):
+    a, b = _complex(rng, (4, 3)), _complex(rng, (4, 2))
+    close(jnp.linalg.pinv(jnp.asarray(a)), np.linalg.pinv(a), atol=1e-4, rtol=1e-4)
+    close(jnp.linalg.pinv(jnp.zeros((1, 1), jnp.complex64)), np.zeros((1, 1), np.complex64))
+    x, resid, rank, s = jnp.linalg.lstsq(jnp.asarray(a), jnp.asarray(b))
+    x_np, resid_np, rank_np, s_np = np.linalg.lstsq(a, b)
+    close(x, x_np, atol=1e-4, rtol=1e-4)
+    close(resid, resid_np, atol=1e-3, rtol=1e-3)
+    assert int(rank) == rank_np
+
+    def f(np_):
+        return lambda x: np_.real(np_.linalg.pinv(x)).sum() + np_.imag(np_.linalg.pinv(x)).sum()
+    close(jaxlab.grad(f(jnp))(jnp.asarray(a)), np.asarray(jax.grad(f(jjnp))(a)),
+          rtol=2e-3, atol=2e-3)

@@ -11,6 +11,7 @@ from jaxlab.core.custom_derivatives import custom_jvp
 from jaxlab.ir.dtypes import DType, to_inexact
 from jaxlab.lax import linalg as lax_linalg
 from jaxlab.numpy._util import asarray_, astype_, promote_dtypes
+from jaxlab.numpy.complex_functions import conj, real
 from jaxlab.numpy.creation import zeros
 from jaxlab.numpy.dtype_functions import finfo
 from jaxlab.numpy.products import matmul
@@ -49,6 +50,10 @@ def _inexact(a: Any) -> Array:
 
 def _mT(x: Array) -> Array:
     return swapaxes(x, -1, -2)
+
+
+def _mH(x: Array) -> Array:
+    return conj(swapaxes(x, -1, -2))
 
 
 def eig(a: Any) -> EigResult:
@@ -113,8 +118,7 @@ def lstsq(a: Any, b: Any, rcond: float | None = None, *,
           numpy_resid: bool = False) -> tuple[Array, Array, Array, Array]:
     """(x, resid, rank, s): x minimises |a x - b| through the SVD, singular values
     below rcond * the largest treated as zero (as JAX: 2-D a only)."""
-    dt = promote_dtypes(a, b)
-    dt = dt if dt.is_float else DType.float32
+    dt = to_inexact(promote_dtypes(a, b))
     a, b = asarray_(a, dt), asarray_(b, dt)
     if a.ndim != 2:
         raise TypeError(f"{a.ndim}-dimensional array given. Array must be two-dimensional")
@@ -132,9 +136,9 @@ def lstsq(a: Any, b: Any, rcond: float | None = None, *,
     kept = logical_and(greater(s, 0), greater_equal(s, cut * s[0]))
     rank = asum(astype_(kept, DType.int32))
     s_inv = where(kept, 1 / where(kept, s, 1), 0)
-    x = matmul(_mT(vt), expand_dims(s_inv, -1) * matmul(_mT(u), rhs))
+    x = matmul(_mH(vt), expand_dims(s_inv, -1) * matmul(_mH(u), rhs))
     residual = rhs - matmul(a, x)
-    resid = asum(residual * residual, axis=0)
+    resid = asum(real(residual * conj(residual)), axis=0)
     if numpy_resid and (int(rank) < n or m <= n):
         resid = zeros((0,), a.jdtype)
     return (x[:, 0] if vector else x), resid, rank, s
@@ -145,7 +149,7 @@ def _pinv(a: Array, rtol: Array) -> Array:
     u, s, vh = lax_linalg.svd(a, full_matrices=False)
     cutoff = expand_dims(rtol, -1) * amax(s, axis=-1, keepdims=True)
     kept = where(greater(s, cutoff), s, np.inf)
-    return matmul(_mT(vh), _mT(u) / expand_dims(kept, -1))
+    return matmul(_mH(vh), _mH(u) / expand_dims(kept, -1))
 
 
 @_pinv.defjvp
@@ -153,8 +157,8 @@ def _pinv_jvp(primals: tuple, tangents: tuple) -> tuple[Array, Array]:
     """The pseudo-inverse's derivative (Golub and Pereyra), as JAX differentiates it."""
     (a, rtol), (da, _) = primals, tangents
     p = _pinv(a, rtol)
-    s = matmul(matmul(p, _mT(p)), _mT(da))
-    t = matmul(matmul(_mT(da), _mT(p)), p)
+    s = matmul(matmul(p, _mH(p)), _mH(da))
+    t = matmul(matmul(_mH(da), _mH(p)), p)
     dp = -matmul(matmul(p, da), p) + s - matmul(matmul(s, a), p) + t - matmul(matmul(p, a), t)
     return p, dp
 
@@ -170,7 +174,7 @@ def pinv(a: Any, rtol: Any = None, hermitian: bool = False) -> Array:
         return zeros(x.shape[:-2] + (n, m), x.jdtype)
     if rtol is None:
         rtol = 10.0 * max(m, n) * float(finfo(x.jdtype).eps)
-    return _pinv(x, asarray_(rtol, x.jdtype))
+    return _pinv(x, asarray_(rtol, x.jdtype.real_dtype))
 
 
 def matrix_rank(M: Any, rtol: Any = None, *, tol: Any = None,

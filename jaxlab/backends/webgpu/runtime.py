@@ -26,11 +26,10 @@ from jaxlab.backends.webgpu import fastpass, routines
 from jaxlab.backends.webgpu.autotuning import candidates
 from jaxlab.backends.webgpu.adapter import describe, is_hardware, select_adapter
 from jaxlab.backends.webgpu.buffers import BufferPool, GpuBuffer, bucket
-from jaxlab.backends.webgpu.codegen import generate
 from jaxlab.backends.webgpu.errors import (DeviceLostError, WebGpuError, WebGpuMemoryError,
                                            WgslCompileError)
 from jaxlab.backends.webgpu.ops import Lang
-from jaxlab.backends.webgpu.plan import Pass, Plan, single
+from jaxlab.backends.webgpu.plan import Pass, Plan, kernel_plan
 from jaxlab.backends.webgpu.tune import Limits, Tuning, knobs, tune
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import Kernel, Routine
@@ -83,14 +82,17 @@ class WebGpuBackend(Backend):
     dtypes = frozenset(d for d in DType if d.real_dtype is not DType.float64)
     dtype_limit_reason = "WGSL has no float64, and jaxlab does not emulate it"
 
-    def __init__(self, adapter: Any = None, *, f16: Optional[bool] = None) -> None:
+    def __init__(self, adapter: Any = None, *, f16: Optional[bool] = None,
+                 subgroups: Optional[bool] = None) -> None:
         """`adapter`: a wgpu adapter (default: adapter.select_adapter()); `f16=False`
-        computes float16 in f32 even where the adapter has shader-f16."""
+        computes float16 in f32 even where the adapter has shader-f16; `subgroups=False`
+        reduces through shared memory only even where it has subgroup operations."""
         self._adapter = adapter if adapter is not None else select_adapter()
         self._choice = "hardware" if is_hardware(self._adapter) else "software"
         if self._choice == "software":
             self.max_fused_depth = self.software_fused_depth
         self._want_f16 = f16
+        self._want_subgroups = subgroups
         self._generation = 0
         self._lock = threading.RLock()
         self._freed: list[GpuBuffer] = []   # freed on any thread, recycled under the lock
@@ -102,13 +104,14 @@ class WebGpuBackend(Backend):
         self._wgpu = wgpu
         adapter = self._adapter
         features = set(adapter.features)
-        wanted = [f for f in ("timestamp-query", "shader-f16") if f in features
-                  and (f != "shader-f16" or self._want_f16 is not False)]
+        wanted = [f for f in ("timestamp-query", "shader-f16", "subgroup") if f in features
+                  and (f != "shader-f16" or self._want_f16 is not False)
+                  and (f != "subgroup" or self._want_subgroups is not False)]
         limits = {k: adapter.limits[k] for k in _LIMITS if k in adapter.limits}
         self.device = adapter.request_device_sync(required_features=wanted,
                                                   required_limits=limits)
         got = self.device.limits
-        self.lang = Lang(f16="shader-f16" in wanted)
+        self.lang = Lang(f16="shader-f16" in wanted, subgroups="subgroup" in wanted)
         self.limits = Limits(
             max_threads=min(got["max-compute-invocations-per-workgroup"],
                             got["max-compute-workgroup-size-x"]),
@@ -257,13 +260,15 @@ class WebGpuBackend(Backend):
         t0 = time.perf_counter()
         kernel = widen(kernel)
         tuned = tune(kernel, self.lang, self.limits, overrides)
-        program = generate(kernel, tuned, self.lang, self.limits)
-        plan = single(program, len(kernel.inputs))
+        plan = kernel_plan(kernel, tuned, self.lang, self.limits)
         self._compile_plan(plan)
-        return Executable(plan, source=program.source, language="wgsl",
+        # a second pass's lines follow the first's and the separator line of Plan.source
+        marks = tuple(m for i, p in enumerate(plan.passes)
+                      for m in ((frozenset(),) * 2 if i else ()) + p.program.line_marks)
+        return Executable(plan, source=plan.source, language="wgsl",
                           tuning=tuned.record(), tuned_ir=_tuned_text(kernel, tuned),
                           compile_ms=(time.perf_counter() - t0) * 1e3,
-                          traced_lines=program.line_marks)
+                          traced_lines=marks)
 
     def knobs(self, kernel: Kernel) -> tuple[Knob, ...]:
         return knobs(widen(kernel), self.lang, self.limits)

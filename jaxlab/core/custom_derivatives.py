@@ -96,7 +96,14 @@ def _call_lowering(*lazies: Any, fun: Callable, **_: Any) -> list:
 
 def call_jaxpr(avals: Sequence[ShapedArray], fun: Callable) -> ClosedJaxpr:
     """The user's function staged out at these input types: staged (not run on
-    phantoms) so that control flow inside it works under jit too."""
+    phantoms) so that control flow inside it works under jit too. Kept from the
+    abstract evaluation (while tracing), so compiling does not trace it again
+    while kernels are being recorded."""
+    return _staged(fun, tuple(ShapedArray(a.shape, a.dtype, a.weak_type) for a in avals))
+
+
+@functools.lru_cache(maxsize=256)
+def _staged(fun: Callable, avals: tuple) -> ClosedJaxpr:
     return trace_to_jaxpr(fun, list(avals))
 
 

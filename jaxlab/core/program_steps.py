@@ -35,6 +35,7 @@ from jaxlab import events
 from jaxlab.core.control_flow import (clamp_index, cond_p, fresh_copy, read_row, row_index,
                                       row_of, scalar_int, scan_p, split_scan, split_while,
                                       stacked_buffers, while_p)
+from jaxlab.array import wrap
 from jaxlab.core.avals import ShapedArray
 from jaxlab.core.custom_derivatives import call_jaxpr, custom_jvp_call_p, custom_vjp_call_p
 from jaxlab.core.jit import Program, compile_body, lower_jaxpr
@@ -413,10 +414,13 @@ def _compile_cond(device: Device, rec: Any, ins: list, *, branches) -> list[lz.L
 
 
 def _compile_custom_call(device: Device, rec: Any, ins: list, *, fun, **_) -> list[lz.Lazy]:
-    """A custom_jvp/custom_vjp function's own computation, staged and lowered in
-    place (its loops and branches become steps like any others)."""
-    return lower_jaxpr(call_jaxpr([ShapedArray(x.shape, x.dtype) for x in ins], fun), ins,
-                       device, rec)
+    """A custom_jvp/custom_vjp function's own computation: staged and lowered in place
+    when it holds loops or branches (they become steps like any others), else lowered
+    directly as outside jit."""
+    closed = call_jaxpr([ShapedArray(x.shape, x.dtype) for x in ins], fun)
+    if any(e.primitive in structured for e in closed.jaxpr.eqns):
+        return lower_jaxpr(closed, ins, device, rec)
+    return [o._lazy for o in fun(*(wrap(x) for x in ins))]
 
 
 structured = {scan_p: _compile_scan, while_p: _compile_while, cond_p: _compile_cond,

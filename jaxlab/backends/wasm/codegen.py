@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from jaxlab.backends.traced import like, listing, traced
 from jaxlab.backends.wasm import mathlib
 from jaxlab.backends.wasm.analysis import COL, RIDX, ROW, Axis, AxisForm, Deps, panel_operands
-from jaxlab.backends.wasm.optable import (MEM, SCALAR_TYPE, const, extract,
+from jaxlab.backends.wasm.optable import (MEM, SCALAR_TYPE, const, extract, kind,
                                           functions_for, splat, templates)
 from jaxlab.backends.wasm.scope import AXES, Pos, Scope, Val, round_f16
 from jaxlab.backends.wasm.tune import Plan
@@ -33,7 +33,6 @@ from jaxlab.ir.alu import AluExp
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import Kernel, reduce_identity
 from jaxlab.ir.provenance import FOLD
-from jaxlab.ir.vocabulary import kind_of as kind
 
 
 @dataclass(frozen=True)

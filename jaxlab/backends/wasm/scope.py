@@ -16,14 +16,13 @@ from typing import TYPE_CHECKING, Optional
 from jaxlab.backends.traced import traced
 from jaxlab.backends.wasm import mathlib
 from jaxlab.backends.wasm.analysis import COL, RIDX, ROW, Axis, affine, contiguous, in_bounds
-from jaxlab.backends.wasm.optable import (F16_EXACT, INLINED, MEM, SCALAR_TYPE,
+from jaxlab.backends.wasm.optable import (F16_EXACT, INLINED, MEM, SCALAR_TYPE, kind,
                                           bound_by_constant, const, divide_by_constant, extract, replace, splat,
                                           templates)
 from jaxlab.graph import toposort
 from jaxlab.ir.alu import AluExp, AluOp
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.printer import leaf_text, node_text, render
-from jaxlab.ir.vocabulary import kind_of as kind
 
 if TYPE_CHECKING:
     from jaxlab.backends.wasm.codegen import KernelWat

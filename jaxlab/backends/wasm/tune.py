@@ -16,6 +16,8 @@ event's `tuning` shows.
   per strip of columns, and a summed product is a fused multiply-add.
 - unroll and accumulators: several independent accumulators hide the add
   latency and sum in a tree, which is also more accurate for floats.
+- 64-bit values (f64, i64) are scalar code: a register tile of scalars for a
+  matmul, several accumulators for other reductions.
 
 (How many threads share a kernel is the runtime's choice, by its size.)
 """
@@ -28,6 +30,7 @@ from typing import Any, Optional
 from jaxlab.backends.base import Choice, TuningRecord
 from jaxlab.backends.wasm.analysis import (COL, RIDX, ROW, Axis, AxisForm, Deps, axis_form,
                                            contiguous, loads, panel_operands)
+from jaxlab.backends.wasm.optable import is_wide
 from jaxlab.ir.alu import AluOp
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import Kernel
@@ -37,6 +40,8 @@ ELEMENTWISE_VECTORS = 2   # vectors per elementwise iteration
 MATMUL_TILE = (6, 2)      # rows x vectors of accumulators: 12 of the 16 v128 registers
 MATMUL_UNROLL = 4         # ridx steps per iteration: a row's 4 values are one v128 load
 RIDX_VECTORS = 4          # vectors per step of a reduction along ridx (16 partial sums)
+SCALAR_TILE = (4, 4)      # rows x cols of 64-bit accumulators in a matmul
+SCALAR_ACCUMULATORS = 4   # partial results of another 64-bit reduction
 
 
 @dataclass(frozen=True)
@@ -106,8 +111,17 @@ def _splits(kernel: Kernel) -> list[int]:
     return sorted({kernel.size, last}, reverse=True)
 
 
+def has_wide_values(kernel: Kernel) -> bool:
+    """Whether the kernel loads, stores or computes a 64-bit value (scalar code only)."""
+    roots = [kernel.exp] + ([kernel.reduction.epilogue] if kernel.reduction else [])
+    return (is_wide(kernel.dtype) or any(is_wide(d) for d, _ in kernel.inputs)
+            or any(is_wide(n.dtype) for r in roots for n in r.toposort()))
+
+
 def tune(kernel: Kernel) -> tuple[Plan, AxisForm]:
     deps = Deps()
+    if has_wide_values(kernel):
+        return _tune_scalar(kernel, deps)
     if kernel.reduction is None:
         return _tune_elementwise(kernel, deps)
     plan, form = _tune_reduction(kernel, deps)
@@ -119,6 +133,26 @@ def tune(kernel: Kernel) -> tuple[Plan, AxisForm]:
                                "multiply then add")
         plan = dataclasses.replace(plan, fma=True)
     return plan, form
+
+
+_SCALAR_REASON = ("scalar: 64-bit values, whose vectors would hold two lanes beside the "
+                  "four of the kernel's 32-bit index math")
+
+
+def _tune_scalar(kernel: Kernel, deps: Deps) -> tuple[Plan, AxisForm]:
+    form = axis_form(kernel, _splits(kernel)[-1])
+    reasons = {"lanes": _SCALAR_REASON}
+    if kernel.reduction is None:
+        return Plan(form.cols, None, 1, reasons=reasons), form
+    if _matmul_like(form, deps):
+        rows, cols = min(SCALAR_TILE[0], form.rows), min(SCALAR_TILE[1], form.cols)
+        reasons["tile"] = (f"{rows} rows x {cols} columns of accumulators: each loaded row "
+                           f"value serves {cols} columns and each column value {rows} rows")
+        return Plan(form.cols, None, 1, rows, cols, reasons=reasons), form
+    accs = max(1, min(SCALAR_ACCUMULATORS, form.steps // 2))
+    reasons["unroll"] = (f"{accs} steps per iteration, each its own accumulator: "
+                         "independent adds overlap, summed as a tree")
+    return Plan(form.cols, None, 1, unroll=accs, accumulators=accs, reasons=reasons), form
 
 
 def _tune_elementwise(kernel: Kernel, deps: Deps) -> tuple[Plan, AxisForm]:
@@ -262,6 +296,8 @@ def override(kernel: Kernel, plan: Plan, form: AxisForm, name: str, value: Any) 
         if value not in _KNOB_VALUES["lanes"]:
             raise bad
         lane = None if value == "none" else Axis(value)
+        if lane is not None and has_wide_values(kernel):
+            raise bad
         if (lane is RIDX and (not red or form.steps < WIDTH)) \
                 or (lane is ROW and (red or form.rows < WIDTH)) or (lane is COL and form.cols < WIDTH):
             raise bad

@@ -113,11 +113,11 @@ PIO2_64 = split(PI_EXACT / 2, 53)       # pi/2 as a double-double
 PIO4_64 = split(PI_EXACT / 4, 53)
 EXP64_MAX = 710.0                       # above: e^x overflows
 EXP64_MIN = -746.0                      # below: e^x underflows to 0
-EXP64_POLY = tuple(1 / math.factorial(k) for k in range(16, 1, -1))   # e^r = 1 + r + r^2 P(r)
+EXP64_POLY = tuple(1 / math.factorial(k) for k in range(13, 1, -1))   # e^r = 1 + r + r^2 P(r)
 # log(1 + f) = 2 atanh(s), s = f/(2 + f): R(z) = 2 (z/3 + z^2/5 + ...), z = s^2 <= 0.0295
 LOG64_POLY = tuple(2 / (2 * k + 1) for k in range(12, 0, -1))
-TANH64_SMALL = 0.55
-# tanh x = sum 2^2n (2^2n - 1) B_2n x^(2n-1) / (2n)!  (as a polynomial in x^2)
+TANH64_ONE = 22.0                       # tanh(x) rounds to 1 from 19.1 on
+TANH64_SMALL = 0.25                     # below: tanh x = x + x^3 P(x^2), Taylor to x^23
 
 
 def _bernoulli(n: int) -> list[Fraction]:
@@ -127,13 +127,13 @@ def _bernoulli(n: int) -> list[Fraction]:
     return b
 
 
-_B = _bernoulli(48)
-TANH64_POLY = tuple(float(Fraction(4 ** n * (4 ** n - 1)) * _B[2 * n] / math.factorial(2 * n))
-                    for n in range(22, 0, -1))            # highest power first; last: 1
-ATAN64_POLY = tuple((-1) ** k / (2 * k + 1) for k in range(24, 0, -1))   # after t: t^3 term on
-ASIN64_POLY = tuple(math.comb(2 * k, k) / (4 ** k * (2 * k + 1)) for k in range(30, 0, -1))
-SIN64_POLY = tuple((-1) ** k / math.factorial(2 * k + 1) for k in range(10, 0, -1))
-COS64_POLY = tuple((-1) ** k / math.factorial(2 * k) for k in range(11, 1, -1))   # from r^4 on
+# tanh x = sum 2^2n (2^2n - 1) B_2n x^(2n-1) / (2n)!, from the x^3 term on
+TANH64_POLY = tuple(float(Fraction(4 ** n * (4 ** n - 1)) * _bernoulli(24)[2 * n]
+                          / math.factorial(2 * n)) for n in range(12, 1, -1))
+ATAN64_POLY = tuple((-1) ** k / (2 * k + 1) for k in range(21, 0, -1))   # after t: t^3 term on
+ASIN64_POLY = tuple(math.comb(2 * k, k) / (4 ** k * (2 * k + 1)) for k in range(25, 0, -1))
+SIN64_POLY = tuple((-1) ** k / math.factorial(2 * k + 1) for k in range(9, 0, -1))
+COS64_POLY = tuple((-1) ** k / math.factorial(2 * k) for k in range(9, 1, -1))   # from r^4 on
 TAN_3PI_8_64 = 2.414213562373095
 TAN_PI_8_64 = 0.41421356237309503
 

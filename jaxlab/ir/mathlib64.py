@@ -23,16 +23,29 @@ _abs, _signed, _horner = FLOAT64.abs, FLOAT64.signed, FLOAT64.horner
 _power_of_two = FLOAT64.power_of_two
 
 
-def exp(x: AluExp) -> AluExp:
-    """x = n ln2 + r with |r| <= ln2/2 (ln2 in two parts: n * hi is exact), e^r by its
-    Taylor series to r^16, times 2^n in two factors (a subnormal result rounds once)."""
+def _reduce_exp(x: AluExp) -> tuple[AluExp, AluExp, AluExp]:
+    """(p, a, b): e^x = (1 + p) a b. x = n ln2 + r with |r| <= ln2/2 (ln2 in two parts:
+    n * hi is exact), p = e^r - 1 by its Taylor series to r^13 (the next term is below
+    0.05 ulp), 2^n as two factors a b (so a subnormal e^x rounds once)."""
     x = x.min(K.EXP64_MAX).max(K.EXP64_MIN)   # NaN stays NaN
     n = (x * (1 / math.log(2)) + 0.5).unary(AluOp.Floor)
     r = (x - n * K.LN2_64[0]) - n * K.LN2_64[1]
-    e = _f(1.0) + (r + r * r * _horner(r, K.EXP64_POLY))
+    p = r + r * r * _horner(r, K.EXP64_POLY)
     k = n.cast(I64)
     half = k.binary(AluOp.Shr, AluExp.const(1, I64))
-    return e * _power_of_two(half) * _power_of_two(k - half)
+    return p, _power_of_two(half), _power_of_two(k - half)
+
+
+def exp(x: AluExp) -> AluExp:
+    p, a, b = _reduce_exp(x)
+    return (_f(1.0) + p) * a * b
+
+
+def _expm1(x: AluExp) -> AluExp:
+    """e^x - 1 = 2^n p + (2^n - 1): no cancellation near 0, where n = 0."""
+    p, a, b = _reduce_exp(x)
+    scale = a * b
+    return scale * p + (scale - 1.0)
 
 
 def log(x: AluExp) -> AluExp:
@@ -49,12 +62,14 @@ def log(x: AluExp) -> AluExp:
 
 
 def tanh(x: AluExp) -> AluExp:
-    """Its Taylor series below TANH64_SMALL, 1 - 2/(e^2|x| + 1) beyond."""
-    a = _abs(x)   # on |x|, the sign put back last: tanh(-0) is -0
+    """Its Taylor series below TANH64_SMALL; beyond, u/(u + 2) with u = e^(2|x|) - 1, whose
+    error hardly moves the quotient once u is large. tanh rounds to 1 from |x| = 19.1
+    on, so |x| stops at 22 (e^44 is finite); the sign is put back last."""
+    a = _abs(x)
     z = a * a
-    small = a + a * z * _horner(z, K.TANH64_POLY[:-1])
-    large = 1.0 - _f(2.0) / (exp(a + a) + 1.0)
-    return _signed(a.lt(K.TANH64_SMALL).where(small, large), x)
+    small = a + a * z * _horner(z, K.TANH64_POLY)
+    u = _expm1(a.min(K.TANH64_ONE) * 2.0)
+    return _signed(a.lt(K.TANH64_SMALL).where(small, u / (u + 2.0)), x)
 
 
 def atan(x: AluExp) -> AluExp:

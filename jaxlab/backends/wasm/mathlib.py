@@ -424,7 +424,7 @@ _define("sincos64", f"""
 (func $sincos64 (param $x f64) (param $quarter i32) (result f64)  ;; sin(x + quarter pi/2)
   (local $j f64) (local $a f64) (local $w f64) (local $hi f64) (local $lo f64) (local $t f64)
   (local $bits i64) (local $e i32) (local $mh f64) (local $ml f64) (local $yh f64) (local $yl f64)
-  (local $h1 f64) (local $h2 f64) (local $z f64) (local $hz f64) (local $s f64) (local $c f64)
+  (local $h1 f64) (local $h2 f64) (local $z f64) (local $hz f64) (local $s f64)
   (local $q i32)
   (if (i32.and (f64.eq (local.get $x) (f64.const 0)) (i32.eqz (local.get $quarter)))
     (then (return (local.get $x))))   ;; sin(-0) is -0
@@ -476,20 +476,23 @@ _define("sincos64", f"""
   (local.set $lo (f64.sub (local.get $lo) (f64.sub (local.get $t) (local.get $hi))))
   (local.set $hi (local.get $t))
   ;; sin(hi + lo) = hi + hi z S(z) + lo (1 - z/2); cos(hi + lo) = 1 - z/2 + z^2 C(z) - hi lo,
-  ;; with the rounding of 1 - z/2 added back (Taylor series to r^21: mathconst)
+  ;; with the rounding of 1 - z/2 added back (Taylor series to r^19 and r^18: mathconst)
   (local.set $z (f64.mul (local.get $hi) (local.get $hi)))
-  (local.set $hz (f64.mul (local.get $z) (f64.const 0.5)))
-  (local.set $s (f64.add (local.get $hi) (f64.add (f64.mul (f64.mul (local.get $hi) (local.get $z))
-      {_f64_horner('(local.get $z)', K.SIN64_POLY)})
-      (f64.mul (local.get $lo) (f64.sub (f64.const 1) (local.get $hz))))))
-  (local.set $w (f64.sub (f64.const 1) (local.get $hz)))
-  (local.set $c (f64.add (local.get $w) (f64.add (f64.sub (f64.sub (f64.const 1) (local.get $w)) (local.get $hz))
-      (f64.sub (f64.mul (f64.mul (local.get $z) (local.get $z))
-                        {_f64_horner('(local.get $z)', K.COS64_POLY)})
-               (f64.mul (local.get $hi) (local.get $lo))))))
-  ;; quadrant q: odd quadrants take the cosine, quadrants 2 and 3 flip the sign
   (local.set $q (i32.add (i32.trunc_sat_f64_s (local.get $j)) (local.get $quarter)))
-  (local.set $s (select (local.get $c) (local.get $s) (i32.and (local.get $q) (i32.const 1))))
+  ;; quadrant q: odd quadrants take the cosine (only the one asked for is computed),
+  ;; quadrants 2 and 3 flip the sign
+  (if (i32.and (local.get $q) (i32.const 1))
+    (then
+      (local.set $hz (f64.mul (local.get $z) (f64.const 0.5)))
+      (local.set $w (f64.sub (f64.const 1) (local.get $hz)))
+      (local.set $s (f64.add (local.get $w) (f64.add (f64.sub (f64.sub (f64.const 1) (local.get $w)) (local.get $hz))
+          (f64.sub (f64.mul (f64.mul (local.get $z) (local.get $z))
+                            {_f64_horner('(local.get $z)', K.COS64_POLY)})
+                   (f64.mul (local.get $hi) (local.get $lo)))))))
+    (else
+      (local.set $s (f64.add (local.get $hi) (f64.add (f64.mul (f64.mul (local.get $hi) (local.get $z))
+          {_f64_horner('(local.get $z)', K.SIN64_POLY)})
+          (f64.mul (local.get $lo) (f64.sub (f64.const 1) (f64.mul (local.get $z) (f64.const 0.5)))))))))
   (select (f64.neg (local.get $s)) (local.get $s) (i32.and (local.get $q) (i32.const 2))))
 """, ("ph_add",))
 

@@ -334,7 +334,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{name} done", file=sys.stderr)
     for name, row in ({} if wide else _jaxjs_rows(names, args.size)).items():   # (float32 only)
         results[name]["jax-js[wasm]"] = row
-    w3_single = numpy_single_thread_matmul(1024) if "W3" in names and args.size == "cpu" else None
+    w3_single = numpy_single_thread_matmul(1024) \
+        if "W3" in names and args.size == "cpu" and not wide else None   # (a float32 figure)
     header = [f"# Benchmark results\n",
               f"Command: `python -m benchmarks.run {' '.join(argv or sys.argv[1:])}`  ",
               f"Machine: {platform.platform()}, {os.cpu_count()} CPUs  ",

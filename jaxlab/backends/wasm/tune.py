@@ -114,8 +114,7 @@ def _splits(kernel: Kernel) -> list[int]:
 def has_wide_values(kernel: Kernel) -> bool:
     """Whether the kernel loads, stores or computes a 64-bit value (scalar code only)."""
     roots = [kernel.exp] + ([kernel.reduction.epilogue] if kernel.reduction else [])
-    return (is_wide(kernel.dtype) or any(is_wide(d) for d, _ in kernel.inputs)
-            or any(is_wide(n.dtype) for r in roots for n in r.toposort()))
+    return is_wide(kernel.dtype) or any(is_wide(n.dtype) for r in roots for n in r.toposort())
 
 
 def tune(kernel: Kernel) -> tuple[Plan, AxisForm]:

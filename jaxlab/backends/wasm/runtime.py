@@ -185,7 +185,7 @@ class WasmBackend(Backend):
     max_buffer_bytes = MAX_BYTES - 2 * GUARD
     buffer_limit_reason = "the 4 GiB of a 32-bit Wasm memory"
     # 8/16-bit types are computed in 32-bit values (ir/widen.py), 64-bit ones in Wasm's
-    # f64 and i64 (scalar code: tune.py)
+    # f64 and i64 (two lanes to a vector: tune.py)
     dtypes = frozenset(DType)
 
     def __init__(self, fuel: Optional[int] = None, threads: Optional[int] = None) -> None:

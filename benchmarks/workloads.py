@@ -139,6 +139,33 @@ def _w6_inputs(size: str) -> tuple:
     return (r.standard_normal(n).astype(np.float32), spd)
 
 
+# --- W6's parts apart, for the GPU table: sort of 16M floats, Cholesky of one 512x512
+# matrix and of a batch of 64 256x256 (issue 13 names torch's figures for each) ----------
+def _sort_input(size: str) -> tuple:
+    return (_rng().standard_normal(1 << 20 if size == "cpu" else 1 << 24).astype(np.float32),)
+
+
+def _spd(batch: tuple, n: int) -> np.ndarray:
+    a = _rng().standard_normal(batch + (n, n)).astype(np.float32)
+    return (a @ np.swapaxes(a, -1, -2) / n + np.eye(n, dtype=np.float32)).astype(np.float32)
+
+
+def _cholesky_input(_: str) -> tuple:
+    return (_spd((), 512),)
+
+
+def _batched_cholesky_input(size: str) -> tuple:
+    return (_spd((8 if size == "cpu" else 64,), 256),)
+
+
+def _sort(m):
+    return lambda x: m.sort(x)
+
+
+def _cholesky(m):
+    return lambda a: m.linalg.cholesky(a)
+
+
 # --- EIGH, SVD: decompositions of one 256x256 matrix -----------------------------------------
 # Vectors are compared through their absolute values: their signs are not defined.
 DECOMP_N = 256
@@ -233,6 +260,23 @@ WORKLOADS: dict[str, Workload] = {
          "jax": lambda lib: lib.jit(lambda x, a: (lib.numpy.sort(x),
                                                   lib.numpy.linalg.cholesky(a))),
          "numpy": lambda lib: lambda x, a: (np.sort(x), np.linalg.cholesky(a))}, rtol=1e-3),
+    "SORT": Workload(
+        "SORT", "sort of float32 values (16M on the GPU)", "Melem/s", _sort_input,
+        lambda inp: inp[0].size / 1e6, _sort(np),
+        {"jaxlab": lambda lib: lib.jit(_sort(lib.numpy)), "jax": lambda lib: lib.jit(_sort(lib.numpy)),
+         "numpy": lambda lib: _sort(np)}),
+    "CHOL": Workload(
+        "CHOL", "cholesky of a 512x512 matrix", "calls/s", _cholesky_input, lambda inp: 1.0,
+        _cholesky(np),
+        {"jaxlab": lambda lib: lib.jit(_cholesky(lib.numpy)),
+         "jax": lambda lib: lib.jit(_cholesky(lib.numpy)), "numpy": lambda lib: _cholesky(np)},
+        rtol=1e-3),
+    "CHOLB": Workload(
+        "CHOLB", "cholesky of a batch of 256x256 matrices (64 on the GPU)", "calls/s",
+        _batched_cholesky_input, lambda inp: 1.0, _cholesky(np),
+        {"jaxlab": lambda lib: lib.jit(_cholesky(lib.numpy)),
+         "jax": lambda lib: lib.jit(_cholesky(lib.numpy)), "numpy": lambda lib: _cholesky(np)},
+        rtol=1e-3),
     "EIGH": Workload(
         "EIGH", f"eigh of a {DECOMP_N}x{DECOMP_N} symmetric matrix (values and vectors)",
         "calls/s", _symmetric_input, lambda inp: 1.0, _eigh(np),

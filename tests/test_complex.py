@@ -40,6 +40,7 @@ UNARY = {
     "isnan": lambda m, x: m.isnan(x), "sum": lambda m, x: m.sum(x, axis=1),
     "mean": lambda m, x: m.mean(x), "prod": lambda m, x: m.prod(x, axis=0),
     "prod_all": lambda m, x: m.prod(x[:, :3]), "cumsum": lambda m, x: m.cumsum(x, axis=1),
+    "cumprod": lambda m, x: m.cumprod(x, axis=1),
     "transpose_slice": lambda m, x: x.T[1:, ::2], "methods": lambda m, x: x.real + x.imag,
     "concat_pad": lambda m, x: m.pad(m.concatenate([x, x[:1]]), 1),
     "take": lambda m, x: m.take(x, m.asarray([2, 0, 0]), axis=1),
@@ -49,6 +50,7 @@ BINARY = {
     "add": lambda x, y: x + y, "sub": lambda x, y: x - y, "mul": lambda x, y: x * y,
     "div": lambda x, y: x / y, "eq": lambda x, y: x == y, "ne": lambda x, y: x != y,
     "pow": lambda x, y: x ** y, "where": lambda x, y: jnp_or_np(x).where(x.real > 0, x, y),
+    "vecdot": lambda x, y: jnp_or_np(x).vecdot(x, y, axis=0),   # conjugates x
 }
 
 
@@ -117,7 +119,7 @@ def test_creation_and_conversion(backend):
 
 def test_refused_ops_name_the_dtype(backend):
     with pytest.raises(TypeError, match="complex64"):
-        jnp.tanh(jnp.asarray(A))
+        jnp.floor(jnp.asarray(A))
     with pytest.raises(TypeError, match="complex64"):
         jnp.sort(jnp.asarray(A))
 
@@ -137,6 +139,7 @@ GRADS = {
     "imag_matmul": lambda m, z: m.sum(m.imag(z @ m.transpose(z))),
     "abs_log": lambda m, z: m.sum(m.abs(m.log(z)) + m.angle(z)),
     "sqrt_div": lambda m, z: m.sum(m.real(m.sqrt(z) / (z + 2.0))),
+    "cumprod": lambda m, z: m.sum(m.imag(m.cumprod(z, axis=1))),
 }
 
 

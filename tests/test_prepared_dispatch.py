@@ -109,3 +109,29 @@ def test_bounded_cache_evicts_least_recent_and_releases(backend: str, monkeypatc
     # the program still runs with its evicted executable, and evicted kernels recompile
     assert_close(kept(x), np.sin(np.arange(8.0)) * np.cos(np.arange(8.0)), rtol=1e-5)
     assert_close(jnp.sin(x + 1.5), np.sin(np.arange(8.0) + 1.5), rtol=1e-5)
+
+
+def test_device_span_times_a_whole_call_where_the_device_has_a_clock(backend: str) -> None:
+    """backend.device_span(): one device time for everything a jit call records (None
+    where the device has no clock); results stay right, and kernels timed inside it
+    (someone listening) keep their own times."""
+    x, w = sample_data((4, 6), np.float32), sample_data((6, 6), np.float32, seed=1)
+    xs, ws = jnp.asarray(x), jnp.asarray(w)
+    f = jaxlab.jit(_layers)
+    want = _layers(xs, ws)
+    dev = get_device(backend).backend
+    with jaxlab.capture() as log:
+        with dev.device_span() as span:
+            got = f(xs, ws)
+    for g, e in zip(got, want):
+        assert_close(g, np.asarray(e), rtol=1e-5)
+    if getattr(dev, "timestamps", False):
+        assert span.ms is not None and span.ms > 0
+        assert log.kernels()
+        assert all(e.device_ms is not None and e.device_ms > 0 for e in log if e.kind == "kernel")
+    else:
+        assert span.ms is None
+    with dev.device_span() as span:   # nobody listening: the call stays one batch
+        got = f(xs, ws)
+    assert_close(got[1], np.asarray(want[1]), rtol=1e-5)
+    assert (span.ms is not None) == bool(getattr(dev, "timestamps", False))

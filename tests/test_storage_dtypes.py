@@ -9,7 +9,6 @@ import pytest
 
 import jaxlab
 import jaxlab.numpy as jnp
-from tests.conftest import computes
 
 NARROW = ["int8", "int16", "uint8", "uint16", "bfloat16"]
 WIDE = ["int64", "uint64", "float64"]
@@ -104,16 +103,32 @@ def test_jit_and_grad_in_bfloat16(backend):
     _same(jaxlab.grad(f(jnp))(jnp.asarray(x)), jax.grad(f(jjnp))(x))
 
 
+def _computes(backend, name):
+    return jaxlab.devices(backend)[0].backend.dtypes >= {jaxlab.ir.dtypes.DType(name)}
+
+
+def _same_or_refused(backend, f):
+    """f(jnp) as f(jax.numpy), or, where JAX's result has a dtype the device does not
+    compute (an int64 mean is float64), the device's TypeError naming it."""
+    want = f(jjnp)
+    if not _computes(backend, want.dtype.name):
+        with pytest.raises(TypeError, match=f"{want.dtype.name} is not supported on the "
+                                            f"{backend}"):
+            np.asarray(f(jnp))
+        return
+    _same(f(jnp), want)
+
+
 @pytest.mark.parametrize("name", WIDE)
 def test_64_bit_types_with_x64(backend, x64, name):
-    if not computes(backend, name):   # a clear refusal where a device lacks the type
+    if not _computes(backend, name):   # float64 on webgpu (test_float64_refused_on_webgpu)
         with pytest.raises(TypeError, match=f"{name} is not supported on the {backend}"):
             np.asarray(_pair(jnp, name)[0] + 1)
         return
     for op, f in ELEMENTWISE.items():
-        _same(f(jnp, *_pair(jnp, name)), f(jjnp, *_pair(jjnp, name)))
+        _same_or_refused(backend, lambda m: f(m, *_pair(m, name)))
     for op, f in REDUCTIONS.items():
-        _same(f(jnp, _pair(jnp, name)[0]), f(jjnp, _pair(jjnp, name)[0]))
+        _same_or_refused(backend, lambda m: f(m, _pair(m, name)[0]))
     big = np.array([2 ** 40, -(2 ** 50), 3], np.int64).astype(jjnp.dtype(name))
     _same(jnp.asarray(big) * 3, jjnp.asarray(big) * 3)
 
@@ -128,3 +143,120 @@ def _x64_defaults():
                  lambda m: m.sum(m.ones(3, m.int8)), lambda m: m.mean(m.arange(3)),
                  lambda m: m.argmax(m.ones(3)), lambda m: m.ones(2, m.int32) / 2):
         assert make(jnp).dtype == make(jjnp).dtype
+
+
+# 64-bit edges: wraparound at 2^63, carries across the 32-bit words, words of all ones
+EDGES = [0, 1, -1, 2 ** 63 - 1, -(2 ** 63), 2 ** 32, 2 ** 32 - 1, -(2 ** 32), 2 ** 31,
+         12345678901234, -98765432109, 3, -7, 5, 1 << 62, 0xDEADBEEFCAFE]
+EDGE_BINARY = {
+    "add": lambda m, x, y: x + y,
+    "sub": lambda m, x, y: x - y,
+    "mul": lambda m, x, y: x * y,
+    "floor_divide": lambda m, x, y: x // y,
+    "remainder": lambda m, x, y: x % y,
+    "lax_div": lambda m, x, y: (jaxlab.lax if m is jnp else jax.lax).div(x, y),
+    "lax_rem": lambda m, x, y: (jaxlab.lax if m is jnp else jax.lax).rem(x, y),
+    "minimum": lambda m, x, y: m.minimum(x, y),
+    "maximum": lambda m, x, y: m.maximum(x, y),
+    "compare": lambda m, x, y: m.stack([x < y, x <= y, x == y, x != y, x > y]),
+    "bitwise": lambda m, x, y: m.stack([x & y, x | y, x ^ y, ~x]),
+    "where": lambda m, x, y: m.where(x > y, x, y),
+}
+EDGE_UNARY = {
+    "neg": lambda m, x: -x,
+    "abs": lambda m, x: m.abs(x),
+    "sign": lambda m, x: m.sign(x),
+    "sum": lambda m, x: m.sum(x),
+    "max_min": lambda m, x: m.stack([m.max(x), m.min(x)]),
+    "argmax_argmin": lambda m, x: m.stack([m.argmax(x), m.argmin(x)]),
+    "prod": lambda m, x: m.prod(x[10:]),
+    "cumsum": lambda m, x: m.cumsum(x),
+    # rows of the sort hold ties (stable argsort keeps their order) and words in common
+    "sort": lambda m, x: m.sort(m.concatenate([x, x[::-1]]).reshape(4, 8)),
+    "argsort": lambda m, x: m.argsort(m.concatenate([x, x[::-1] >> 1]).reshape(2, 16)),
+    "gather": lambda m, x: x[m.asarray([3, 0, 15, 4, 4])],
+    "scatter_add": lambda m, x: x.at[m.asarray([1, 1, 6])].add(x[3]),
+    "scatter_set": lambda m, x: x.at[2:5].set(x[0]),
+    "matmul": lambda m, x: x.reshape(4, 4) @ (x.reshape(4, 4) >> 40),
+    "arange": lambda m, x: x + m.arange(16, dtype=x.dtype) * (2 ** 40),
+    "iota_big": lambda m, x: m.arange(2 ** 33, 2 ** 33 + 48, 3, dtype=x.dtype),
+    "jit": lambda m, x: (jaxlab.jit if m is jnp else jax.jit)(lambda v: (v * 3 - 1) // 2)(x),
+}
+CAST_TARGETS = ("float32", "int32", "uint32", "int8", "uint16", "bool", "bfloat16", "float16",
+                "int64", "uint64")
+
+
+def _edges(m, name, shift=0):
+    return m.asarray(np.roll(np.array(EDGES, np.int64), shift).astype(name))
+
+
+def _refused(backend, name):
+    """Whether `backend` does not compute `name`, having checked that it says so."""
+    if _computes(backend, name):
+        return False
+    with pytest.raises(TypeError, match=f"{name} is not supported on the {backend}"):
+        np.asarray(_edges(jnp, name) + 1)
+    return True
+
+
+@pytest.mark.parametrize("name", ["int64", "uint64"])
+def test_64_bit_integer_edges_match_jax(backend, x64, name):
+    if _refused(backend, name):
+        return
+    for op, f in EDGE_BINARY.items():
+        # every pair of edges meets once; a zero divisor included
+        _exact(f(jnp, _edges(jnp, name), _edges(jnp, name, 3)),
+               f(jjnp, _edges(jjnp, name), _edges(jjnp, name, 3)), op)
+    for op, f in EDGE_UNARY.items():
+        _exact(f(jnp, _edges(jnp, name)), f(jjnp, _edges(jjnp, name)), op)
+    for target in CAST_TARGETS:
+        _exact(_edges(jnp, name).astype(target), _edges(jjnp, name).astype(target), target)
+
+
+def _exact(got, want, what):
+    assert got.dtype == want.dtype, (what, got.dtype, want.dtype)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want), err_msg=what)
+
+
+@pytest.mark.parametrize("name", ["int64", "uint64"])
+def test_64_bit_shifts_and_casts_from_floats_match_jax(backend, x64, name):
+    if _refused(backend, name):
+        return
+    amounts = np.array([0, 1, 31, 32, 33, 63, 64, 65, 7, 40], np.int64).astype(name)
+    values = np.resize(np.array(EDGES, np.int64), 10).astype(name)
+    for shift in ("left_shift", "right_shift"):
+        got = getattr(jnp, shift)(jnp.asarray(values), jnp.asarray(amounts))
+        _exact(got, getattr(jjnp, shift)(values, amounts), shift)
+    floats = np.array([0.5, -0.5, 1.5, -2.75, 3e9, -3e9, 1e19, -1e19, 9.3e18, -9.3e18,
+                       np.nan, np.inf, -np.inf, 16777217.0, 2.0 ** 40 + 2 ** 20], np.float32)
+    for source in ("float32", "float16", "bfloat16", "int32", "uint32", "int16", "uint8",
+                   "bool"):
+        with np.errstate(invalid="ignore", over="ignore"):   # NumPy's own casts
+            data = floats.astype(source) if source != "bool" else floats > 0
+        _exact(jnp.asarray(data).astype(name), jjnp.asarray(data).astype(name), source)
+
+
+def test_float64_refused_on_webgpu(x64):
+    if "webgpu" not in [d.platform for d in jaxlab.devices()]:
+        pytest.skip("no webgpu device")
+    with jaxlab.default_device("webgpu"):
+        with pytest.raises(TypeError, match="float64 is not supported on the webgpu device.*"
+                                            "cpu"):
+            np.asarray(jnp.ones(3, jnp.float64) + 1)
+        x = jnp.arange(3)   # int64 works; its mean would be float64
+        with pytest.raises(TypeError, match="float64"):
+            np.asarray(jnp.mean(x))
+        assert int(jnp.sum(x)) == 3
+
+
+@pytest.mark.parametrize("name", ["int64", "uint64"])
+def test_64_bit_sums_past_32_bits_match_jax(backend, x64, name):
+    if _refused(backend, name):
+        return
+    # 3000 values near 3e9 (past 2^31 and 2^32 in the partial sums), in one long reduction
+    # and in rows; a product that needs all 64 bits
+    data = (np.arange(3000, dtype=np.int64) * 7919 + 3_000_000_000).astype(name)
+    for f in (lambda m, x: m.sum(x), lambda m, x: m.sum(x.reshape(30, 100), axis=1),
+              lambda m, x: m.max(x.reshape(3, 1000), axis=0),
+              lambda m, x: m.sum(x[:64] * x[64:128])):
+        _exact(f(jnp, jnp.asarray(data)), f(jjnp, jjnp.asarray(data)), name)

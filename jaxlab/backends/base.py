@@ -12,7 +12,7 @@ import abc
 import contextlib
 import functools
 from dataclasses import dataclass, field
-from typing import Any, Callable, ContextManager, Mapping, Optional, Sequence
+from typing import Any, Callable, ContextManager, Iterator, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -26,6 +26,13 @@ class Choice:
     name: str
     value: Any
     reason: str = ""
+
+
+@dataclass
+class DeviceSpan:
+    """The device time of the work recorded inside `Backend.device_span()`, filled in
+    when the span ends: None where the device cannot measure it."""
+    ms: Optional[float] = None
 
 
 @dataclass(frozen=True)
@@ -161,6 +168,13 @@ class Backend(abc.ABC):
         """Dispatches inside `with backend.batch():` may be recorded together and
         submitted once at the end (a jit call); reads inside still see every result."""
         return contextlib.nullcontext()
+
+    @contextlib.contextmanager
+    def device_span(self) -> Iterator[DeviceSpan]:
+        """Everything dispatched inside, timed on the device as one span from its first
+        command to its last (a whole jit call as the device ran it, gaps included);
+        `span.ms` stays None where the device has no clock."""
+        yield DeviceSpan()
 
     def info(self) -> dict[str, Any]:
         return {"backend": self.name}

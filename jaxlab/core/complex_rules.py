@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from jaxlab.core import control_flow, custom_derivatives, indexing, linalg, movement
+from jaxlab.core import complex_math as cm
 from jaxlab.core import elementwise as ew
 from jaxlab.core import reductions as red
 from jaxlab.core.primitives import complex_lowerings, lowerings, primitive, weak_preserving
@@ -54,10 +55,6 @@ def _const(like: Lazy, value: float) -> Lazy:
     return lz.full(like.shape, value, like.dtype, like.device)
 
 
-def _unary(op: AluOp, a: Lazy) -> Lazy:
-    return lz.elementwise(op, [a])
-
-
 def _parts(z: Any) -> tuple[Lazy, Lazy]:
     """(re, im) of a complex operand; a real one has a zero imaginary part."""
     if isinstance(z, ComplexLazy):
@@ -67,14 +64,6 @@ def _parts(z: Any) -> tuple[Lazy, Lazy]:
 
 def _cmul(ar: Lazy, ai: Lazy, br: Lazy, bi: Lazy) -> tuple[Lazy, Lazy]:
     return _sub(_mul(ar, br), _mul(ai, bi)), _add(_mul(ar, bi), _mul(ai, br))
-
-
-def _hypot(a: Lazy, b: Lazy) -> Lazy:
-    return _unary(AluOp.Sqrt, _add(_mul(a, a), _mul(b, b)))
-
-
-def _atan2(y: Lazy, x: Lazy) -> Lazy:
-    return lowerings[ew.atan2_p](y, x)
 
 
 # --- elementwise rules ---------------------------------------------------------------
@@ -98,6 +87,9 @@ def _complex_div(x: Any, y: Any) -> ComplexLazy:
     return cx.from_parts(pick(re_c, re_d), pick(im_c, im_d))
 
 
+_exp, _log = cm.on_parts(cm.c_exp), cm.on_parts(cm.c_log)
+
+
 def _partwise(op: AluOp) -> Callable[[Any, Any], ComplexLazy]:
     def rule(x: Any, y: Any) -> ComplexLazy:
         (a, b), (c, d) = _parts(x), _parts(y)
@@ -116,57 +108,8 @@ def _complex_eq(x: Any, y: Any) -> Lazy:
     return lz.elementwise(AluOp.Xor, [ne, lz.full(ne.shape, True, DType.bool, ne.device)])
 
 
-def _complex_exp(z: ComplexLazy) -> ComplexLazy:
-    mag = _unary(AluOp.Exp, z.re)
-    return cx.from_parts(_mul(mag, _unary(AluOp.Cos, z.im)), _mul(mag, _unary(AluOp.Sin, z.im)))
-
-
-def _complex_log(z: ComplexLazy) -> ComplexLazy:
-    return cx.from_parts(_unary(AluOp.Log, _hypot(z.re, z.im)), _atan2(z.im, z.re))
-
-
-def _complex_sqrt(z: ComplexLazy) -> ComplexLazy:
-    """The principal root: re = sqrt((|z| + a) / 2), im = copysign(sqrt((|z| - a) / 2), b)."""
-    a, b = z.re, z.im
-    r = _hypot(a, b)
-    half = _const(a, 0.5)
-    re = _unary(AluOp.Sqrt, _mul(_add(r, a), half))
-    im = _unary(AluOp.Sqrt, _mul(_lower_max(_sub(r, a), _const(a, 0.0)), half))
-    negative_b = lz.elementwise(AluOp.Cmplt, [b, _const(b, 0.0)])
-    return cx.from_parts(re, lz.elementwise(AluOp.Where, [negative_b, negate(im), im]))
-
-
-def _lower_max(a: Lazy, b: Lazy) -> Lazy:
-    return lz.elementwise(AluOp.Max, [a, b])
-
-
-def _cosh_sinh(x: Lazy) -> tuple[Lazy, Lazy]:
-    ep, em = _unary(AluOp.Exp, x), _unary(AluOp.Exp, negate(x))
-    half = _const(x, 0.5)
-    return _mul(_add(ep, em), half), _mul(_sub(ep, em), half)
-
-
-def _complex_sin(z: ComplexLazy) -> ComplexLazy:
-    ch, sh = _cosh_sinh(z.im)
-    return cx.from_parts(_mul(_unary(AluOp.Sin, z.re), ch), _mul(_unary(AluOp.Cos, z.re), sh))
-
-
-def _complex_cos(z: ComplexLazy) -> ComplexLazy:
-    ch, sh = _cosh_sinh(z.im)
-    return cx.from_parts(_mul(_unary(AluOp.Cos, z.re), ch),
-                         negate(_mul(_unary(AluOp.Sin, z.re), sh)))
-
-
 def _complex_abs(z: ComplexLazy) -> Lazy:
-    return _hypot(z.re, z.im)
-
-
-def _complex_sign(z: ComplexLazy) -> ComplexLazy:
-    """z / |z|, and 0 at 0."""
-    r = _hypot(z.re, z.im)
-    zero = lz.elementwise(AluOp.Cmpne, [r, _const(r, 0.0)])
-    safe = lz.elementwise(AluOp.Where, [zero, r, _const(r, 1.0)])
-    return cx.from_parts(_div(z.re, safe), _div(z.im, safe))
+    return cm.hypot(cm.Real(z.re), cm.Real(z.im)).lazy
 
 
 def _complex_integer_pow(z: ComplexLazy, *, y: int) -> ComplexLazy:
@@ -186,7 +129,7 @@ def _complex_pow(x: Any, y: Any) -> ComplexLazy:
     """x**y = exp(y log x); 0**y is 0 (1 where y is 0), as NumPy."""
     if not isinstance(x, ComplexLazy):
         x = cx.from_parts(*_parts(x))
-    out = _complex_exp(multiply(y, _complex_log(x)))
+    out = _exp(multiply(y, _log(x)))
     x_zero = _complex_eq(x, cx.full(x.shape, 0.0, x.dtype, x.device))
     y_re, y_im = _parts(y)
     y_zero = lz.elementwise(AluOp.And, [lz.elementwise(AluOp.Xor, [lz.elementwise(
@@ -296,6 +239,12 @@ def _prod_along(z: ComplexLazy, axis: int) -> ComplexLazy:
     return cx.from_parts(*(lz.movement(p, "reshape", shape) for p in (re, im)))
 
 
+def _complex_cumprod(z: ComplexLazy, *, axis: int, reverse: bool = False) -> ComplexLazy:
+    """The real cumulative product's scan with complex products of the parts."""
+    combine = lambda ys, shifted: list(_cmul(*ys, *shifted))  # noqa: E731
+    return cx.from_parts(*red.scan([z.re, z.im], combine, [1.0, 0.0], axis, reverse, "cumprod"))
+
+
 def _take(x: Lazy, axis: int, lo: int, hi: int) -> Lazy:
     bounds = tuple((lo, hi) if d == axis else (0, n) for d, n in enumerate(x.shape))
     return lz.movement(x, "shrink", bounds)
@@ -323,11 +272,12 @@ _ELEMENTWISE = {
     ew.binary_prims["mul"]: multiply, ew.div_p: _complex_div,
     ew.neg_p: lambda z: cx.from_parts(negate(z.re), negate(z.im)),
     ew.eq_p: _complex_eq, ew.binary_prims["ne"]: _complex_ne,
-    ew.unary_prims["exp"]: _complex_exp, ew.unary_prims["log"]: _complex_log,
-    ew.unary_prims["sqrt"]: _complex_sqrt, ew.unary_prims["sin"]: _complex_sin,
-    ew.unary_prims["cos"]: _complex_cos,
-    ew.unary_prims["reciprocal"]: lambda z: _complex_div(cx.full(z.shape, 1.0, z.dtype,
-                                                                 z.device), z), ew.abs_p: _complex_abs, ew.sign_p: _complex_sign,
+    **{ew.unary_prims[name]: cm.on_parts(fn) for name, fn in (
+        ("exp", cm.c_exp), ("log", cm.c_log), ("sqrt", cm.c_sqrt), ("sin", cm.c_sin),
+        ("cos", cm.c_cos), ("tanh", cm.c_tanh), ("asin", cm.c_asin), ("atan", cm.c_atan))},
+    ew.unary_prims["reciprocal"]: lambda z: _complex_div(
+        cx.full(z.shape, 1.0, z.dtype, z.device), z),
+    ew.abs_p: _complex_abs, ew.sign_p: cm.on_parts(cm.c_sign),
     ew.integer_pow_p: _complex_integer_pow, ew.pow_p: _complex_pow,
     ew.convert_element_type_p: _complex_convert, ew.select_n_p: _complex_select,
     ew.is_finite_p: _complex_is_finite, ew.stop_gradient_p: lambda z: z,
@@ -340,6 +290,7 @@ complex_lowerings.update({
     red.reduce_prims["reduce_sum"]: _on_storage(lowerings[red.reduce_prims["reduce_sum"]]),
     red.cumulative_prims["cumsum"]: _on_storage(lowerings[red.cumulative_prims["cumsum"]]),
     red.reduce_prims["reduce_prod"]: _complex_reduce_prod,
+    red.cumulative_prims["cumprod"]: _complex_cumprod,
     linalg.dot_general_p: _complex_dot_general, indexing.gather_p: _complex_gather,
 })
 # primitives holding jaxprs evaluate them with these same rules

@@ -268,7 +268,7 @@ from jaxlab.core.rule_helpers import (batch_at_front, bilinear_tangent, is_undef
                                       jvp_linear, jvp_zero, zeros_like as _zero)
 
 
-def _jvp_unary(prim, derivative):
+def jvp_unary(prim, derivative):
     """Rules of the form d f(x) = f'(x, f(x)) * dx."""
     def rule(primals, tangents, **params):
         (x,), (t,) = primals, tangents
@@ -291,7 +291,7 @@ _UNARY_DERIVATIVES = {
     "reciprocal": lambda x, y: -y * y,
 }
 for _name, _d in _UNARY_DERIVATIVES.items():
-    jvp_rules[unary_prims[_name]] = _jvp_unary(unary_prims[_name], _d)
+    jvp_rules[unary_prims[_name]] = jvp_unary(unary_prims[_name], _d)
 
 
 _ZERO_TANGENT = [unary_prims["floor"], unary_prims["ceil"], sign_p, round_p, is_finite_p,

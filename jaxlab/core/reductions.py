@@ -2,7 +2,7 @@
 arg-reductions and cumulative scans composed from them."""
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -72,25 +72,35 @@ def _arg_reduce(op: AluOp, name: str):
     return rule
 
 
+def scan(parts: Sequence[Lazy], combine: Callable[[list, list], list],
+         identities: Sequence[Any], axis: int, reverse: bool, name: str) -> list[Lazy]:
+    """Hillis-Steele inclusive scan of a value held as `parts` (one real array, or a
+    complex value's re and im): log2(n) passes, each one fused kernel per part."""
+    x = parts[0]
+    _check_axes(name, x, [axis])
+    n = x.shape[axis]
+    ys = [lz.movement(p, "flip", (axis,)) if reverse else p for p in parts]
+    fills = [lz.full(x.shape, v, p.dtype, x.device) for p, v in zip(parts, identities)]
+    k = 1
+    while k < n:
+        ys = [lz.realize(y, f"{name}: one scan step reads it twice") for y in ys]
+        pads = [(0, 0)] * len(x.shape)
+        pads[axis] = (k, 0)
+        bounds = [(0, s) for s in x.shape]
+        bounds[axis] = (0, n)
+        mask = lz.movement(lz.pad_mask(x.shape, pads, x.device), "shrink", tuple(bounds))
+        shifted = [lz.elementwise(AluOp.Where, [mask, lz.movement(lz.movement(
+            y, "pad", tuple(pads)), "shrink", tuple(bounds)), fill])
+            for y, fill in zip(ys, fills)]
+        ys = combine(ys, shifted)
+        k *= 2
+    return [lz.movement(y, "flip", (axis,)) if reverse else y for y in ys]
+
+
 def _cumulative(op: AluOp, name: str):
     def rule(x: Lazy, *, axis: int, reverse: bool = False) -> Lazy:
-        """Hillis-Steele scan: log2(n) passes, each one fused kernel."""
-        _check_axes(name, x, [axis])
-        n = x.shape[axis]
-        y = lz.movement(x, "flip", (axis,)) if reverse else x
-        ident = lz.full(x.shape, reduce_identity(op, x.dtype), x.dtype, x.device)
-        k = 1
-        while k < n:
-            y = lz.realize(y, f"{name}: one scan step reads it twice")
-            pads = [(0, 0)] * len(x.shape)
-            pads[axis] = (k, 0)
-            bounds = [(0, s) for s in x.shape]
-            bounds[axis] = (0, n)
-            shifted = lz.movement(lz.movement(y, "pad", tuple(pads)), "shrink", tuple(bounds))
-            mask = lz.movement(lz.pad_mask(x.shape, pads, x.device), "shrink", tuple(bounds))
-            y = lz.elementwise(op, [y, lz.elementwise(AluOp.Where, [mask, shifted, ident])])
-            k *= 2
-        return lz.movement(y, "flip", (axis,)) if reverse else y
+        combine = lambda ys, shifted: [lz.elementwise(op, [ys[0], shifted[0]])]  # noqa: E731
+        return scan([x], combine, [reduce_identity(op, x.dtype)], axis, reverse, name)[0]
     return rule
 
 

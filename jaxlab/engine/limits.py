@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
+from jaxlab import state
 from jaxlab.engine.devices import Device
 from jaxlab.errors import ResourceExhaustedError
 from jaxlab.ir.dtypes import DType
@@ -26,9 +27,12 @@ def _check_index_space(device: Device, count: int, what: str) -> None:
 def check_dtype(device: Device, dtype: DType) -> None:
     """Raise TypeError if `device` does not compute `dtype`."""
     if dtype not in device.backend.dtypes:
+        started = list(state.platforms.devices.values())
+        able = sorted({"cpu"} | {d.platform for d in started if dtype in d.backend.dtypes})
         raise TypeError(f"{dtype.value} is not supported on the {device.platform} device "
                         f"({device.backend.dtype_limit_reason}); put the array on a device "
-                        f"that computes it (cpu computes every dtype)")
+                        f"that computes it ({' or '.join(able)}), e.g. "
+                        f"jaxlab.device_put(x, jaxlab.devices('cpu')[0])")
 
 
 def check_kernel_dtypes(device: Device, kernel: Kernel) -> None:

@@ -34,9 +34,14 @@ class DType(enum.Enum):
     complex64 = "complex64"   # stored as interleaved float32 pairs (engine/complex.py)
     complex128 = "complex128"   # float64 pairs
 
+    # Members are singletons compared by identity, so the identity hash is consistent
+    # with equality and runs in C (Enum's own hashes the name in Python): dispatch
+    # looks dtypes up in dicts on every call.
+    __hash__ = object.__hash__
+
     @property
     def np(self) -> np.dtype:
-        return _NUMPY[self.value]   # by value: an Enum member hashes in Python code
+        return _NUMPY[self._value_]   # by value: an Enum member hashes in Python code
 
     @property
     def dtype(self) -> np.dtype:
@@ -45,15 +50,15 @@ class DType(enum.Enum):
 
     @property
     def itemsize(self) -> int:
-        return _NUMPY[self.value].itemsize
+        return _NUMPY[self._value_].itemsize
 
     @property
     def is_float(self) -> bool:
-        return _NUMPY[self.value].kind == "f" or self is DType.bfloat16
+        return _NUMPY[self._value_].kind == "f" or self is DType.bfloat16
 
     @property
     def is_int(self) -> bool:
-        return _NUMPY[self.value].kind in "iu"
+        return _NUMPY[self._value_].kind in "iu"
 
     @property
     def is_complex(self) -> bool:
@@ -71,7 +76,7 @@ class DType(enum.Enum):
 
     @property
     def is_signed(self) -> bool:
-        return _NUMPY[self.value].kind == "i"
+        return _NUMPY[self._value_].kind == "i"
 
     @property
     def is_bool(self) -> bool:
@@ -80,12 +85,12 @@ class DType(enum.Enum):
     @property
     def bounds(self) -> tuple[int, int]:
         """(lowest, highest) value of a bool or integer dtype."""
-        return _BOUNDS[self.value]
+        return _BOUNDS[self._value_]
 
     @property
     def short(self) -> str:
         """JAX's jaxpr spelling: f32, i8, u32, bf16, bool."""
-        return _SHORT[self.value]
+        return _SHORT[self._value_]
 
     def __repr__(self) -> str:
         return self.value

@@ -22,8 +22,13 @@ def _idiv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where(b == 0, np.array(-1).astype(a.dtype), q).astype(a.dtype)
 
 
+def _magnitude(v: np.ndarray) -> np.ndarray:
+    """|v| as uint64: |INT64_MIN| = 2^63 has no int64 (np.abs leaves it negative)."""
+    return np.abs(v.astype(np.int64)).astype(np.uint64)
+
+
 def _trunc_div_signed(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    q = np.abs(a.astype(np.int64)) // np.abs(b.astype(np.int64))
+    q = (_magnitude(a) // _magnitude(b)).astype(np.int64)
     return (np.where((a < 0) != (b < 0), -q, q)).astype(a.dtype)
 
 

@@ -125,10 +125,15 @@ def fit(value: AluExp, dtype: DType) -> AluExp:
 
 
 def round_bf16(value: AluExp) -> AluExp:
-    """An f32 rounded to the nearest bfloat16 (ties to even); NaN stays NaN and large
-    values round to infinity, as a bfloat16 cast does."""
+    """An f32 rounded to the nearest bfloat16 (ties to even); a NaN becomes a quiet NaN
+    of its sign and large values round to infinity, as a bfloat16 cast does. Integer
+    work on the bits only: a GPU that flushes subnormal floats (NVIDIA's may, in any
+    float instruction, a select included) would lose bfloat16's subnormals."""
     u32 = DType.uint32
     bits = value.bitcast(u32)
     odd = bits.binary(AluOp.Shr, AluExp.const(16, u32)) & AluExp.const(1, u32)
     rounded = (bits + AluExp.const(0x7FFF, u32) + odd) & AluExp.const(0xFFFF0000, u32)
-    return value.ne(value).where(value, rounded.bitcast(DType.float32))
+    # rounding a NaN's payload could carry it into infinity
+    nan = AluExp.const(0x7F800000, u32).lt(bits & AluExp.const(0x7FFFFFFF, u32))
+    quiet = (bits | AluExp.const(0x00400000, u32)) & AluExp.const(0xFFFF0000, u32)
+    return nan.where(quiet, rounded).bitcast(DType.float32)

@@ -16,6 +16,7 @@ from jaxlab.array import Array, ArrayBase
 from jaxlab.ir.dtypes import DType, canonical, default_float, default_int
 from jaxlab.numpy import creation, reductions, shape_ops, ufuncs
 from jaxlab.numpy._util import arraylike_, asarray_, canonical_axis, promote_dtypes
+from jaxlab.numpy.complex_functions import conjugate
 
 # --- the standard's spellings of NumPy names -----------------------------------------------
 acos, acosh, asin, asinh = ufuncs.arccos, ufuncs.arccosh, ufuncs.arcsin, ufuncs.arcsinh
@@ -76,11 +77,11 @@ def unstack(x: Any, /, *, axis: int = 0) -> tuple[Array, ...]:
 
 
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Array:
-    """sum(x1 * x2) along axis, after broadcasting (real dtypes: no conjugation)."""
+    """sum(conj(x1) * x2) along axis, after broadcasting."""
     a, b = asarray_(x1), asarray_(x2)
     if a.shape[axis] != b.shape[axis]:
         raise ValueError(f"vecdot: axis {axis} has sizes {a.shape[axis]} and {b.shape[axis]}")
-    product = ufuncs.multiply(a, b)
+    product = ufuncs.multiply(conjugate(a), b)
     return reductions.sum(product, axis=axis, dtype=product.dtype)   # no int promotion
 
 

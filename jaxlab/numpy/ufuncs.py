@@ -14,6 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from jaxlab.array import Array
+from jaxlab.core import complex_elementwise as cel
 from jaxlab.core import complex_rules as cr
 from jaxlab.core import elementwise as ew
 from jaxlab.core.primitives import Primitive
@@ -89,6 +90,21 @@ def _on_floats(body: Callable[..., Array]) -> Callable[..., Array]:
             return astype_(body(*(astype_(x, DType.float32) for x in xs)), half)
         return body(*xs)
     return fn
+
+
+def _complex_by_primitive(name: str) -> Callable[[Callable[[Array], Array]],
+                                                 Callable[[Any], Array]]:
+    """A float ufunc whose complex operands bind the primitive of the complex function
+    (core/complex_elementwise.py); real ones run the body."""
+    prim = cel.complex_prims[name]
+
+    def wrap(body: Callable[[Array], Array]) -> Callable[[Any], Array]:
+        @functools.wraps(body)
+        def fn(x: Any) -> Array:
+            (x,) = _float_args(x)
+            return prim.bind(x) if x.jdtype.is_complex else body(x)
+        return fn
+    return wrap
 
 
 # --- one primitive each ---------------------------------------------------------
@@ -242,6 +258,7 @@ def exp2(x: Array) -> Array:
     return exp(x * _LN2)
 
 
+@_complex_by_primitive("expm1")
 @_on_floats
 def expm1(x: Array) -> Array:
     u = exp(x)
@@ -252,6 +269,7 @@ def expm1(x: Array) -> Array:
     return where(kahan, (v - 1.0) * x / log(v), where(u == 1.0, x, u - 1.0))
 
 
+@_complex_by_primitive("log1p")
 @_on_floats
 def log1p(x: Array) -> Array:
     u = 1.0 + x
@@ -262,14 +280,24 @@ def log1p(x: Array) -> Array:
     return where(goldberg, x * log(v) / (v - 1.0), where(u == 1.0, x, log(u)))
 
 
+def _log_base(x: Array, log_of_base: float) -> Array:
+    """log(x) / log(base); a complex log is divided part by part (dividing by
+    log(base) + 0j would turn an infinite part's inf * 0 into NaN)."""
+    out = log(x)
+    if out.jdtype.is_complex:
+        return cr.complex_p.bind(cr.real_p.bind(out) / log_of_base,
+                                 cr.imag_p.bind(out) / log_of_base)
+    return out / log_of_base
+
+
 @_on_floats
 def log2(x: Array) -> Array:
-    return log(x) / _LN2
+    return _log_base(x, _LN2)
 
 
 @_on_floats
 def log10(x: Array) -> Array:
-    return log(x) / math.log(10.0)
+    return _log_base(x, math.log(10.0))
 
 
 @_on_floats
@@ -286,11 +314,13 @@ def cbrt(x: Array) -> Array:
 
 # --- trigonometric and hyperbolic ------------------------------------------------
 
+@_complex_by_primitive("tan")
 @_on_floats
 def tan(x: Array) -> Array:
     return sin(x) / cos(x)
 
 
+@_complex_by_primitive("acos")
 @_on_floats
 def arccos(x: Array) -> Array:
     # acos(x) = 2 atan(sqrt((1-x)/(1+x))): no cancellation near +-1, unlike pi/2 - asin
@@ -302,12 +332,14 @@ def arctan2(y: Array, x: Array) -> Array:
     return ew.atan2_p.bind(y, x)
 
 
+@_complex_by_primitive("sinh")
 @_on_floats
 def sinh(x: Array) -> Array:
     # (e^x - 1) - (e^-x - 1): two terms of opposite sign, so no cancellation near 0
     return 0.5 * (expm1(x) - expm1(-x))
 
 
+@_complex_by_primitive("cosh")
 @_on_floats
 def cosh(x: Array) -> Array:
     e = exp(abs(x))
@@ -317,6 +349,7 @@ def cosh(x: Array) -> Array:
 _LARGE = 1e4  # beyond it, sqrt(x*x +- 1) == |x| in float32 and x*x may overflow
 
 
+@_complex_by_primitive("asinh")
 @_on_floats
 def arcsinh(x: Array) -> Array:
     a = abs(x)
@@ -328,6 +361,7 @@ def arcsinh(x: Array) -> Array:
     return copysign(where(large, log(big) + _LN2, near), x)
 
 
+@_complex_by_primitive("acosh")
 @_on_floats
 def arccosh(x: Array) -> Array:
     t = x - 1.0
@@ -335,6 +369,7 @@ def arccosh(x: Array) -> Array:
     return where(x > _LARGE, log(x) + _LN2, log1p(t + sqrt(t) * sqrt(x + 1.0)))
 
 
+@_complex_by_primitive("atanh")
 @_on_floats
 def arctanh(x: Array) -> Array:
     return 0.5 * log1p(2.0 * x / (1.0 - x))
@@ -380,9 +415,16 @@ def copysign(x: Array, y: Array) -> Array:
     return where(signbit(y), -abs(x), abs(x))
 
 
+def _refuse_complex(name: str, x: Array) -> None:
+    if x.jdtype.is_complex:   # JAX's words
+        raise TypeError(f"{name} does not accept dtype {x.jdtype}. Accepted dtypes are "
+                        f"subtypes of floating.")
+
+
 def _float_rounding(prim: Primitive, name: str) -> Callable[[Any], Array]:
     def fn(x: Any) -> Array:
         x = asarray_(x)
+        _refuse_complex(name, x)
         return prim.bind(x) if x.jdtype.is_float else x   # integers are already whole
     fn.__name__ = fn.__qualname__ = name
     return fn
@@ -394,6 +436,7 @@ ceil = _float_rounding(ew.unary_prims["ceil"], "ceil")
 
 def trunc(x: Any) -> Array:
     x = asarray_(x)
+    _refuse_complex("trunc", x)
     return where(x < 0, ceil(x), floor(x)) if x.jdtype.is_float else x
 
 
@@ -474,7 +517,7 @@ def floor_divide(x: Any, y: Any) -> Array:
     if x.jdtype.is_float:
         return _float_divmod(x, y)[0]
     q = ew.div_p.bind(x, y)   # truncates
-    if x.jdtype is DType.uint32:
+    if not x.jdtype.is_signed:   # as JAX: no sign fix-up (x // 0 stays all ones)
         return q
     return where((sign(x) != sign(y)) & (_rem.bind(x, y) != 0), q - 1, q)
 

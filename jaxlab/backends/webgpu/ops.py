@@ -7,15 +7,18 @@ float->int conversion out of range are left to the driver, so helpers give
 ir/vocabulary.py's answers (x//0 = -1, x%0 = x, saturating casts, NaN -> 0).
 Float math other than sin and cos arrives rewritten into primitive ops
 (ir/mathlib.py). Each spelling that calls a helper adds its name to a `needs`
-set, from which `library` writes the helpers a shader defines.
+set, from which `library` writes the helpers a shader defines. int64 and uint64
+values are pairs of u32 words, spelled by int64.py's table and helpers.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Optional, Union
+from typing import Any, Iterable, Optional
 
 import numpy as np
 
+from jaxlab.backends.webgpu import int64
+from jaxlab.backends.webgpu.spelling import Call, Helper, Spelling
 from jaxlab.ir import mathconst as K
 from jaxlab.ir.alu import AluExp, AluOp
 from jaxlab.ir.dtypes import DType
@@ -31,6 +34,7 @@ CAPABILITIES = Capabilities(native=frozenset({AluOp.Sin, AluOp.Cos}))
 class Lang:
     """The WGSL dialect one device accepts."""
     f16: bool = False   # shader-f16: float16 is computed and stored as f16
+    subgroups: bool = False   # the subgroup builtins (wgpu's `subgroup` feature)
 
     def vtype(self, dtype: DType) -> str:
         """The type a value of `dtype` has inside a shader."""
@@ -47,26 +51,20 @@ class Lang:
     def storage(self, dtype: DType) -> str:
         return "u32" if self.packed(dtype) > 1 else self.vtype(dtype)
 
+    @staticmethod
+    def native(dtype: DType) -> bool:
+        """Whether WGSL's own operators compute `dtype` (64-bit integers are pairs of
+        words, computed by int64.py's helpers)."""
+        return dtype not in int64.WIDE
+
 
 # 8/16-bit integers and bfloat16 are computed in 32-bit values (see ir/widen.py)
 _VTYPE = {DType.float32: "f32", DType.bfloat16: "f32", DType.int32: "i32", DType.int16: "i32",
           DType.int8: "i32", DType.uint32: "u32", DType.uint16: "u32", DType.uint8: "u32",
-          DType.bool: "bool"}
+          DType.bool: "bool", DType.int64: int64.VTYPE, DType.uint64: int64.VTYPE}
 F, I, U, B = Kind.FLOAT, Kind.INT, Kind.UINT, Kind.BOOL
 
 
-@dataclass(frozen=True)
-class Call:
-    """A call of the LIBRARY helper `helper` on the operands: a typed one is called
-    as helper_f32 / helper_f16 after the operand's WGSL type."""
-    helper: str
-    typed: bool = True
-
-    def name(self, t: str) -> str:
-        return f"{self.helper}_{t}" if self.typed else self.helper
-
-
-Spelling = Union[str, Call]
 ANY = None   # an OPS row's entry for every other kind
 _MASK = f"(u32({{1}}) & {SHIFT_MASK}u)"
 
@@ -137,8 +135,11 @@ _F16_VIA_F32 = frozenset({AluOp.Div, AluOp.Sqrt, AluOp.Reciprocal})
 
 
 def op_text(op: AluOp, operand: DType, args: list[str], lang: Lang, needs: set[str]) -> str:
-    row = OPS.get(op)
-    spelling = row and (row.get(kind_of(operand)) or row.get(ANY))
+    if operand in int64.WIDE:
+        spelling = int64.spelling(op, operand)
+    else:
+        row = OPS.get(op)
+        spelling = row and (row.get(kind_of(operand)) or row.get(ANY))
     if spelling is None:
         raise NotImplementedError(f"webgpu: no WGSL for {op.name} on {operand}")
     if lang.vtype(operand) == "f16" and op in _F16_VIA_F32:
@@ -207,6 +208,9 @@ def reassociation_hazards(root: AluExp) -> set[AluExp]:
 
 
 def cast_text(src: DType, dst: DType, arg: str, lang: Lang, needs: set[str]) -> str:
+    if dst is DType.float16 and src in int64.WIDE:
+        # through float32: exact below 2^24, and float16 is infinite long before that
+        arg, src = cast_text(src, DType.float32, arg, lang, needs), DType.float32
     have, want = lang.vtype(src), lang.vtype(dst)
     if dst is DType.float16:   # narrowing rounds on the bits (see round_f16)
         wide = bare(arg) if have == "f32" else f"f32({bare(arg)})"
@@ -215,6 +219,9 @@ def cast_text(src: DType, dst: DType, arg: str, lang: Lang, needs: set[str]) -> 
         return f"{rounding}({wide})"
     if have == want:
         return arg   # float16 computed as f32 becoming float32
+    if src in int64.WIDE or dst in int64.WIDE:
+        return _fill(int64.cast_spelling(_side(src), _side(dst)),
+                     [arg if have != "f16" else f"f32({bare(arg)})"], want, needs)
     k_src, k_dst = kind_of(src), kind_of(dst)
     key = (cast_rule(k_src, k_dst), k_src, k_dst)
     if key in CASTS:
@@ -222,10 +229,17 @@ def cast_text(src: DType, dst: DType, arg: str, lang: Lang, needs: set[str]) -> 
     return f"{want}({bare(arg)})"
 
 
+def _side(dtype: DType) -> Any:
+    """A cast's side as int64.CASTS keys it: a 64-bit dtype itself, else its Kind."""
+    return dtype if dtype in int64.WIDE else kind_of(dtype)
+
+
 def const_text(value: Any, dtype: DType, lang: Lang, needs: set[str]) -> str:
     """A literal that never makes WGSL's constant evaluator overflow or see inf/NaN."""
     if dtype is DType.bool:
         return "true" if value else "false"
+    if dtype in int64.WIDE:
+        return int64.const_text(value)
     if dtype is DType.uint32:
         return f"{int(value)}u"
     if dtype is DType.int32:
@@ -242,19 +256,6 @@ def const_text(value: Any, dtype: DType, lang: Lang, needs: set[str]) -> str:
         return f"inf_{t}()" if v > 0 else f"(-inf_{t}())"
     text = str(np.float16(v) if t == "f16" else np.float32(v))
     return f"{text}{suffix}" if v >= 0 else f"({text}{suffix})"
-
-
-@dataclass(frozen=True)
-class Helper:
-    """A WGSL function. A `typed` one takes T = f32 or f16 and is called as
-    name_f32 / name_f16: `generic` bodies are valid for both, the others are
-    written for f32 and reached from f16 through a converting wrapper."""
-    params: str              # "x" or "a, b" (of type T), or fully typed "a: i32, b: i32"
-    returns: str             # "T" or a fixed type
-    body: str
-    typed: bool = True
-    generic: bool = False
-    deps: tuple[str, ...] = ()   # helpers called; name_T means "of my own type"
 
 
 def _lit(value: float) -> str:
@@ -454,6 +455,9 @@ LIBRARY: dict[str, Helper] = {
   }
   return vec2<u32>(x0, x1);""", typed=False),
 }
+
+LIBRARY.update(int64.LIBRARY)   # called by name like these
+
 
 def _resolve(name: str) -> tuple[str, Helper, str] | None:
     """'max_f16' -> ('max', its Helper, 'f16'); untyped helpers by their own name."""

@@ -103,24 +103,35 @@ def _sort(b: _Builder, indices: bool) -> None:
     padded = 1 << max(1, (n - 1).bit_length())              # the network needs 2^k
     block = min(padded, 2 * _threads(padded // 2, b.limits))  # elements per workgroup
     keys, order = b.temp(4 * rows * padded), b.temp(4 * rows * padded)
-    b.kernel(_key_kernel(dtype, n, padded, rows), [0], keys)
     local, merge = _bitonic_local(block, padded), _bitonic_merge(rows * padded // 2, padded)
-    pairs = [keys, order]
 
-    def block_pass(k_lo: int, k_hi: int, j: int) -> None:
-        b.shader(local, "bitonic_block", rows * padded // block, block // 2, pairs, pairs,
-                 struct.pack("<4I", k_lo, k_hi, j, int(k_lo == 2)))
+    def network(pairs: list[int]) -> None:
+        """Sort (key, position) pairs along each row; the positions start as 0..padded-1."""
+        def block_pass(k_lo: int, k_hi: int, j: int) -> None:
+            b.shader(local, "bitonic_block", rows * padded // block, block // 2, pairs, pairs,
+                     struct.pack("<4I", k_lo, k_hi, j, int(k_lo == 2)))
 
-    block_pass(2, block, 1)            # sort every block completely
-    k = 2 * block
-    while k <= padded:                 # each larger stage: global steps, then one block pass
-        j = k // 2
-        while j >= block:
-            b.shader(merge, "bitonic_merge", math.ceil(rows * padded // 2 / 256), 256, pairs,
-                     pairs, struct.pack("<4I", k, k, j, 0))
-            j //= 2
-        block_pass(k, k, block // 2)
-        k *= 2
+        block_pass(2, block, 1)            # sort every block completely
+        k = 2 * block
+        while k <= padded:                 # each larger stage: global steps, then a block pass
+            j = k // 2
+            while j >= block:
+                b.shader(merge, "bitonic_merge", math.ceil(rows * padded // 2 / 256), 256,
+                         pairs, pairs, struct.pack("<4I", k, k, j, 0))
+                j //= 2
+            block_pass(k, k, block // 2)
+            k *= 2
+
+    b.kernel(_key_kernel(dtype, n, padded, rows), [0], keys)
+    network([keys, order])
+    if dtype.itemsize == 8:
+        # the keys were the low words; a second stable pass by the high words, over
+        # the first pass's order, finishes the sort (least significant word first)
+        high, then = b.temp(4 * rows * padded), b.temp(4 * rows * padded)
+        b.kernel(_high_key_kernel(dtype, n, padded, rows), [0, order], high)
+        network([high, then])
+        b.kernel(_compose_kernel(padded, rows), [order, then], keys)
+        order = keys
     sources = [order] if indices else [0, order]
     b.kernel(_gather_kernel(dtype, n, padded, rows, indices), sources, b.output(0))
     b.notes = {
@@ -147,12 +158,37 @@ def _key_kernel(dtype: DType, n: int, padded: int, rows: int) -> Kernel:
         ordered = negative.where(bits ^ last, bits | top)
         # -0 and +0 are equal (stable order between them); every NaN sorts last
         key = x.ne(x).where(last, x.ne(0.0).where(ordered, top))
-    elif dtype.is_signed:   # int8/int16 widen to int32 first (same order)
+    elif dtype.is_signed and dtype.itemsize < 8:   # int8/int16 widen to int32 first
         key = x.cast(I32).bitcast(U32) ^ top
-    else:
+    else:   # a 64-bit value's low word: unsigned order, whatever its sign
         key = x.cast(U32)
     return Kernel((rows * padded,), ((dtype, rows * n),), inside.where(key, last).simplify(),
                   label="sort_keys")
+
+
+def _high_key_kernel(dtype: DType, n: int, padded: int, rows: int) -> Kernel:
+    """u32 keys of the high words of 64-bit values, read in the order the sort by
+    their low words left (positions past n are padding, which sorts last)."""
+    gidx = AluExp.special(GIDX, rows * padded)
+    row = gidx // padded
+    source = AluExp.load(1, gidx, U32).cast(I32)
+    inside = source.lt(n)
+    x = AluExp.load(0, inside.where(row * n + source, 0), dtype)
+    key = x.binary(AluOp.Shr, AluExp.const(32, dtype)).cast(U32)
+    if dtype.is_signed:
+        key = key ^ AluExp.const(0x80000000, U32)
+    last = AluExp.const(0xFFFFFFFF, U32)
+    return Kernel((rows * padded,), ((dtype, rows * n), (U32, rows * padded)),
+                  inside.where(key, last).simplify(), label="sort_high_keys")
+
+
+def _compose_kernel(padded: int, rows: int) -> Kernel:
+    """first[then[p]] along each row: the positions of two sorts, one after the other."""
+    gidx = AluExp.special(GIDX, rows * padded)
+    then = AluExp.load(1, gidx, U32).cast(I32)
+    first = AluExp.load(0, (gidx // padded) * padded + then, U32)
+    return Kernel((rows * padded,), ((U32, rows * padded), (U32, rows * padded)),
+                  first.simplify(), label="sort_compose")
 
 
 def _gather_kernel(dtype: DType, n: int, padded: int, rows: int, indices: bool) -> Kernel:

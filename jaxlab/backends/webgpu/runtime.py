@@ -21,18 +21,17 @@ import numpy as np
 
 from jaxlab import events
 from jaxlab.backends import autotuning
-from jaxlab.backends.base import Backend, Executable, Knob
-from jaxlab.backends.webgpu import routines
+from jaxlab.backends.base import Backend, DeviceSpan, Executable, Knob
+from jaxlab.backends.webgpu import fastpass, routines
 from jaxlab.backends.webgpu.autotuning import candidates
 from jaxlab.backends.webgpu.adapter import describe, is_hardware, select_adapter
 from jaxlab.backends.webgpu.buffers import BufferPool, GpuBuffer, bucket
-from jaxlab.backends.webgpu.codegen import generate
 from jaxlab.backends.webgpu.errors import (DeviceLostError, WebGpuError, WebGpuMemoryError,
                                            WgslCompileError)
 from jaxlab.backends.webgpu.ops import Lang
-from jaxlab.backends.webgpu.plan import Pass, Plan, single
+from jaxlab.backends.webgpu.plan import Pass, Plan, kernel_plan
 from jaxlab.backends.webgpu.tune import Limits, Tuning, knobs, tune
-from jaxlab.ir.dtypes import BITS_64, DType
+from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import Kernel, Routine
 from jaxlab.ir.widen import widen
 from jaxlab.ir.printer import render
@@ -79,17 +78,21 @@ class WebGpuBackend(Backend):
     # one kernel should hold
     software_fused_depth = 32
     # 8/16-bit types are packed in u32 words and computed in 32-bit values (ir/widen.py)
-    dtypes = frozenset(DType) - BITS_64
-    dtype_limit_reason = "WGSL has no 64-bit types"
+    # int64/uint64 are pairs of u32 words (int64.py); float64 (and complex128) are refused
+    dtypes = frozenset(d for d in DType if d.real_dtype is not DType.float64)
+    dtype_limit_reason = "WGSL has no float64, and jaxlab does not emulate it"
 
-    def __init__(self, adapter: Any = None, *, f16: Optional[bool] = None) -> None:
+    def __init__(self, adapter: Any = None, *, f16: Optional[bool] = None,
+                 subgroups: Optional[bool] = None) -> None:
         """`adapter`: a wgpu adapter (default: adapter.select_adapter()); `f16=False`
-        computes float16 in f32 even where the adapter has shader-f16."""
+        computes float16 in f32 even where the adapter has shader-f16; `subgroups=False`
+        reduces through shared memory only even where it has subgroup operations."""
         self._adapter = adapter if adapter is not None else select_adapter()
         self._choice = "hardware" if is_hardware(self._adapter) else "software"
         if self._choice == "software":
             self.max_fused_depth = self.software_fused_depth
         self._want_f16 = f16
+        self._want_subgroups = subgroups
         self._generation = 0
         self._lock = threading.RLock()
         self._freed: list[GpuBuffer] = []   # freed on any thread, recycled under the lock
@@ -101,13 +104,14 @@ class WebGpuBackend(Backend):
         self._wgpu = wgpu
         adapter = self._adapter
         features = set(adapter.features)
-        wanted = [f for f in ("timestamp-query", "shader-f16") if f in features
-                  and (f != "shader-f16" or self._want_f16 is not False)]
+        wanted = [f for f in ("timestamp-query", "shader-f16", "subgroup") if f in features
+                  and (f != "shader-f16" or self._want_f16 is not False)
+                  and (f != "subgroup" or self._want_subgroups is not False)]
         limits = {k: adapter.limits[k] for k in _LIMITS if k in adapter.limits}
         self.device = adapter.request_device_sync(required_features=wanted,
                                                   required_limits=limits)
         got = self.device.limits
-        self.lang = Lang(f16="shader-f16" in wanted)
+        self.lang = Lang(f16="shader-f16" in wanted, subgroups="subgroup" in wanted)
         self.limits = Limits(
             max_threads=min(got["max-compute-invocations-per-workgroup"],
                             got["max-compute-workgroup-size-x"]),
@@ -137,9 +141,12 @@ class WebGpuBackend(Backend):
         self._pass: Any = None
         self._batch_depth = 0
         self._in_pass = 0                  # dispatches recorded in the open pass
+        self._recorded: list[tuple[Any, Any]] = []   # pipelines and groups the open encoder uses
+        self._record_launch: Optional[fastpass.Record] = None
         self._unfinished = False           # work submitted since the last wait
         self._deferred: list[GpuBuffer] = []   # freed while a queued command uses them
         self._query = None
+        self._span_query: Optional[tuple[Any, Any]] = None
         self._fence: Optional[GpuBuffer] = None
 
     def info(self) -> dict[str, Any]:
@@ -253,13 +260,15 @@ class WebGpuBackend(Backend):
         t0 = time.perf_counter()
         kernel = widen(kernel)
         tuned = tune(kernel, self.lang, self.limits, overrides)
-        program = generate(kernel, tuned, self.lang, self.limits)
-        plan = single(program, len(kernel.inputs))
+        plan = kernel_plan(kernel, tuned, self.lang, self.limits)
         self._compile_plan(plan)
-        return Executable(plan, source=program.source, language="wgsl",
+        # a second pass's lines follow the first's and the separator line of Plan.source
+        marks = tuple(m for i, p in enumerate(plan.passes)
+                      for m in ((frozenset(),) * 2 if i else ()) + p.program.line_marks)
+        return Executable(plan, source=plan.source, language="wgsl",
                           tuning=tuned.record(), tuned_ir=_tuned_text(kernel, tuned),
                           compile_ms=(time.perf_counter() - t0) * 1e3,
-                          traced_lines=program.line_marks)
+                          traced_lines=marks)
 
     def knobs(self, kernel: Kernel) -> tuple[Knob, ...]:
         return knobs(widen(kernel), self.lang, self.limits)
@@ -350,6 +359,37 @@ class WebGpuBackend(Backend):
                 if not self._batch_depth:
                     self._flush()
 
+    @contextlib.contextmanager
+    def device_span(self) -> Iterator[DeviceSpan]:
+        """Empty compute passes before and after the work carry its two timestamps, so
+        the span is what the device spent on everything recorded between them, in
+        order, with the pipelining a jit call gets (kernels timed one at a time, as
+        events do, idle the GPU in between and read longer). Its own query set: a
+        kernel timed inside (someone listening) keeps its own two stamps."""
+        span = DeviceSpan()
+        if not self.timestamps:
+            yield span
+            return
+        with self._lock, self.batch():
+            if self._span_query is None:
+                self._span_query = self._query_pair()
+            self._stamped_pass({"beginning_of_pass_write_index": 0})
+            try:
+                yield span
+            finally:
+                self._stamped_pass({"end_of_pass_write_index": 1})
+                self._encoder.resolve_query_set(self._span_query[0], 0, 2,
+                                                self._span_query[1], 0)
+                span.ms = self._read_timestamps(self._span_query)
+
+    def _stamped_pass(self, index: dict[str, int]) -> None:
+        self._end_pass()
+        if self._encoder is None:
+            self._encoder = self.device.create_command_encoder()
+        with self._guard("recording a timestamp"):
+            self._encoder.begin_compute_pass(
+                timestamp_writes={"query_set": self._span_query[0], **index}).end()
+
     @_locked
     def _pipeline(self, p: Pass) -> tuple[Any, Any]:
         key = _pipeline_key(p)
@@ -379,14 +419,16 @@ class WebGpuBackend(Backend):
 
     # --- running ------------------------------------------------------------
     def launcher(self, exe: Executable) -> Callable[[Sequence[Any], Sequence[Any]], Any]:
-        """A one-pass kernel inside a batch (a jit call) goes straight into the open
-        compute pass: pipeline and bind group from the caches, three recorded commands.
-        Anything else (timed, a routine's several passes, scratch) takes dispatch()."""
+        """A kernel inside a batch (a jit call) goes straight into the open compute pass:
+        pipelines and bind groups from the caches, three commands per pass recorded
+        through fastpass, scratch from the pool (given back once the commands that use
+        it are submitted). Timed (someone listening) or outside a batch: dispatch()."""
         plan = exe.program
-        if len(plan.passes) != 1 or plan.scratch:
+        if not plan.passes:
             return super().launcher(exe)
-        p = plan.passes[0]
-        key, grid, generation = _pipeline_key(p), p.program.grid, self._generation
+        passes = [(p, _pipeline_key(p), p.program.grid) for p in plan.passes]
+        scratch, generation = plan.scratch, self._generation
+        label = plan.passes[0].program.label
 
         def launch(inputs: Sequence[Any], outputs: Sequence[Any]) -> Optional[float]:
             handles = inputs + outputs
@@ -394,18 +436,19 @@ class WebGpuBackend(Backend):
                     any(h.generation != generation for h in handles) or \
                     (self.timestamps and events.listening()):
                 return self.dispatch(exe, inputs, outputs)
+            temps = [self.allocate(n) for n in scratch] if scratch else []
             try:
-                pipeline, layout = self._pipelines.get(key) or self._pipeline(p)
-                group = self._bind_group(layout, p, handles)
-                cpass = self._pass or self._open_pass()
-                cpass.set_pipeline(pipeline)
-                cpass.set_bind_group(0, group)
-                cpass.dispatch_workgroups(*grid)
-                self._in_pass += 1
-                if self._in_pass == SUBMIT_EVERY:
-                    self._flush()
+                # pipelines and bind groups first: what can fail does so before recording
+                work = []
+                for p, key, grid in passes:
+                    pipeline, layout = self._pipelines.get(key) or self._pipeline(p)
+                    work.append((pipeline, self._bind_group(layout, p, handles + temps), grid))
+                self._record_work(work)
             except self._wgpu.GPUError as exc:
-                raise self._translate(exc, f"dispatching {p.program.label}") from exc
+                raise self._translate(exc, f"dispatching {label}") from exc
+            finally:
+                for h in temps:
+                    self.free(h)
             return None
         return launch
 
@@ -453,21 +496,31 @@ class WebGpuBackend(Backend):
         for p in plan.passes:
             pipeline, layout = self._pipeline(p)
             work.append((pipeline, self._bind_group(layout, p, handles), p.program.grid))
-        cpass = self._pass or self._open_pass()
-        for pipeline, group, grid in work:
-            cpass.set_pipeline(pipeline)
-            cpass.set_bind_group(0, group)
-            cpass.dispatch_workgroups(*grid)
+        self._record_work(work)
         if not self._batch_depth:   # eager: finished now, so an error names this dispatch
             self._close_pass()
             if len(self._queued) >= FLUSH_EVERY:
                 self._flush()
+
+    def _record_work(self, work: Sequence[tuple[Any, Any, tuple[int, int, int]]]) -> None:
+        """(pipeline, bind group, grid) launches into the open pass. The objects are held
+        until the encoder finishes: the commands refer to them and the caches may evict."""
+        cpass = self._pass or self._open_pass()
+        record, keep = self._record_launch, self._recorded
+        for pipeline, group, grid in work:
+            keep.append((pipeline, group))
+            record(cpass, pipeline, group, grid)
+        self._in_pass += len(work)
+        if SUBMIT_EVERY and self._in_pass >= SUBMIT_EVERY:
+            self._flush()
 
     def _open_pass(self) -> Any:
         self._in_pass = 0
         if self._encoder is None:
             self._encoder = self.device.create_command_encoder()
         self._pass = self._encoder.begin_compute_pass()
+        if self._record_launch is None:
+            self._record_launch = fastpass.recorder(self._pass)
         return self._pass
 
     def _end_pass(self) -> None:
@@ -484,6 +537,7 @@ class WebGpuBackend(Backend):
             encoder, self._encoder = self._encoder, None
             with self._guard("recording work"):
                 self._queued.append(encoder.finish())
+            self._recorded.clear()
 
     @_locked
     def copy(self, src: GpuBuffer, src_offset: int, dst: GpuBuffer, dst_offset: int,
@@ -531,7 +585,7 @@ class WebGpuBackend(Backend):
     def _bind_group(self, layout: Any, p: Pass, handles: Sequence[GpuBuffer]) -> Any:
         """Made once per layout and buffers bound: a jit program binds the same
         buffers call after call."""
-        bound = tuple(handles[a].buffer for a in p.args)
+        bound = tuple([handles[a].buffer for a in p.args])
         key = (id(layout), tuple(map(id, bound)), p.params)
         hit = self._bind_groups.get(key)
         if hit is not None and all(a is b for a, b in zip(hit[1], bound)):
@@ -557,11 +611,7 @@ class WebGpuBackend(Backend):
 
     def _stamps(self, first: bool, last: bool) -> Optional[dict[str, Any]]:
         if self._query is None:
-            w = self._wgpu
-            qs = self.device.create_query_set(type=w.QueryType.timestamp, count=2)
-            buf = self.device.create_buffer(
-                size=16, usage=w.BufferUsage.QUERY_RESOLVE | w.BufferUsage.COPY_SRC)
-            self._query = (qs, buf)
+            self._query = self._query_pair()
         stamps: dict[str, Any] = {"query_set": self._query[0]}
         if first:
             stamps["beginning_of_pass_write_index"] = 0
@@ -569,10 +619,19 @@ class WebGpuBackend(Backend):
             stamps["end_of_pass_write_index"] = 1
         return stamps if len(stamps) > 1 else None
 
-    def _read_timestamps(self) -> float:
+    def _query_pair(self) -> tuple[Any, Any]:
+        """A query set of two timestamps and the buffer they resolve into."""
+        w = self._wgpu
+        qs = self.device.create_query_set(type=w.QueryType.timestamp, count=2)
+        buf = self.device.create_buffer(
+            size=16, usage=w.BufferUsage.QUERY_RESOLVE | w.BufferUsage.COPY_SRC)
+        return qs, buf
+
+    def _read_timestamps(self, query: Optional[tuple[Any, Any]] = None) -> float:
         self._flush()
         with self._guard("reading timestamps"):
-            ns = np.frombuffer(self.device.queue.read_buffer(self._query[1]), np.uint64)
+            ns = np.frombuffer(self.device.queue.read_buffer((query or self._query)[1]),
+                               np.uint64)
         return float(int(ns[1]) - int(ns[0])) / 1e6
 
     @_locked

@@ -70,6 +70,8 @@ def test_casts_between_every_pair_match_jax(backend, x64):
         source = _jax_cast("float64", src)
         mine = jnp.asarray(source)
         for dst in names:
+            if np.dtype(getattr(jjnp, src)).itemsize < 8 > np.dtype(getattr(jjnp, dst)).itemsize:
+                continue   # the pairs of narrower types: test_storage_dtypes
             # JAX itself for float64's casts (its float -> int rule), NumPy with that rule
             # for the rest (JAX compiles each cast: 169 would take seconds)
             _same(mine.astype(dst), _jax_cast(src, dst) if src == "float64" else

@@ -302,7 +302,7 @@ def test_int64_matmul_is_not_tiled():
 
 
 def test_bfloat16_rounding_is_integer_work_on_the_bits():
-    # a float select could flush a subnormal bfloat16 on a GPU that flushes denormals
+    # no float instruction between the f32 and its bfloat16 bits (a NaN is found from them)
     from jaxlab.ir.widen import widen
     kernel = widen(elementwise(4, [F32], lambda a: a.cast(DType.bfloat16)))
     src = main_of(wgsl(kernel).source)

@@ -18,7 +18,8 @@ LAVAPIPE = Limits(max_threads=1024, max_shared_bytes=32768)
 @pytest.mark.parametrize("limits", [H200, LAVAPIPE, Limits()])
 @pytest.mark.parametrize("n, rows", [(2, 1), (8, 3), (1024, 16384), (4096, 2), (1 << 15, 1),
                                      (1 << 20, 1), (1 << 24, 1)])
-@pytest.mark.parametrize("tuning", [FftTuning(), FftTuning(radix=16, threads=64, span=4)])
+@pytest.mark.parametrize("tuning", [FftTuning(), FftTuning(radix=4),
+                                    FftTuning(radix=16, threads=64, span=4)])
 def test_plans_fit_and_compose(limits, n, rows, tuning):
     plan = plan_passes(n, rows, limits, tuning)
     assert math.prod(p.radix for p in plan) == n
@@ -27,7 +28,8 @@ def test_plans_fit_and_compose(limits, n, rows, tuning):
         assert p.combined == combined
         combined *= p.radix
         assert p.shared_values * 8 <= limits.max_shared_bytes
-        assert math.prod(p.subradices) == p.radix and max(p.subradices) <= max(tuning.radix, 8)
+        assert math.prod(p.subradices) == p.radix
+        assert max(p.subradices) <= max(tuning.largest_subradix(p.radix), 8)
         assert p.radix == 2 or 2 not in p.subradices
         assert p.threads <= min(tuning.threads, limits.max_threads)
         assert all(p.radix * p.span % (r * p.threads) == 0 for r in p.subradices)
@@ -38,9 +40,9 @@ def test_plans_fit_and_compose(limits, n, rows, tuning):
 
 def test_long_transforms_take_few_passes():
     plan = plan_passes(1 << 24, 1, H200, FftTuning())
-    assert [(p.radix, p.span) for p in plan] == [(256, 16)] * 3
+    assert [(p.radix, p.span, p.subradices) for p in plan] == [(256, 16, (16, 16))] * 3
     (row,) = plan_passes(1024, 16384, H200, FftTuning())
-    assert (row.radix, row.span, row.subradices) == (1024, 4, (4,) * 5)
+    assert (row.radix, row.span, row.subradices) == (1024, 4, (8, 8, 4, 4))
     assert len(plan_passes(1 << 24, 1, LAVAPIPE, FftTuning())) == 4
 
 

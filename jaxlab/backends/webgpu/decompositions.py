@@ -1,8 +1,11 @@
-"""The eigen, singular value and QR decompositions as WGSL: one workgroup per matrix.
+"""The eigen, singular value and QR decompositions as WGSL.
 
-Jacobi: Hestenes' one-sided sweeps in round-robin order, so that each round rotates
-n/2 disjoint pairs at once, one thread per pair, and only rounds need barriers
-(eigh runs them on A + 2|A|_F I, whose orthogonalised rows are A's eigenvectors).
+Jacobi: Hestenes' one-sided sweeps (eigh runs them on A + 2|A|_F I, whose
+orthogonalised rows are A's eigenvectors): block Jacobi over many workgroups, a
+dispatch per round (jacobi.py), where two blocks of rows fit in workgroup memory;
+else one workgroup per matrix in round-robin order, so that each round rotates n/2
+disjoint pairs at once, one thread per pair, and only rounds need barriers. The
+eigenvalues are Rayleigh quotients, a workgroup per vector; orders are rank sorts.
 QR: Householder reflections, one thread making each reflector and the threads
 applying it to the later columns, then Q accumulated from them (geqrf + orgqr).
 Matrices whose columns an algorithm walks are stored transposed, as rows.

@@ -1,4 +1,5 @@
-"""Compute-pass commands recorded through wgpu-native's C entry points.
+"""Compute-pass commands recorded through wgpu-native's C entry points, and a wait
+for the device through its poll.
 
 A jit call records three commands per kernel: pipeline, bind group, dispatch.
 Through wgpu-py's objects each of them builds cffi arguments and an error scope
@@ -12,7 +13,7 @@ wgpu-native internals), the public methods record the same commands.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 # (compute pass, pipeline, bind group, grid) -> None
 Record = Callable[[Any, Any, Any, tuple[int, int, int]], None]
@@ -42,3 +43,11 @@ def recorder(sample_pass: Any) -> Record:
         set_group(handle, 0, group._internal, 0, null)
         dispatch(handle, grid[0], grid[1], grid[2])
     return record
+
+
+def waiter(device: Any) -> Optional[Callable[[], None]]:
+    """A call that blocks until `device` has finished everything submitted (wgpu-native's
+    poll with wait: one call, where a read-back of a fence buffer copies, maps and
+    polls), or None where the bindings have none."""
+    wait = getattr(device, "_poll_wait", None)
+    return wait if callable(wait) else None

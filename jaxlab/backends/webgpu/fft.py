@@ -198,8 +198,10 @@ def plan_fft(b) -> None:
                    f"the fewest radices that fit {b.limits.max_shared_bytes} bytes of "
                    f"workgroup memory with at least {tuning.span} columns each{why}"),
         "sub_stages": (" | ".join("x".join(map(str, p.subradices)) for p in plan),
-                       f"radix {tuning.radix} at most: values a thread holds per butterfly "
-                       f"between barriers{why}"),
+                       (f"radix {tuning.radix} at most{why}" if tuning.radix else
+                        "radix 16 at most in passes of up to 256 points, 8 beyond (faster "
+                        "on the H200: fewer exchanges through workgroup memory)")
+                       + ": values a thread holds per butterfly between barriers"),
         "span": (" | ".join(str(p.span) for p in plan),
                  "columns per workgroup: as many as fit, so strided reads and writes are "
                  "contiguous runs (and short rows share a workgroup)"),

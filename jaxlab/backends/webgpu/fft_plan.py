@@ -7,7 +7,7 @@ after Ns points are combined, butterfly j < n/R (g = j / Ns, k = j % Ns) reads
 and writes the R-point DFT of v to dst[g R Ns + k + q Ns]. A workgroup takes
 `span` consecutive butterflies (consecutive j: the reads of one q are contiguous,
 and so are the writes once Ns >= span), stages their R * span values in
-var<workgroup> and runs the R-point DFTs there as radix-4/8 sub-stages. Rows that
+var<workgroup> and runs the R-point DFTs there as radix-4/8/16 sub-stages. Rows that
 fit in workgroup memory take one pass; longer ones the fewest passes whose R,
 with `span` columns beside it, still fit (a four-step FFT with the transposes in
 the index math: 2^24 is three passes of 256 on a 48 KiB device).
@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass, fields
+from typing import Optional
 
 from jaxlab.backends.webgpu.tune import Limits
 
@@ -27,7 +28,7 @@ ENV_TUNING = "JAXLAB_WEBGPU_FFT"   # e.g. "radix=8,threads=128,span=16": overrid
 @dataclass(frozen=True)
 class FftTuning:
     """The choices a plan is made from (the defaults, or ENV_TUNING's overrides)."""
-    radix: int = 4          # the largest sub-stage radix (4, 8 or 16): values per butterfly
+    radix: Optional[int] = None   # the largest sub-stage radix (4, 8 or 16); None: by pass
     threads: int = 256      # the most threads per workgroup
     span: int = 16          # the fewest columns of a strided pass: 16 x 8 = 128-byte reads
 
@@ -42,7 +43,7 @@ class FftTuning:
                                  "with integer values")
             values[key] = int(value)
         tuning = FftTuning(**values)
-        if tuning.radix not in (4, 8, 16) or tuning.threads < 1 or tuning.span < 1 or \
+        if tuning.radix not in (None, 4, 8, 16) or tuning.threads < 1 or tuning.span < 1 or \
                 tuning.threads & (tuning.threads - 1) or tuning.span & (tuning.span - 1):
             raise ValueError(f"{ENV_TUNING}={text!r}: radix 4, 8 or 16; threads and span "
                              "powers of two")
@@ -51,6 +52,15 @@ class FftTuning:
     @property
     def overridden(self) -> bool:
         return self != FftTuning()
+
+    def largest_subradix(self, radix: int) -> int:
+        """Values a thread holds per butterfly in a radix-point pass: 16 for passes of up
+        to 256 points (two sub-stages, one exchange through workgroup memory), 8 beyond.
+        Measured on the H200 (device ms, radix 4 / 8 / 16 at most): W8's 256-point
+        passes 0.537 / 0.481 / 0.462, W9's 1024-point rows 0.147 / 0.146 / 0.167."""
+        if self.radix is not None:
+            return self.radix
+        return 16 if radix <= 256 else 8
 
 
 @dataclass(frozen=True)
@@ -137,7 +147,7 @@ def plan_passes(n: int, rows: int, limits: Limits, tuning: FftTuning) -> list[Ff
         radix = 1 << b
         # no more columns than the batch has butterflies
         span = min(_span_for(radix, limits), 1 << (rows * (n // radix) - 1).bit_length())
-        subs = subradices(radix, tuning.radix)
+        subs = subradices(radix, tuning.largest_subradix(radix))
         threads = max(1, min(tuning.threads, limits.max_threads, radix * span // max(subs)))
         passes.append(FftPass(n, rows, radix, combined, span, threads, subs))
         combined *= radix

@@ -654,12 +654,15 @@ class WebGpuBackend(Backend):
         self._flush()
         if not self._unfinished:   # nothing submitted since the last wait (a jit call's
             return                 # outputs are synchronised one after another)
-        # a read waits for all earlier submissions (wgpu-py 0.32's
-        # on_submitted_work_done_sync fails on a callback signature mismatch)
-        if self._fence is None:
-            self._fence = self.allocate(4)
+        wait = fastpass.waiter(self.device)
         with self._guard("waiting for the device"):
-            self.device.queue.read_buffer(self._fence.buffer, 0, 4)
+            if wait is not None:
+                wait()
+            else:   # a read waits for all earlier submissions (wgpu-py 0.32's
+                # on_submitted_work_done_sync fails on a callback signature mismatch)
+                if self._fence is None:
+                    self._fence = self.allocate(4)
+                self.device.queue.read_buffer(self._fence.buffer, 0, 4)
         self._unfinished = False
 
 

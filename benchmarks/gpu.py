@@ -25,6 +25,7 @@ import numpy as np
 from benchmarks.workloads import WORKLOADS, _w4_step
 
 REPEATS = 10
+ROUTINE_TUNING: dict[str, list[str]] = {}   # workload -> its routines' tuning, as measured
 def _cuda_time(fn: Callable[[], Any], torch: Any) -> float:
     """Median seconds of fn over REPEATS, measured with CUDA events."""
     fn()
@@ -92,7 +93,8 @@ def jaxlab_seconds(name: str, inp: tuple) -> tuple[float, float, float, Any]:
     on the webgpu device. Wall time is taken with nothing listening. Device time is one
     timestamp span around the whole call as it runs (`Backend.device_span`); kernel
     time the sum of the kernels' times with each kernel timed alone (events), which on a
-    real GPU reads longer: the GPU idles between kernels timed one by one."""
+    real GPU reads longer: the GPU idles between kernels timed one by one.
+    The routines' tuning of the last run goes to ROUTINE_TUNING (for the notes)."""
     import jaxlab
     from jaxlab.tree_util import tree_map
     w = WORKLOADS[name]
@@ -121,6 +123,9 @@ def jaxlab_seconds(name: str, inp: tuple) -> tuple[float, float, float, Any]:
             ms = [e.device_ms for e in log if e.device_ms is not None]
             if ms and len(ms) == len(log):
                 kernels.append(sum(ms) / 1e3)
+        ROUTINE_TUNING[name] = [
+            f"{e.name}: " + ", ".join(f"{c.name} {c.value}" for c in e.tuning.choices)
+            for e in log if e.kind == "routine" and e.tuning is not None]
     wall = statistics.median(walls)
     device = statistics.median(spans) if spans else wall
     return device, wall, (statistics.median(kernels) if kernels else device), out
@@ -195,6 +200,7 @@ def main(argv: list[str] | None = None) -> None:
         lines.append(f"| {name} | {dev_s * 1e3:.3f} | {wall_s * 1e3:.3f} | {label} | "
                      f"{ref_s * 1e3:.3f} | {fig:.1f} {w.unit} | {ref_s / dev_s:.2f} "
                      f"(rel err {err:.1e}) |")
+        notes += [f"{name} {line}" for line in ROUTINE_TUNING.get(name, [])]
     ours, theirs = dispatch_readback_us()
     notes.append(f"warm jit(x + 1) on a (16,) array with its read-back: jaxlab webgpu "
                  f"{ours:.1f} us, JAX on this GPU {theirs:.1f} us, ratio {ours / theirs:.2f} "

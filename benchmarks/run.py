@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from benchmarks.wasm_peak import wasm_fma_peak_gflops
 from benchmarks.workloads import BATCH, LAYERS, LR, WORKLOADS, Workload, _w4_step
 
 REPEATS = 5
@@ -252,7 +253,7 @@ def _versions() -> dict[str, str]:
     return out
 
 
-def _format(results: dict, w3_single: float | None) -> list[str]:
+def _format(results: dict, w3_single: float | None, wasm_peak: float | None = None) -> list[str]:
     lines = []
     for name, rows in results.items():
         if name == "W7":
@@ -265,11 +266,16 @@ def _format(results: dict, w3_single: float | None) -> list[str]:
             n_flops = WORKLOADS["W3"].work(WORKLOADS["W3"].inputs("cpu"))
             peers["numpy (1-thread BLAS)"] = {"seconds": w3_single,
                                              "figure": n_flops / w3_single, "compile_s": 0.0}
+        # W3 beside the Wasm SIMD peak (benchmarks/wasm_peak.py), measured in this run
+        peak = wasm_peak if name == "W3" else None
         lines.append("| library | time (ms) | figure | compile (ms) | " +
-                     " | ".join(f"{p} / this" for p in peers) + " |")
-        lines.append("|---|---|---|---|" + "---|" * len(peers))
+                     " | ".join(f"{p} / this" for p in peers) +
+                     (f" | fraction of Wasm peak ({peak:.1f} GFLOP/s)" if peak else "") + " |")
+        lines.append("|---|---|---|---|" + "---|" * (len(peers) + bool(peak)))
         for label, r in {**jaxlab_rows, **peers}.items():
             ratios = " | ".join(f"{peers[p]['seconds'] / r['seconds']:.2f}" for p in peers)
+            if peak:
+                ratios += f" | {r['figure'] / peak:.2f}"
             lines.append(f"| {label} | {r['seconds'] * 1e3:.2f} | {r['figure']:.2f} | "
                          f"{r['compile_s'] * 1e3:.0f} | {ratios} |")
     if "W7" in results:
@@ -298,11 +304,14 @@ def main(argv: list[str] | None = None) -> None:
     libs = _jaxlab_libs(devices) + [_numpy_lib()] + ([_jax_lib()] if _jax_lib() else [])
     results: dict[str, Any] = {}
     names = args.workloads.split(",")
+    wasm_peak = None
     for name in names:
         if name == "W7":
             results["W7"] = w7_latency(libs)
         else:
             results[name] = run_workload(WORKLOADS[name], libs, args.size)
+        if name == "W3":   # right after W3: the same conditions on a shared machine
+            wasm_peak = wasm_fma_peak_gflops()
         print(f"{name} done", file=sys.stderr)
     for name, row in _jaxjs_rows(names, args.size).items():
         results[name]["jax-js[wasm]"] = row
@@ -314,7 +323,7 @@ def main(argv: list[str] | None = None) -> None:
               f"Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}  ",
               "Ratios are peer time / jaxlab time, measured in this one run "
               f"(median of {REPEATS} warm runs).\n"]
-    text = "\n".join(header + _format(results, w3_single)) + "\n"
+    text = "\n".join(header + _format(results, w3_single, wasm_peak)) + "\n"
     print(text)
     with open(args.out, "w") as f:
         f.write(text)

@@ -60,6 +60,22 @@ def test_eigh_repeated_and_zero_eigenvalues(backend):
     assert_close(w0, np.zeros(3, np.float32))
 
 
+def test_eigh_svd_past_one_block(backend, rng):
+    """Sizes whose Jacobi rows make several blocks (of 16 on webgpu: rounds of blocks in
+    parallel workgroups, a virtual block to make the count even)."""
+    a = _symmetric(rng, (2, 40, 40))
+    w, v = map(np.asarray, jnp.linalg.eigh(jnp.asarray(a)))
+    assert_close(w, np.linalg.eigvalsh(a).astype(np.float32), rtol=1e-4, atol=1e-4)
+    _assert_orthonormal_columns(v)
+    g = _general(rng, (45, 34))
+    for full in (False, True):
+        u, s, vh = map(np.asarray, jnp.linalg.svd(jnp.asarray(g), full_matrices=full))
+        assert_close(s, np.linalg.svd(g, compute_uv=False).astype(np.float32), **TOL)
+        _assert_orthonormal_columns(u)
+        _assert_orthonormal_columns(_mT(vh))
+        np.testing.assert_allclose((u[:, :34] * s) @ vh, g, atol=2e-4)
+
+
 @pytest.mark.parametrize("shape", [(5, 3), (3, 5), (2, 4, 4), (1, 1), (3, 1, 4)])
 @pytest.mark.parametrize("full", [True, False])
 def test_svd_invariants(backend, rng, shape, full):

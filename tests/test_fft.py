@@ -161,4 +161,15 @@ def test_routine_in_the_lab(backend):
     language = {"wasm": "wat", "webgpu": "wgsl", "cpu": "text"}[backend]
     assert event.source_language == language
     if backend != "cpu":   # generated code: the butterflies are in the text
-        assert "radix-4" in event.source or "radix 4" in event.source
+        assert any(f"radix{sep}{r}" in event.source for sep in "- " for r in (4, 8, 16))
+
+
+@pytest.mark.parametrize("rows, n", [(3, 1024), (2, 8192), (1, 32768)])
+def test_long_rows(backend, rows, n):
+    """Rows that fill workgroup memory, and longer ones that take two and three passes
+    over global memory on a 32 KiB device (lavapipe): forward, inverse, real."""
+    x, r = _c(rows, n), _r(rows, n)
+    close_spectrum(jnp.fft.fft(jnp.asarray(x)), np.fft.fft(x), n)
+    close_spectrum(jnp.fft.ifft(jnp.asarray(x)), np.fft.ifft(x), n)
+    close_spectrum(jnp.fft.rfft(jnp.asarray(r)), np.fft.rfft(r), n)
+

@@ -17,9 +17,15 @@ from .conftest import BACKENDS
 KNOBBED = [b for b in ("wasm", "webgpu") if b in BACKENDS]
 A = np.random.default_rng(1).standard_normal((36, 20)).astype(np.float32)
 B = np.random.default_rng(2).standard_normal((20, 28)).astype(np.float32)
+X, W = A.reshape(2, 2, 9, 20), B[:, :24].reshape(20, 2, 3, 4)   # images, filters
 # name -> (the lazy computation, its NumPy result)
 CASES = {
     "matmul": (lambda a, b: a @ b, A @ B),
+    # a batch of images, each an implicit GEMM on wasm (out-channels x pixels)
+    "conv": (lambda a, b: jaxlab.lax.conv_general_dilated(
+        a.reshape(X.shape), b[:, :24].reshape(W.shape), (1, 1), "VALID"),
+        np.einsum("ncxyij,ocij->noxy", np.lib.stride_tricks.sliding_window_view(
+            X, W.shape[2:], axis=(2, 3)), W)),
     "reduction": (lambda a, b: a.sum(axis=1), A.sum(axis=1)),
     "elementwise": (lambda a, b: jnp.tanh(a) * 2 + 1, np.tanh(A) * 2 + 1),
 }

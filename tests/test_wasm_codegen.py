@@ -136,6 +136,17 @@ def test_row_sum_vectorises_along_ridx() -> None:
     assert "v128.load" in wat and "the last ridx one at a time" in wat
 
 
+def test_row_sum_of_exp_puts_lanes_across_rows() -> None:
+    """A heavy body (exp) is vectorised across rows: its gathers cost less than the
+    spilled accumulators of lanes along ridx."""
+    x = np.random.default_rng(3).standard_normal((13, 37)).astype(np.float32)
+    with jaxlab.default_device("wasm"), jaxlab.capture() as log:
+        got = np.asarray(jaxlab.jit(lambda v: jnp.sum(jnp.exp(v - 1.0), axis=1))(jnp.asarray(x)))
+    np.testing.assert_allclose(got, np.exp(x - 1.0).sum(axis=1), rtol=2e-6)
+    tuning = next(e.tuning for e in log if e.tuning is not None)
+    assert tuning.value("lanes") == "col" and "float ops" in tuning.reason("lanes")
+
+
 # --- runtime: events, cache, traps ---------------------------------------------------
 
 def test_event_carries_wat_tuning_and_cache_hit() -> None:

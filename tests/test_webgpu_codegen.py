@@ -7,6 +7,7 @@ import pytest
 from jaxlab.backends.webgpu.codegen import generate
 from jaxlab.backends.webgpu.contraction import find_contraction
 from jaxlab.backends.webgpu.ops import Lang, library
+from jaxlab.backends.webgpu.plan import kernel_plan
 from jaxlab.backends.webgpu.routines import plan_routine
 from jaxlab.backends.webgpu.tune import Limits, Strategy, tune
 from jaxlab.ir.alu import AluExp, AluOp
@@ -16,6 +17,7 @@ from jaxlab.ir.kernel import GIDX, RIDX, Kernel, Reduction, Routine, acc_variabl
 F32, F16, I32, U32, BOOL = (DType.float32, DType.float16, DType.int32, DType.uint32,
                             DType.bool)
 LANG, LIMITS = Lang(f16=True), Limits()
+GPU = Limits(max_threads=1024, max_shared_bytes=49152)   # an H200's
 
 
 def elementwise(n, dtypes, build):
@@ -149,12 +151,71 @@ def test_matmul_is_tiled_with_a_register_block():
     c = find_contraction(kernel)
     assert (c.batch, c.m, c.n) == (1, 64, 96)
     t = tune(kernel, LANG, LIMITS)
-    assert t.strategy is Strategy.TILED and t.tile.reg_m == 4
-    src = wgsl(kernel).source
-    assert "var<workgroup> tile_a" in src and "acc_3_3 += a3 * b3;" in src
+    assert t.strategy is Strategy.TILED and t.tile.reg_m * t.tile.reg_n >= 4
+    src = wgsl(kernel, limits=GPU, tile=(64, 64, 16, 4, 4)).source
+    # vec4 rows of the staged slices, read once per step; one vector FMA per row of the block
+    assert "var<workgroup> tile_a: array<vec4<f32>" in src
+    assert "acc_3_0 += a15_0[3] * b15_0;" in src
     assert "fn finish(" in src and "+ 1.0f" in src    # the epilogue runs per output
     record = t.record()
     assert all(c.reason for c in record.choices)
+
+
+def test_contiguous_aligned_operands_are_read_as_vec4s():
+    src = wgsl(matmul(64, 48, 96), limits=GPU, tile=(64, 64, 16, 4, 4)).source
+    assert "in0: array<vec4<f32>>" in src and "in1: array<vec4<f32>>" in src
+    assert "in0[u32(index_a(bidx, m, k)) / 4u]" in src
+    # K = 47: rows of a start off 16-byte boundaries, a is read element by element; b is not
+    odd = tune(matmul(64, 47, 96), LANG, GPU)
+    assert odd.record().reason("vector_loads").startswith("global loads of b as vec4s along N")
+    src = generate(matmul(64, 47, 96), odd, LANG, GPU).source
+    assert "in0: array<f32>" in src and "in1: array<vec4<f32>>" in src
+    scalar = wgsl(matmul(64, 48, 96), limits=GPU, tile=(64, 64, 16, 4, 4, 1, True, False))
+    assert "array<vec4<f32>>;" not in scalar.source.split("var<workgroup>")[0]
+
+
+def test_subgroups_fold_a_workgroup_where_the_adapter_has_them():
+    kernel = row_sum(1, 4096)
+    sub = wgsl(kernel, lang=Lang(f16=True, subgroups=True)).source
+    assert "subgroupAdd(acc)" in sub and "@builtin(subgroup_size)" in sub
+    assert "half >>= 1u" not in sub
+    assert "subgroup" not in wgsl(kernel).source   # the fallback: a tree in shared memory
+    # float max keeps the tree: the builtin need not propagate NaN
+    gidx, ridx = AluExp.special(GIDX, 1), AluExp.special(RIDX, 4096)
+    peak = Kernel((1,), ((F32, 4096),), AluExp.load(0, ridx, F32),
+                  Reduction(AluOp.Max, 4096, acc_variable(F32)), (4096,))
+    assert "subgroup" not in wgsl(peak, lang=Lang(subgroups=True)).source
+
+
+def test_tiles_fill_a_large_gpu():
+    big = tune(matmul(4096, 4096, 4096), LANG, GPU)
+    assert (big.tile.m, big.tile.n, big.tile.reg_m, big.tile.split) == (128, 128, 8, 1)
+    assert big.tile.double and "workgroups" in big.record().reason("tile")
+    # 256x512 outputs make few big tiles: smaller ones, the reduction split between groups
+    mlp = tune(matmul(256, 784, 512), LANG, GPU)
+    groups = 256 // mlp.tile.m * 512 // mlp.tile.n * mlp.tile.split
+    assert mlp.tile.split > 1 and groups >= 128
+    assert "second pass" in mlp.record().reason("split_k")
+    narrow = tune(matmul(256, 512, 10), LANG, GPU)   # N=10: a tile 16 wide, not 128
+    assert narrow.strategy is Strategy.TILED and narrow.tile.n == 16
+    cpu = tune(matmul(256, 784, 512), LANG, Limits(max_shared_bytes=32768, hardware=False))
+    assert cpu.tile.m <= 64 and cpu.tile.split == 1
+    ints = tune(matmul(256, 784, 512, dtype=I32), LANG, GPU)
+    assert ints.tile.split == 1    # partial sums are float32 only
+
+
+def test_split_k_plan_adds_partials_in_a_second_pass():
+    kernel = matmul(64, 512, 64)
+    t = tune(kernel, LANG, GPU, {"tile": (32, 32, 16, 2, 2, 4, True)})
+    plan = kernel_plan(kernel, t, LANG, GPU)
+    first, second = plan.passes
+    assert plan.scratch == (4 * 4 * 64 * 64,)
+    assert first.args == (0, 1, 3) and second.args == (0, 1, 2, 3)
+    assert "store_partial(slice" in first.program.source
+    assert "partials[s * 4096u + i]" in second.program.source
+    assert "fn finish(" in second.program.source
+    with pytest.raises(ValueError, match="tile"):   # more slices than K has tiles
+        tune(kernel, LANG, GPU, {"tile": (32, 32, 16, 2, 2, 64, True)})
 
 
 def test_tuning_overrides_are_checked():
@@ -241,7 +302,7 @@ def test_int64_matmul_is_not_tiled():
 
 
 def test_bfloat16_rounding_is_integer_work_on_the_bits():
-    # a float select could flush a subnormal bfloat16 on a GPU that flushes denormals
+    # no float instruction between the f32 and its bfloat16 bits (a NaN is found from them)
     from jaxlab.ir.widen import widen
     kernel = widen(elementwise(4, [F32], lambda a: a.cast(DType.bfloat16)))
     src = main_of(wgsl(kernel).source)

@@ -58,16 +58,16 @@ def test_broken_shader_shows_message_and_source_lines(backend):
 
 
 def test_compile_error_from_codegen_then_work_continues(backend, device, monkeypatch):
-    from jaxlab.backends.webgpu import runtime
-    real = runtime.generate
+    from jaxlab.backends.webgpu import plan
+    real = plan.generate
 
     def broken(*args):
         program = real(*args)
         return dataclasses.replace(program, source=program.source.replace("let gidx", "let 1gidx"))
-    monkeypatch.setattr(runtime, "generate", broken)
+    monkeypatch.setattr(plan, "generate", broken)
     with pytest.raises(WgslCompileError, match="1gidx"):
         np.asarray(jnp.asarray(np.arange(5, dtype=np.float32)) * 7.0)
-    monkeypatch.setattr(runtime, "generate", real)
+    monkeypatch.setattr(plan, "generate", real)
     assert_close(jnp.asarray(np.arange(5, dtype=np.float32)) * 3.0, np.arange(5) * 3.0)
 
 
@@ -219,6 +219,21 @@ def test_every_strategy_agrees_with_numpy(backend, device, rng, strategy):
     assert ran >= 1
 
 
+@pytest.mark.parametrize("subgroups", [None, False])
+def test_workgroup_folds_with_and_without_subgroups(rng, subgroups):
+    dev = Device("webgpu", WebGpuBackend(subgroups=subgroups))
+    assert dev.backend.lang.subgroups == (subgroups is None and "subgroup" in
+                                          dev.backend._adapter.features)
+    x = rng.standard_normal(3000).astype(np.float32)
+    ints = rng.integers(-1000, 1000, 3000).astype(np.int32)
+    with jaxlab.default_device(dev), jaxlab.capture() as log:
+        assert_close(jnp.asarray(x).sum(), x.astype(np.float64).sum(), rtol=1e-5)
+        assert_close(jnp.asarray(ints).min(), ints.min())
+        assert_close(jnp.asarray(np.abs(x)).max(), np.abs(x).max())
+    assert all(e.tuning.value("strategy") == "group_reduce" for e in log.kernels())
+    assert any("subgroupAdd" in e.source for e in log.kernels()) == dev.backend.lang.subgroups
+
+
 def test_float16_without_shader_f16(rng):
     dev = Device("webgpu", WebGpuBackend(f16=False))
     assert not dev.backend.lang.f16
@@ -289,7 +304,8 @@ def test_autotune_times_every_candidate_and_remembers(device, rng, monkeypatch, 
     assert cached.measured_at == tuning.autotuned.measured_at
 
 
-@pytest.mark.parametrize("tile", [(128, 128, 8, 8, 8), (64, 64, 16, 4, 4), (32, 64, 16, 2, 4)])
+@pytest.mark.parametrize("tile", [(128, 128, 8, 8, 8), (64, 64, 16, 4, 4), (32, 64, 16, 2, 4),
+                                  (128, 64, 16, 8, 8, 1, False), (64, 16, 16, 4, 2, 3, True)])
 def test_tile_shapes_agree_with_numpy(backend, device, rng, tile):
     a = rng.standard_normal((130, 70), np.float32)   # edges: partial tiles in M, N and K
     b = rng.standard_normal((70, 129), np.float32)
@@ -297,6 +313,32 @@ def test_tile_shapes_agree_with_numpy(backend, device, rng, tile):
                             {"strategy": "tiled", "tile": tile})
     assert tuning.value("tile") == f"{tile[0]}x{tile[1]}x{tile[2]}"
     assert_close(got, a @ b, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("tile", [(64, 64, 16, 4, 4, 1, True), (32, 32, 16, 2, 2, 2, False),
+                                  (16, 64, 8, 2, 4, 2, True)])
+def test_tiled_odd_shapes_agree_with_numpy(backend, device, rng, tile):
+    """Transposed operands, a batch, K of 17 and 127, sides of 1 to 3 past a multiple of 4,
+    and fused epilogues, through every tile path (vector rows, prefetch, split-K)."""
+    x, y = rng.standard_normal((3, 17, 127), np.float32), rng.standard_normal((3, 127, 9),
+                                                                               np.float32)
+    p, q = rng.standard_normal((17, 33), np.float32), rng.standard_normal((21, 17), np.float32)
+    bias = rng.standard_normal(21).astype(np.float32)
+    w = rng.standard_normal((24, 32), np.float32)
+    cases = [(lambda: jnp.asarray(x) @ jnp.asarray(y), x @ y),
+             (lambda: jnp.tanh(jnp.asarray(p).T @ jnp.asarray(q).T + jnp.asarray(bias)),
+              np.tanh(p.T @ q.T + bias)),
+             (lambda: jnp.maximum(jnp.asarray(q) @ jnp.asarray(p), 0) * 2,
+              np.maximum(q @ p, 0) * 2),
+             # stored transposed: neighbouring threads take neighbouring rows of M
+             (lambda: (jnp.asarray(q) @ jnp.asarray(p)).T - 1, (q @ p).T - 1),
+             # aligned rows: vec4 loads, and the epilogue reads the same input element-wise
+             (lambda: jnp.asarray(w) @ jnp.asarray(w.T[:, :20]) + jnp.asarray(w)[:, :1],
+              w @ w.T[:, :20] + w[:, :1])]
+    for build, expected in cases:
+        got, tuning = _run_with(backend, build(), {"strategy": "tiled", "tile": tile})
+        assert tuning.value("split_k") == tile[5]
+        assert_close(got, expected, rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("columns", [8, 32])

@@ -127,8 +127,8 @@ def fit(value: AluExp, dtype: DType) -> AluExp:
 def round_bf16(value: AluExp) -> AluExp:
     """An f32 rounded to the nearest bfloat16 (ties to even); a NaN becomes a quiet NaN
     of its sign and large values round to infinity, as a bfloat16 cast does. Integer
-    work on the bits only: a GPU that flushes subnormal floats (NVIDIA's may, in any
-    float instruction, a select included) would lose bfloat16's subnormals."""
+    work on the bits only: nothing depends on what a compiler assumes about NaN or
+    what a GPU does to subnormals in float instructions."""
     u32 = DType.uint32
     bits = value.bitcast(u32)
     odd = bits.binary(AluOp.Shr, AluExp.const(16, u32)) & AluExp.const(1, u32)

@@ -5,6 +5,7 @@ each buffer a byte offset into the one linear memory; it computes the outputs
 whose outer loop index (rows, or columns when there is one row) lies in
 [lo, hi), so that threads can share a dispatch. Its loops follow the Plan:
 
+    [batch loop (a batched contraction)]
     row loop (register tiles of tile_rows rows, then single rows)
       col loop (tile_vectors vectors of 4 lanes, then single vectors, then scalars)
         tile: values of the IR nodes for every (row, col) copy in the tile
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 
 from jaxlab.backends.traced import like, listing, traced
 from jaxlab.backends.wasm import mathlib
-from jaxlab.backends.wasm.analysis import COL, RIDX, ROW, Axis, AxisForm, Deps, panel_operands
+from jaxlab.backends.wasm.analysis import BATCH, COL, RIDX, ROW, Axis, AxisForm, Deps, panel_operands
 from jaxlab.backends.wasm.optable import (MEM, SCALAR_TYPE, const, extract,
                                           functions_for, splat, templates)
 from jaxlab.backends.wasm.scope import AXES, Pos, Scope, Val, round_f16
@@ -150,6 +151,13 @@ class KernelWat:
                            f"(br_if ${label} (i32.lt_u (local.get ${var}) (i32.const {stop}))))"]))
 
     def _outputs(self) -> list[str]:
+        lines = self._outputs_of_batch()
+        if self.form.batches == 1:
+            return lines
+        return self._loop(BATCH, 0, self.form.batches, 1, lines,
+                          "batches, each a contraction of its own")
+
+    def _outputs_of_batch(self) -> list[str]:
         plan, form = self.plan, self.form
         width = plan.width if plan.lane == COL else 1
         if plan.lane == ROW:
@@ -191,9 +199,11 @@ class KernelWat:
         return lines
 
     def _row_parts(self) -> list[tuple[int, int, int]]:
+        """(start, stop, rows per tile): whole tiles, then one tile of the rows left over
+        (a 4-row tile for the last 4 of 64 rows, not four 1-row ones)."""
         rows, tm = self.form.rows, self.plan.tile_rows
         main = rows // tm * tm
-        return [p for p in ((0, main, tm), (main, rows, 1)) if p[1] > p[0]]
+        return [p for p in ((0, main, tm), (main, rows, rows - main)) if p[1] > p[0]]
 
     def _grid(self, col_parts: list[tuple[int, int, int, int]]) -> list[str]:
         """Rows outside, columns inside, a tile per step."""
@@ -314,7 +324,8 @@ class KernelWat:
         for start, stop, unroll in ((0, main, plan.unroll), (main, steps, 1)):
             if stop <= start:
                 continue
-            loop = Scope(self, tile.lane, parent=tile, start=start, quads=unroll % 4 == 0)
+            loop = Scope(self, tile.lane, parent=tile, start=start, quads=unroll % 4 == 0,
+                         tile_rows=1 + max(pos.get(ROW, 0) for pos in copies))
             for u in range(unroll):
                 for ci, pos in enumerate(copies):
                     acc = accs[ci, u % plan.accumulators]

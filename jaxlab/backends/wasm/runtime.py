@@ -484,7 +484,11 @@ def _close(pool: Optional[ThreadPoolExecutor], modules: "weakref.WeakValueDictio
 
 def _tuned_ir(kernel: Kernel, form: AxisForm, plan: Plan) -> str:
     """The kernel over the loop axes the code walks (gidx = row*cols + col)."""
-    head = f"kernel {kernel.name}: {form.rows} rows x {form.cols} cols, gidx = row*{form.cols} + col"
+    if form.batches > 1:
+        head = (f"kernel {kernel.name}: {form.batches} batches x {form.rows} rows x {form.cols} "
+                f"cols, gidx = (batch*{form.rows} + row)*{form.cols} + col")
+    else:
+        head = f"kernel {kernel.name}: {form.rows} rows x {form.cols} cols, gidx = row*{form.cols} + col"
     if kernel.reduction is None:
         return f"{head}\n  out[gidx] = {render(form.body)}"
     return (f"{head}\n  acc = {kernel.reduction.op.name.lower()} over ridx < {form.steps} of "

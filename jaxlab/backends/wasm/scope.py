@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Optional
 
 from jaxlab.backends.traced import traced
 from jaxlab.backends.wasm import mathlib
-from jaxlab.backends.wasm.analysis import COL, RIDX, ROW, Axis, affine, contiguous, in_bounds
+from jaxlab.backends.wasm.analysis import (BATCH, COL, RIDX, ROW, Axis, affine, contiguous,
+                                           in_bounds, runs_of_four)
 from jaxlab.backends.wasm.optable import (F16_EXACT, INLINED, MEM, SCALAR_TYPE,
                                           bound_by_constant, const, divide_by_constant, extract, replace, splat,
                                           templates)
@@ -62,10 +63,11 @@ class Scope:
     """
 
     def __init__(self, gen: "KernelWat", lane: Optional[Axis], parent: Optional["Scope"] = None,
-                 start: int = 0, quads: bool = False) -> None:
+                 start: int = 0, quads: bool = False, tile_rows: int = 1) -> None:
         self.gen, self.lane, self.parent = gen, lane, parent
         self.start = start                      # a loop's first ridx
         self.quads = quads                      # ridx copies come in aligned fours
+        self.tile_rows = tile_rows              # rows of the tile a loop body computes
         self.memo: dict[tuple | Memo, Val] = {}
         self.lines: list[str] = []
         self.prelude: list[str] = []            # a loop's pointer set-up, run before it
@@ -248,6 +250,10 @@ class Scope:
         if vector and safe and contiguous(index, self.lane, self.gen.deps):
             ptr, off = self.address(base, isz, index, pos)
             raw = mem.load_vector.format(off=off, addr=ptr)
+        elif vector and safe and runs_of_four(index, self.lane, self.gen.deps):
+            # lane 0's index addresses all four
+            first = extract(DType.int32, self.vec(index, pos), 0)
+            raw = mem.load_vector.format(off=0, addr=_scaled(base, isz, first))
         elif vector:   # a gather: one scalar load per lane
             idx = self.vec(index if safe else _clamp(index, count), pos)
             lanes = [f"({mem.load} {_scaled(base, isz, extract(DType.int32, idx, lane))})"
@@ -288,30 +294,42 @@ class Scope:
         """A 4-byte scalar load wanted in every lane: v128.load32_splat reads it once.
 
         In a loop unrolled by a multiple of 4 along ridx, four consecutive ridx values
-        are one v128.load, and each copy takes its lane with a shuffle.
+        are one v128.load, and each copy takes its lane with a shuffle; so are four
+        consecutive rows of a tile of at least four (a transposed operand, read down
+        its columns: the quads overlap rather than read past the tile).
         """
         if node.op is not AluOp.GlobalIndex or node.dtype.itemsize != 4:
             return None
         count = self.gen.kernel.inputs[node.arg][1]
-        index, base = node.src[0], f"(local.get $in{node.arg})"
+        index = node.src[0]
         if count == 0 or not in_bounds(index, count):
             return None
         aff = affine(index)
-        if self.quads and aff.coeff(RIDX) == 1 and RIDX not in self.gen.deps(aff.rest):
+        steady = lambda axis: aff.coeff(axis) == 1 and axis not in self.gen.deps(aff.rest)  # noqa: E731
+        if self.quads and steady(RIDX):
             u = pos.get(RIDX, 0)
-            first = {**pos, RIDX: u - u % 4}
-            key = (node, self.gen.restrict(node, first), Memo.QUAD)
-            if key not in self.memo:
-                ptr, off = self.address(base, 4, index, first)
-                label = self.gen.label(node)
-                name = f"{label}q{_suffix(key[1])}"
-                self.memo[key] = Val(self.bind(f"(v128.load offset={off} {ptr})", True, node.dtype,
-                                               f"{label} at ridx+{first[RIDX]}..+3", name), True)
-            lane = " ".join(str(4 * (u % 4) + b) for b in range(4))
-            quad = self.memo[key].text
-            return f"(i8x16.shuffle {' '.join([lane] * 4)} {quad} {quad})"
-        ptr, off = self.address(base, 4, index, pos)
+            return self._quad_lane(node, pos, RIDX, u - u % 4)
+        if self.tile_rows >= 4 and steady(ROW):
+            r = pos.get(ROW, 0)
+            return self._quad_lane(node, pos, ROW, min(r - r % 4, self.tile_rows - 4))
+        ptr, off = self.address(f"(local.get $in{node.arg})", 4, index, pos)
         return f"(v128.load32_splat offset={off} {ptr})"
+
+    def _quad_lane(self, node: AluExp, pos: Pos, axis: Axis, first: int) -> str:
+        """Copy `pos`'s value of `node` in every lane, from one v128.load of four
+        consecutive values along `axis` starting at offset `first` (shared by the copies)."""
+        at = {**pos, axis: first}
+        key = (node, self.gen.restrict(node, at), Memo.QUAD)
+        if key not in self.memo:
+            ptr, off = self.address(f"(local.get $in{node.arg})", 4, node.src[0], at)
+            label = self.gen.label(node)
+            self.memo[key] = Val(self.bind(f"(v128.load offset={off} {ptr})", True, node.dtype,
+                                           f"{label} at {axis.value}+{first}..+3",
+                                           f"{label}q{_suffix(key[1])}"), True)
+        k = pos.get(axis, 0) - first
+        lane = " ".join(str(4 * k + b) for b in range(4))
+        quad = self.memo[key].text
+        return f"(i8x16.shuffle {' '.join([lane] * 4)} {quad} {quad})"
 
     def address(self, base: str, isz: int, index: AluExp, pos: Pos) -> tuple[str, int]:
         """(pointer, constant byte offset) of element `index` at copy `pos`.
@@ -349,7 +367,8 @@ class Scope:
         off = isz * (sum(c * pos.get(a, 0) for a, c in aff.coeffs) + aff.const)
         # Wasm adds a load's offset to the pointer without wrapping: a pointer that can sit
         # below its buffer (a flipped axis) takes the offset in a wrapping i32.add instead
-        sizes = {ROW: gen.form.rows, COL: gen.form.cols, RIDX: gen.form.steps}
+        sizes = {BATCH: gen.form.batches, ROW: gen.form.rows, COL: gen.form.cols,
+                 RIDX: gen.form.steps}
         lowest = sum(min(0, c * (sizes[a] - 1)) for a, c in aff.coeffs) + \
             (aff.rest.vmin if aff.rest is not None else 0)
         if (off < 0 or lowest < 0) and off != 0:
@@ -362,7 +381,7 @@ def _one_line(text: str) -> str:
     return "; ".join(text.splitlines())
 
 
-_MARK = {ROW: "r", COL: "c", RIDX: "k"}
+_MARK = {BATCH: "b", ROW: "r", COL: "c", RIDX: "k"}
 
 
 def _suffix(key: tuple) -> str:

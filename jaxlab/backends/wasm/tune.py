@@ -5,7 +5,10 @@ event's `tuning` shows.
 
 - split: the output is walked as rows x cols (gidx = row*cols + col), either
   flat (one row) or with cols = the last output axis, whichever leaves fewer
-  gathers (loads whose four lanes are not four neighbours in memory).
+  gathers (loads whose four lanes are not four neighbours in memory). A
+  contraction whose operands vary along rows and cols only once its leading
+  output axes are taken out (a convolution: images x out-channels x pixels, an
+  implicit GEMM per image; a batched matmul) gets those axes as a batch loop.
 - lanes: four-wide SIMD along col (elementwise kernels, and reductions whose
   loads are contiguous or broadcast along the output), along row (elementwise
   kernels that read down columns, i.e. transposes), or along ridx (reductions
@@ -22,13 +25,14 @@ event's `tuning` shows.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from jaxlab.backends.base import Choice, TuningRecord
 from jaxlab.backends.wasm.analysis import (COL, RIDX, ROW, Axis, AxisForm, Deps, axis_form,
                                            contiguous, loads, panel_operands)
-from jaxlab.ir.alu import AluOp
+from jaxlab.ir.alu import AluExp, AluOp
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import Kernel
 
@@ -36,7 +40,9 @@ WIDTH = 4                 # f32x4 / i32x4
 ELEMENTWISE_VECTORS = 2   # vectors per elementwise iteration
 MATMUL_TILE = (6, 2)      # rows x vectors of accumulators: 12 of the 16 v128 registers
 MATMUL_UNROLL = 4         # ridx steps per iteration: a row's 4 values are one v128 load
+TRANSPOSED_UNROLL = 2     # ... when the row values come four rows per load instead
 RIDX_VECTORS = 4          # vectors per step of a reduction along ridx (16 partial sums)
+HEAVY_BODY = 16           # float ops per step from which a reduction's lanes go along col
 
 
 @dataclass(frozen=True)
@@ -58,7 +64,7 @@ class Plan:
                 [self.tile_rows, self.tile_vectors * (self.width if self.lane == COL else 1)])
         why = self.reasons.get
         return TuningRecord((
-            Choice("split", f"{form.rows}x{form.cols}", why("split", "")),
+            Choice("split", _extents(form), why("split", "")),
             Choice("lanes", _lane_name(self.lane), why("lanes", "")),
             Choice("vector_width", self.width),
             Choice("tile", f"{tile[0]}x{tile[1]}", why("tile", "")),
@@ -82,11 +88,34 @@ def _gathers(form: AxisForm, lane: Axis, deps: Deps, weight_loop: int = 1,
     return count
 
 
+def _lane_by_lane_divisions(form: AxisForm, deps: Deps) -> int:
+    """Integer // and % by constants that are not powers of two, on values that vary along
+    col: SIMD128 has no vector division, so each runs once per lane (a padded image walked
+    flat computes its row and column that way; walked by rows, once per row)."""
+    return sum(1 for n in form.body.toposort()
+               if n.op in (AluOp.Idiv, AluOp.Mod) and n.src[1].is_const
+               and isinstance(n.src[1].arg, int) and n.src[1].arg & (n.src[1].arg - 1)
+               and COL in deps(n))
+
+
+def _float_ops(body: AluExp) -> int:
+    """Float operations in a body (not loads or constants): how much math a step does."""
+    return sum(1 for n in body.toposort() if n.src and n.op is not AluOp.GlobalIndex
+               and n.dtype.is_float)
+
+
 def _matmul_like(form: AxisForm, deps: Deps) -> bool:
     """One loop input varies only along rows, another only along columns."""
     loop_loads = [deps(ld) for ld in loads(form.body) if RIDX in deps(ld)]
     return (any(COL not in d and ROW in d for d in loop_loads)
             and any(ROW not in d and COL in d for d in loop_loads))
+
+
+def _read_down_columns(form: AxisForm, deps: Deps) -> bool:
+    """The row-side operands are consecutive along rows, not along ridx (A.T @ B)."""
+    row_side = [ld.src[0] for ld in loads(form.body) if RIDX in deps(ld) and COL not in deps(ld)]
+    return bool(row_side) and all(contiguous(i, ROW, deps) and not contiguous(i, RIDX, deps)
+                                  for i in row_side)
 
 
 def _packable(form: AxisForm, deps: Deps) -> bool:
@@ -99,6 +128,23 @@ def _packed_loads(form: AxisForm, deps: Deps) -> frozenset:
     if not _packable(form, deps):
         return frozenset()
     return frozenset(ld for op in panel_operands(form.body, deps) for ld in loads(op))
+
+
+def _batched_contraction(kernel: Kernel, deps: Deps) -> Optional[AxisForm]:
+    """The output's leading axes as a batch, the middle ones as rows and the trailing ones
+    as cols, where that makes one operand vary along rows alone and another along cols
+    alone within a batch (a convolution: images x output channels x pixels), so that
+    each batch is a packed matmul; None where no such split exists."""
+    shape = kernel.shape
+    for i in range(1, len(shape) - 1):
+        for j in range(i + 1, len(shape)):
+            cols = math.prod(shape[j:])
+            if cols < WIDTH:
+                continue
+            form = axis_form(kernel, cols, math.prod(shape[:i]))
+            if form.batches > 1 and _packable(form, deps):
+                return form
+    return None
 
 
 def _splits(kernel: Kernel) -> list[int]:
@@ -123,7 +169,8 @@ def tune(kernel: Kernel) -> tuple[Plan, AxisForm]:
 
 def _tune_elementwise(kernel: Kernel, deps: Deps) -> tuple[Plan, AxisForm]:
     forms = [axis_form(kernel, c) for c in _splits(kernel)]
-    form = min(forms, key=lambda f: (f.cols < WIDTH, _gathers(f, COL, deps)))
+    form = min(forms, key=lambda f: (f.cols < WIDTH, _gathers(f, COL, deps),
+                                     _lane_by_lane_divisions(f, deps)))
     reasons = {"split": _split_reason(form, forms, deps)}
     by_rows = _row_lane_plan(forms[-1], form, deps, reasons)
     if by_rows is not None:
@@ -155,6 +202,10 @@ def _row_lane_plan(form: AxisForm, best: AxisForm, deps: Deps,
     return Plan(form.cols, ROW, WIDTH, tile_vectors=vectors, reasons=reasons)
 
 
+def _extents(form: AxisForm) -> str:
+    return (f"{form.batches}x" if form.batches > 1 else "") + f"{form.rows}x{form.cols}"
+
+
 def _split_reason(form: AxisForm, forms: list[AxisForm], deps: Deps) -> str:
     if len(forms) == 1:
         return f"{form.rows} x {form.cols}: the only split"
@@ -176,13 +227,28 @@ def _tune_reduction(kernel: Kernel, deps: Deps) -> tuple[Plan, AxisForm]:
         if steps >= WIDTH:
             options.append((_gathers(form, RIDX, deps, steps), 0 if steps >= 16 else 2, RIDX,
                             form))
+    batched = _batched_contraction(kernel, deps)
+    if batched is not None:   # after the others: on a tie, no batch loop
+        options.append((_gathers(batched, COL, deps, steps, _packed_loads(batched, deps)), -1,
+                        COL, batched))
     if not options:
         form = axis_form(kernel, _splits(kernel)[0])
         return Plan(form.cols, None, 1, reasons={
             "lanes": f"scalar: {form.cols} outputs and {steps} steps are both under {WIDTH}"}), form
     gathers, _, lane, form = min(options, key=lambda o: o[:2])
-    costs = ", ".join(f"{o[2]} on {o[3].rows}x{o[3].cols}: {o[0]}" for o in options)
+    costs = ", ".join(f"{o[2]} on {_extents(o[3])}: {o[0]}" for o in options)
     reasons = {"lanes": f"{WIDTH} lanes along {lane}; weighted gathers per option: {costs}"}
+    across = [o for o in options if o[2] == COL]
+    if lane == RIDX and across and _float_ops(form.body) >= HEAVY_BODY:
+        gathers, _, lane, form = min(across, key=lambda o: o[:2])
+        reasons["lanes"] = (f"{WIDTH} lanes along col, though {costs}: a body of "
+                            f"{_float_ops(form.body)} float ops (>= {HEAVY_BODY}) per step "
+                            "outweighs its gathers, and along ridx Cranelift spills its "
+                            "accumulators (a row sum of exp: 7.8 against 13-14 ms, measured)")
+    if form.batches > 1:
+        reasons["split"] = (f"{_extents(form)}: a batch of {form.batches} contractions, each "
+                            f"{form.rows} rows (varying one operand) x {form.cols} cols "
+                            "(varying the other)")
     if lane == RIDX:
         vectors = max(1, min(RIDX_VECTORS, steps // WIDTH))
         reasons["unroll"] = (f"{vectors} vectors of ridx per iteration, each its own "
@@ -202,10 +268,16 @@ def _tile_plan(form: AxisForm, deps: Deps, reasons: dict[str, str]) -> Plan:
                            "varies only along rows and another only along columns, so each "
                            f"loaded row value serves {vectors} vectors and each column vector "
                            f"serves {rows} rows (measured against 4x8, 4x12, 5x8, 3x16 and 8x4)")
-        unroll = MATMUL_UNROLL if form.steps >= 2 * MATMUL_UNROLL else 1
-        if unroll > 1:
-            reasons["unroll"] = (f"{unroll} ridx steps per iteration: four row values come in "
-                                 "one v128 load and are spread to the lanes by shuffles")
+        if _read_down_columns(form, deps):
+            unroll = TRANSPOSED_UNROLL if form.steps >= 2 * TRANSPOSED_UNROLL else 1
+            reasons["unroll"] = (f"{unroll} ridx steps per iteration: the row values of a step "
+                                 "come four rows per v128 load (a transposed operand); with 4 "
+                                 "steps Cranelift spills more (measured)")
+        else:
+            unroll = MATMUL_UNROLL if form.steps >= 2 * MATMUL_UNROLL else 1
+            if unroll > 1:
+                reasons["unroll"] = (f"{unroll} ridx steps per iteration: four row values come "
+                                     "in one v128 load and are spread to the lanes by shuffles")
         pack = _packable(form, deps)
         if pack:
             reasons["pack"] = ("each strip of columns is read by every row tile: its operands "

@@ -2,13 +2,17 @@
 and its cache, are in jaxlab/backends/autotuning.py)."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from jaxlab.backends.webgpu.ops import Lang
-from jaxlab.backends.webgpu.tune import Limits, Strategy, Tuning, tune
+from jaxlab.backends.webgpu.tune import Limits, Strategy, Tuning, tile_candidates, tune
 from jaxlab.ir.kernel import Kernel
 
-MAX_CANDIDATES = 8
+MAX_CANDIDATES = 20
+SPLITS = (2, 4, 8)
+# multiply-adds past which a contraction as one loop per output is not worth timing
+LOOP_WORK = 1 << 26
 
 
 def candidates(kernel: Kernel, lang: Lang, limits: Limits) -> list[dict[str, Any]]:
@@ -17,11 +21,18 @@ def candidates(kernel: Kernel, lang: Lang, limits: Limits) -> list[dict[str, Any
     base = tune(kernel, lang, limits)
     tries: list[dict[str, Any]] = [{}]
     strategies = [s for s in Strategy if (s is Strategy.ELEMENTWISE) == (kernel.reduction is None)]
-    tries += [{"strategy": s.value} for s in strategies if s is not base.strategy]
+    if base.strategy is not Strategy.TILED or kernel.size * kernel.reduction.size < LOOP_WORK:
+        tries += [{"strategy": s.value} for s in strategies if s is not base.strategy]
     if base.strategy is Strategy.TILED:
-        tries += [{"tile": t} for t in ((128, 128, 8, 8, 8), (128, 128, 16, 8, 8),
-                                        (64, 64, 16, 4, 4), (64, 64, 8, 4, 4),
-                                        (32, 32, 16, 2, 2), (32, 64, 16, 2, 4))]
+        # every tile shape the adapter allows (the large ones pay only on a GPU), the two
+        # with the most reuse without prefetching or with 16 steps per slice, the chosen
+        # one with scalar loads and split further
+        tiles = tile_candidates(kernel, limits)
+        tries += [{"tile": t.knob()} for t in tiles]
+        tries += [{"tile": replace(t, double=False).knob()} for t in tiles[:2]]
+        tries += [{"tile": replace(t, k=16).knob()} for t in tiles[:2]]
+        tries += [{"tile": replace(base.tile, vector_loads=False).knob()}]
+        tries += [{"tile": replace(base.tile, split=s).knob()} for s in SPLITS]
     else:
         tries += [{"workgroup": w} for w in (64, 128, 256) if w != base.workgroup]
     if base.strategy in (Strategy.REDUCE, Strategy.GROUP_REDUCE):

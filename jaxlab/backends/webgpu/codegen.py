@@ -9,15 +9,19 @@ from __future__ import annotations
 import contextlib
 import math
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Optional
+
+import numpy as np
 
 from jaxlab.backends.traced import Listing, join, like, listing, marks_of, traced
-from jaxlab.backends.webgpu.contraction import BIDX, MIDX, NIDX
+from jaxlab.backends.webgpu.contraction import (BIDX, MIDX, NIDX, VECTOR, VectorLoad,
+                                                operand_vectors)
 from jaxlab.backends.webgpu.expr import ExpWriter, Name
 from jaxlab.backends.webgpu.ops import Lang, bare, cast_text, const_text, library, op_text
-from jaxlab.backends.webgpu.tune import Limits, Strategy, Tuning, grid_for
+from jaxlab.backends.webgpu.tune import SHARED_PAD, Limits, Strategy, Tile, Tuning, grid_for
 from jaxlab.ir.alu import AluExp, AluOp
 from jaxlab.ir.dtypes import DType
+from jaxlab.ir.evaluate import evaluate
 from jaxlab.ir.kernel import ACC, GIDX, RIDX, Kernel, reduce_identity
 from jaxlab.ir.provenance import FOLD
 
@@ -58,6 +62,12 @@ MAIN = ("fn main(@builtin(workgroup_id) wid: vec3<u32>, "
         "@builtin(local_invocation_index) lid: u32)")
 
 
+SUBGROUP_BUILTINS = (", @builtin(subgroup_invocation_id) sg_lane: u32, @builtin(subgroup_size) "
+                     "sg_size: u32, @builtin(subgroup_id) sg_id: u32, @builtin(num_subgroups) "
+                     "n_sg: u32")
+_SUBGROUP_FOLDS = {AluOp.Add: "subgroupAdd", AluOp.Max: "subgroupMax", AluOp.Min: "subgroupMin"}
+
+
 @dataclass(frozen=True)
 class HandWritten:
     """A hand-written compute shader: its module-scope declarations, and main's
@@ -84,8 +94,14 @@ def group_prologue(groups: int, limits: Limits) -> tuple[tuple[int, int, int], l
 
 
 def generate(kernel: Kernel, tuning: Tuning, lang: Lang, limits: Limits) -> Program:
-    """The WGSL program that computes `kernel` laid out as `tuning` says."""
+    """The WGSL program that computes `kernel` laid out as `tuning` says (with split-K,
+    the partial sums; generate_split_sum adds them)."""
     return _Shader(kernel, tuning, lang, limits).program()
+
+
+def generate_split_sum(kernel: Kernel, tuning: Tuning, lang: Lang, limits: Limits) -> Program:
+    """Split-K's second pass: binds the inputs, the output and the partial sums."""
+    return _Shader(kernel, tuning, lang, limits).split_sum()
 
 
 class _Shader:
@@ -96,6 +112,8 @@ class _Shader:
         self.acc_dtype = DType.float32 if body_dtype is DType.float16 else body_dtype
         self.words = math.ceil(kernel.size / self.pack)   # stored u32 words (or elements)
         self.needs: set[str] = set()   # the library helpers the written code calls
+        self.vector_slots: set[int] = set()   # inputs bound as array<vec4<f32>>
+        self.subgroups = False   # main takes the subgroup builtins
 
     # --- the frame ---------------------------------------------------------
     def program(self) -> Program:
@@ -107,7 +125,7 @@ class _Shader:
         grid, prologue = group_prologue(groups, self.limits)
         main = Src()
         main(f"@compute @workgroup_size({self.t.workgroup})")
-        with main.block(MAIN):
+        with main.block(MAIN[:-1] + SUBGROUP_BUILTINS + ")" if self.subgroups else MAIN):
             main(*prologue)
             main.lines.extend(body.lines)
         code = join([p for p in [*self._declarations(), *shared, *functions, main.text()] if p],
@@ -139,7 +157,8 @@ class _Shader:
     def _declarations(self) -> list[str]:
         lang = self.lang
         decls = [f"@group(0) @binding({i}) var<storage, read> in{i}: "
-                 f"array<{lang.storage(d)}>;" for i, (d, _) in enumerate(self.k.inputs)]
+                 f"array<{_vec(VECTOR, 'f32') if i in self.vector_slots else lang.storage(d)}>;"
+                 for i, (d, _) in enumerate(self.k.inputs)]
         decls.append(f"@group(0) @binding({len(self.k.inputs)}) var<storage, read_write> "
                      f"out: array<{lang.storage(self.k.dtype)}>;")
         helpers = [_packed_loader(i, d, lang) for i, (d, _) in enumerate(self.k.inputs)
@@ -147,6 +166,8 @@ class _Shader:
         return ["\n".join(decls), *helpers]
 
     def _load(self, slot: int, index: str, dtype: DType) -> str:
+        if slot in self.vector_slots:   # bound as vec4s for a tile's loads
+            return f"in{slot}[u32({index}) / 4u][u32({index}) % 4u]"
         return f"load_in{slot}({index})" if self.lang.packed(dtype) > 1 else f"in{slot}[{index}]"
 
     def _writer(self, roots: list[AluExp], names: dict[str, Name]) -> ExpWriter:
@@ -253,22 +274,17 @@ class _Shader:
               (f", {t.unroll} loads in flight" if t.unroll > 1 else ""))
             with s.block(f"for (var r = i32({g}); r < {red.size}i; r += {share * t.unroll}i)"):
                 s(*steps)
-            s(f"partial[lid] = {'u32(acc)' if flag else 'acc'};", "workgroupBarrier();")
-            s("// combine the partial results pairwise, halving the active threads")
-            with s.block(f"for (var half = {share // 2}u; half > 0u; half >>= 1u)"):
-                with s.block(f"if ({g} < half)"):
-                    other = "lid + half" if columns == 1 else f"lid + half * {columns}u"
-                    both = ("partial[lid]", f"partial[{other}]")
-                    pair = (f"{'max' if red.op in (AluOp.Add, AluOp.Max) else 'min'}"
-                            f"({both[0]}, {both[1]})" if flag else self._combine(*both))
-                    s(f"partial[lid] = {bare(pair)};")
-                s("workgroupBarrier();")
-            s(f"let total = {f'partial[{o}] != 0u' if flag else f'partial[{o}]'};")
+            if sub:
+                self._subgroup_fold(s, sub)
+            else:
+                self._tree_fold(s, share, columns, g, o, flag)
             if t.upcast > 1:
                 s("workgroupBarrier();  // partial is reused for the next output")
             value = w.value(red.epilogue)
             s(*w.take(0))
             return value
+        sub = self._subgroup_op() if columns == 1 else None
+        self.subgroups = sub is not None
         if columns == 1:
             self._outputs(src, f"group * {t.upcast}u" if t.upcast > 1 else "group", t.upcast,
                           compute, store_if="lid == 0u")
@@ -279,62 +295,195 @@ class _Shader:
                  f"{t.workgroup}>;"
         return math.ceil(self.words / columns), [shared], []
 
+    def _tree_fold(self, s: Src, share: int, columns: int, g: str, o: str, flag: bool) -> None:
+        """total = the fold of each output's `share` partial results, pairwise through
+        shared memory."""
+        red = self.k.reduction
+        s(f"partial[lid] = {'u32(acc)' if flag else 'acc'};", "workgroupBarrier();")
+        s("// combine the partial results pairwise, halving the active threads")
+        with s.block(f"for (var half = {share // 2}u; half > 0u; half >>= 1u)"):
+            with s.block(f"if ({g} < half)"):
+                other = "lid + half" if columns == 1 else f"lid + half * {columns}u"
+                both = ("partial[lid]", f"partial[{other}]")
+                pair = (f"{'max' if red.op in (AluOp.Add, AluOp.Max) else 'min'}"
+                        f"({both[0]}, {both[1]})" if flag else self._combine(*both))
+                s(f"partial[lid] = {bare(pair)};")
+            s("workgroupBarrier();")
+        s(f"let total = {f'partial[{o}] != 0u' if flag else f'partial[{o}]'};")
+
+    def _subgroup_op(self) -> Optional[str]:
+        """The subgroup builtin that folds this reduction, where the adapter has subgroups
+        (float max/min keep the tree: the builtins need not propagate NaN)."""
+        acc_t = self._acc_type()
+        op = self.k.reduction.op
+        if not self.lang.subgroups or acc_t not in ("f32", "i32", "u32") or \
+                (acc_t == "f32" and op is not AluOp.Add):
+            return None
+        return _SUBGROUP_FOLDS.get(op)
+
+    def _subgroup_fold(self, s: Src, sub: str) -> None:
+        """total = the fold of the workgroup's values: each subgroup folds its own in
+        registers, then every subgroup folds the subgroups' results from shared memory."""
+        s(f"let folded = {sub}(acc);",
+          "if (sg_lane == 0u) { partial[sg_id] = folded; }",
+          "workgroupBarrier();",
+          f"var gathered: {self._acc_type()} = {self._identity()};",
+          "// each lane folds every sg_size-th subgroup result")
+        with s.block("for (var i = sg_lane; i < n_sg; i += sg_size)"):
+            s(f"gathered = {bare(self._combine('gathered', 'partial[i]'))};")
+        s(f"let total = {sub}(gathered);")
+
     def _tiled(self, src: Src) -> tuple[int, list[str], list[str]]:
         k, tile, c = self.k, self.t.tile, self.t.contraction
         red = k.reduction
-        vt, acc_t = self.lang.vtype(k.exp.dtype), self._acc_type()
-        zero = const_text(0, k.exp.dtype, self.lang, self.needs)
+        et, acc_t = self.lang.vtype(k.exp.dtype), self._acc_type()
+        # vectors of the element type in shared memory where products accumulate as is
+        vm, vn = (tile.vec_m, tile.vec_n) if et == acc_t else (1, 1)
         tiles_m, tiles_n = math.ceil(c.m / tile.m), math.ceil(c.n / tile.n)
         threads_m, threads_n = tile.m // tile.reg_m, tile.n // tile.reg_n
+        row_a, row_b = tile.m // vm + SHARED_PAD, tile.n // vn + SHARED_PAD   # in vectors
+        size_a, size_b = tile.k * row_a, tile.k * row_b
+        buffers = 2 if tile.double else 1
+        per_slice = math.ceil(math.ceil(red.size / tile.k) / tile.split) * tile.k
+        rounds = per_slice // tile.k
+        vectors = operand_vectors(k, c, tile.k) if tile.vector_loads else (None, None)
+        self.vector_slots = {v.slot for v in vectors if v}
         functions = [
-            self._function("operand_a", [BIDX, MIDX, RIDX], c.a, vt),
-            self._function("operand_b", [BIDX, NIDX, RIDX], c.b, vt),
-            self._finish(c.out_index),
+            self._function("operand_a", [BIDX, MIDX, RIDX], c.a, et),
+            self._function("operand_b", [BIDX, NIDX, RIDX], c.b, et),
+            self._finish(c.out_index) if tile.split == 1 else self._store_partial(),
         ]
-        shared = [f"var<workgroup> tile_a: array<{vt}, {tile.k * tile.m}>;  "
-                  f"// [k][m] slice of a",
-                  f"var<workgroup> tile_b: array<{vt}, {tile.k * tile.n}>;  "
-                  f"// [k][n] slice of b"]
-        src("// this workgroup's output tile: batch, tile row, tile column",
-            f"let bidx = i32(group / {tiles_m * tiles_n}u);",
-            f"let tile = group % {tiles_m * tiles_n}u;",
-            f"let m0 = i32(tile / {tiles_n}u) * {tile.m}i;",
+        shared = [f"var<workgroup> tile_a: array<{_vec(vm, et)}, {buffers * size_a}>;  "
+                  f"// {buffers} x [k][m] slice of a, rows padded by {SHARED_PAD} "
+                  "against bank conflicts",
+                  f"var<workgroup> tile_b: array<{_vec(vn, et)}, {buffers * size_b}>;  "
+                  f"// {buffers} x [k][n] slice of b"]
+        outputs = c.batch * tiles_m * tiles_n
+        src("// this workgroup's output tile: batch, tile row, tile column" +
+            (", and its slice of the reduction" if tile.split > 1 else ""))
+        if tile.split > 1:
+            src(f"let slice = i32(group / {outputs}u);",
+                f"let tile = group % {outputs}u;")
+        else:
+            src("let tile = group;")
+        src(f"let bidx = i32(tile / {tiles_m * tiles_n}u);",
+            f"let m0 = i32((tile / {tiles_n}u) % {tiles_m}u) * {tile.m}i;",
             f"let n0 = i32(tile % {tiles_n}u) * {tile.n}i;",
-            f"let tm = i32(lid / {threads_n}u);",
-            f"let tn = i32(lid % {threads_n}u);")
-        blocks = [(i, j) for i in range(tile.reg_m) for j in range(tile.reg_n)]
-        src(*(f"var acc_{i}_{j}: {acc_t} = {self._identity()};" for i, j in blocks))
-        src(f"// march over the {red.size} reduction steps {tile.k} at a time")
-        with src.block(f"for (var k0 = 0i; k0 < {red.size}i; k0 += {tile.k}i)"):
-            src(f"// stage a {tile.k}x{tile.m} slice of a, zero past the edges "
-                "(k fastest: a is usually contiguous along k)")
-            with src.block(f"for (var e = i32(lid); e < {tile.k * tile.m}i; "
-                           f"e += {tile.threads}i)"):
-                src(f"let m = m0 + e / {tile.k}i;", f"let k = k0 + e % {tile.k}i;",
-                    f"tile_a[(e % {tile.k}i) * {tile.m}i + e / {tile.k}i] = select({zero}, "
-                    f"operand_a(bidx, m, k), m < {c.m}i && k < {red.size}i);")
-            src(f"// stage a {tile.k}x{tile.n} slice of b (n fastest)")
-            with src.block(f"for (var e = i32(lid); e < {tile.k * tile.n}i; "
-                           f"e += {tile.threads}i)"):
-                src(f"let k = k0 + e / {tile.n}i;", f"let n = n0 + e % {tile.n}i;",
-                    f"tile_b[e] = select({zero}, operand_b(bidx, n, k), "
-                    f"n < {c.n}i && k < {red.size}i);")
+            *((f"let tm = lid % {threads_m}u;  // neighbouring threads store neighbouring "
+               "outputs along M", f"let tn = lid / {threads_m}u;")
+              if _unit_stride(c.out_index, MIDX, NIDX) > 0 else
+              (f"let tm = lid / {threads_n}u;", f"let tn = lid % {threads_n}u;")))
+        if tile.split > 1:
+            src(f"let k_begin = slice * {per_slice}i;",
+                f"let k_end = min(k_begin + {per_slice}i, {red.size}i);")
+        else:
+            src("let k_begin = 0i;", f"let k_end = {red.size}i;")
+        stage = [_Staging("a", c.a, MIDX, c.m, tile.m, vm, row_a, size_a, tile, vectors[0]),
+                 _Staging("b", c.b, NIDX, c.n, tile.n, vn, row_b, size_b, tile, vectors[1])]
+        functions += [self._function(f"index_{st.name}", [BIDX, st.axis, RIDX],
+                                     st.vector.index, "i32") for st in stage if st.vector]
+        zero = const_text(0, k.exp.dtype, self.lang, self.needs)
+        for st in stage:
+            st.positions(src)
+        src(*(f"var next_{st.name}{i}: {_vec(st.per_load, et)};" for st in stage
+              for i in range(st.slots)))
+        accs = [(i, h) for i in range(tile.reg_m) for h in range(tile.reg_n // vn)]
+        src(*(f"var acc_{i}_{h}: {_vec(vn, acc_t)} = {_vec(vn, acc_t)}({self._identity()});"
+              for i, h in accs))
+
+        def fetch(k0: str) -> None:
+            for st in stage:
+                st.fetch(src, k0, zero)
+
+        def store(at: str) -> None:
+            for st in stage:
+                st.store(src, at)
+
+        def multiply(cur: str) -> None:
+            src(f"// each thread multiplies its {tile.reg_m}x{tile.reg_n} block, written "
+                "out so the block stays in registers")
+            for kk in range(tile.k):
+                src(*(f"let a{kk}_{g} = tile_a[{cur}a + {kk * row_a + g * threads_m}u + tm];"
+                      for g in range(tile.reg_m // vm)),
+                    *(f"let b{kk}_{h} = tile_b[{cur}b + {kk * row_b + h * threads_n}u + tn];"
+                      for h in range(tile.reg_n // vn)))
+                for i, h in accs:
+                    a, b = f"a{kk}_{i // vm}" + (f"[{i % vm}]" if vm > 1 else ""), f"b{kk}_{h}"
+                    product = f"{a} * {b}" if et == acc_t else f"{acc_t}({a} * {b})"
+                    src(traced(f"acc_{i}_{h} += {product};", [FOLD, k.exp]))
+        if tile.double:
+            src(f"// prefetch: slice r + 1 is loaded into registers while slice r is "
+                f"multiplied; {rounds} slices of {tile.k} steps")
+            fetch("k_begin")
+            store("0u")
             src("workgroupBarrier();")
-            src(f"// each thread multiplies its {tile.reg_m}x{tile.reg_n} block, "
-                "written out so the block stays in registers")
-            with src.block(f"for (var kk = 0i; kk < {tile.k}i; kk++)"):
-                src(*(f"let a{i} = tile_a[kk * {tile.m}i + tm + {i * threads_m}i];"
-                      for i in range(tile.reg_m)))
-                src(*(f"let b{j} = tile_b[kk * {tile.n}i + tn + {j * threads_n}i];"
-                      for j in range(tile.reg_n)))
-                product = (lambda i, j: f"a{i} * b{j}" if vt == acc_t
-                           else f"{acc_t}(a{i} * b{j})")
-                src(*(traced(f"acc_{i}_{j} += {product(i, j)};", [FOLD, k.exp])
-                      for i, j in blocks))
-            src("workgroupBarrier();")
-        src(*(f"finish(bidx, m0 + tm + {i * threads_m}i, n0 + tn + {j * threads_n}i, "
-              f"acc_{i}_{j});" for i, j in blocks))
-        return c.batch * tiles_m * tiles_n, shared, functions
+            src("// slice r is in buffer r % 2")
+            with src.block(f"for (var r = 0u; r < {rounds}u; r++)"):
+                src(f"let cur_a = (r & 1u) * {size_a}u;", f"let cur_b = (r & 1u) * {size_b}u;")
+                with src.block(f"if (r + 1u < {rounds}u)"):
+                    fetch(f"k_begin + i32(r + 1u) * {tile.k}i")
+                multiply("cur_")
+                with src.block(f"if (r + 1u < {rounds}u)"):
+                    store("(1u - (r & 1u))")
+                src("workgroupBarrier();")
+        else:
+            src(f"// march over {rounds} slices of {tile.k} reduction steps",
+                "let cur_a = 0u; let cur_b = 0u;")
+            with src.block(f"for (var r = 0u; r < {rounds}u; r++)"):
+                fetch(f"k_begin + i32(r) * {tile.k}i")
+                store("0u")
+                src("workgroupBarrier();")
+                multiply("cur_")
+                src("workgroupBarrier();")
+        done = "finish(bidx, " if tile.split == 1 else "store_partial(slice, bidx, "
+        for i, h in accs:
+            row = f"m0 + i32(tm * {vm}u) + {(i // vm) * threads_m * vm + i % vm}i"
+            for v in range(vn):
+                col = f"n0 + i32(tn * {vn}u) + {h * threads_n * vn + v}i"
+                value = f"acc_{i}_{h}" + (f"[{v}]" if vn > 1 else "")
+                src(f"{done}{row}, {col}, {value});")
+        return c.batch * tiles_m * tiles_n * tile.split, shared, functions
+
+    def _store_partial(self) -> str:
+        """Split-K: this slice's partial sum of one output, for the second pass to add."""
+        c = self.t.contraction
+        outputs = c.batch * c.m * c.n
+        src = Src()
+        with src.block(f"fn store_partial(slice: i32, bidx: i32, midx: i32, nidx: i32, "
+                       f"acc: {self._acc_type()})"):
+            src("// a tile may overhang the edges of M and N",
+                f"if (midx >= {c.m}i || nidx >= {c.n}i) {{ return; }}",
+                f"out[slice * {outputs}i + (bidx * {c.m}i + midx) * {c.n}i + nidx] = acc;")
+        return src.text()
+
+    def split_sum(self) -> Program:
+        """Split-K's second pass: add each output's partial sums, then its epilogue."""
+        c, tile = self.t.contraction, self.t.tile
+        outputs = c.batch * c.m * c.n
+        threads = min(256, self.limits.max_threads)
+        body = Src(1)
+        body(f"let i = group * {threads}u + lid;",
+             f"if (i >= {outputs}u) {{ return; }}",
+             f"var acc: {self._acc_type()} = {self._identity()};",
+             f"// the {tile.split} slices' partial sums of output i")
+        with body.block(f"for (var s = 0u; s < {tile.split}u; s++)"):
+            body(f"acc += partials[s * {outputs}u + i];")
+        body(f"finish(i32(i / {c.m * c.n}u), i32((i / {c.n}u) % {c.m}u), i32(i % {c.n}u), acc);")
+        grid, prologue = group_prologue(math.ceil(outputs / threads), self.limits)
+        main = Src()
+        main(f"@compute @workgroup_size({threads})")
+        with main.block(MAIN):
+            main(*prologue)
+            main.lines.extend(body.lines)
+        binding = len(self.k.inputs) + 1
+        decls = self._declarations()
+        decls[0] += (f"\n@group(0) @binding({binding}) var<storage, read> partials: "
+                     f"array<{self._acc_type()}>;")
+        code = join([*decls, self._finish(c.out_index), main.text()], "\n\n")
+        helpers = library(self.needs)
+        head = [f"// {self.k.name}: split-K, the sum of {tile.split} partial results"]
+        text = join([*head, helpers, code] if helpers else [*head, code], "\n\n")
+        return Program(text + "\n", grid, threads, self.k.name + "_split_sum", text.line_marks)
 
     def _function(self, name: str, params: list[str], exp: AluExp, returns: str) -> str:
         w = self._writer([exp], {p: Name(p) for p in params})
@@ -413,6 +562,104 @@ _UNPACK = {
                   "bitcast<i32>(w << (16u - (u32(i) % 2u) * 16u)) >> 16u"),
     DType.uint16: ("two uint16 per word", "(w >> ((u32(i) % 2u) * 16u)) & 0xffffu"),
 }
+
+
+def _vec(width: int, scalar: str) -> str:
+    return scalar if width == 1 else f"vec{width}<{scalar}>"
+
+
+@dataclass(frozen=True)
+class _Staging:
+    """How one operand's K slice moves from global into shared memory: `slots` elements
+    (or vec4s) per thread, neighbouring threads reading neighbours in global memory
+    (along K where the operand is contiguous along K, else along its own output axis)."""
+    name: str          # "a" or "b"
+    exp: AluExp        # the operand, of bidx, `axis` and ridx
+    axis: str          # MIDX or NIDX
+    extent: int        # M or N
+    side: int          # the tile's M or N
+    width: int         # vector width of a shared row element
+    row: int           # vectors per shared row (padded)
+    size: int          # vectors per buffer
+    tile: Tile
+    vector: Optional[VectorLoad]   # read as vec4s from global memory
+
+    @property
+    def per_load(self) -> int:
+        return VECTOR if self.vector else 1
+
+    @property
+    def slots(self) -> int:
+        return math.ceil(self.tile.k * self.side / self.per_load / self.tile.threads)
+
+    @property
+    def along_k(self) -> bool:
+        if self.vector:
+            return self.vector.axis == RIDX
+        return _steps_by_one(self.exp, RIDX, self.axis)
+
+    def positions(self, src: Src) -> None:
+        """Where each of this thread's slots sits in the slice (fixed across slices): its
+        (first) element's k and m (or n) offsets."""
+        t, n, v = self.tile, self.name, self.per_load
+        src(f"// stage {n}'s {t.k}x{self.side} slice {'k' if self.along_k else 'm/n'} fastest, "
+            f"{self.slots} {'vec4' if self.vector else 'element'}(s) per thread")
+        for i in range(self.slots):
+            e = f"lid + {i * t.threads}u" if i else "lid"
+            if self.along_k:
+                kk, mm = f"({e}) % {t.k // v}u * {v}u", f"({e}) / {t.k // v}u"
+            else:
+                kk, mm = f"({e}) / {self.side // v}u", f"({e}) % {self.side // v}u * {v}u"
+            src(f"let {n}_k{i} = i32({kk.replace(' * 1u', '')});",
+                f"let {n}_m{i} = {mm.replace(' * 1u', '')};")
+
+    def fetch(self, src: Src, k0: str, zero: str) -> None:
+        first = "m0" if self.name == "a" else "n0"
+        n = self.name
+        for i in range(self.slots):
+            value = f"in{self.vector.slot}[u32(index_{n}(bidx, m, k)) / 4u]" if self.vector \
+                else f"operand_{n}(bidx, m, k)"
+            none = f"vec4<f32>({zero})" if self.vector else zero
+            src(f"{{ let k = {k0} + {n}_k{i}; let m = {first} + i32({n}_m{i});",
+                f"  next_{n}{i} = select({none}, {value}, m < {self.extent}i && k < k_end); }}")
+
+    def store(self, src: Src, buffer: str) -> None:
+        t, n, w = self.tile, self.name, self.width
+        for i in range(self.slots):
+            base = f"tile_{n}[{buffer} * {self.size}u + "
+            if self.vector and not self.along_k and w == VECTOR:   # a whole shared vector
+                lines = [f"{base}u32({n}_k{i}) * {self.row}u + {n}_m{i} / {w}u] = next_{n}{i};"]
+            else:
+                lines = []
+                for j in range(self.per_load):
+                    k, m = f"u32({n}_k{i})", f"{n}_m{i}"
+                    if self.vector:
+                        k, m = (f"{k} + {j}u", m) if self.along_k else (k, f"{m} + {j}u")
+                    lane = f"[({m}) % {w}u]" if w > 1 else ""
+                    part = f".{'xyzw'[j]}" if self.vector else ""
+                    lines.append(f"{base}({k}) * {self.row}u + ({m}) / {w}u]{lane} = "
+                                 f"next_{n}{i}{part};")
+            if (i + 1) * t.threads * self.per_load > t.k * self.side:   # the last may overhang
+                inside = f"{n}_m{i} < {self.side}u && {n}_k{i} < {t.k}i"
+                lines = [f"if ({inside}) {{", *(f"  {x}" for x in lines), "}"]
+            src(*lines)
+
+
+def _steps_by_one(exp: AluExp, step: str, other: str) -> bool:
+    """Do most of exp's loads step by one element along `step` (and not along `other`)?"""
+    loads = [n for n in exp.toposort() if n.op is AluOp.GlobalIndex
+             and not any(m.op is AluOp.GlobalIndex for m in n.src[0].toposort())]  # no gathers
+    return sum(_unit_stride(load.src[0], step, other) for load in loads) > 0
+
+
+def _unit_stride(index: AluExp, step: str, other: str) -> int:
+    """1 if `index` steps by one along `step` and not along `other`, -1 if along `other`."""
+    probe = {step: np.array([0, 1, 0], np.int32), other: np.array([0, 0, 1], np.int32)}
+    names = {n.arg[0] for n in index.toposort() if n.op is AluOp.Special}
+    env = {name: probe.get(name, np.zeros(3, np.int32)) for name in names}
+    idx = np.broadcast_to(evaluate(index, env), (3,)).astype(np.int64)
+    along_step, along_other = abs(idx[1] - idx[0]), abs(idx[2] - idx[0])
+    return 1 if along_step == 1 and along_other != 1 else -1 if along_other == 1 else 0
 
 
 def _fold(line: str, value: str) -> str:

@@ -11,9 +11,12 @@ import math
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
+import numpy as np
+
 from jaxlab.ir.alu import AluExp, AluOp
 from jaxlab.ir.dtypes import DType
-from jaxlab.ir.kernel import GIDX, Kernel
+from jaxlab.ir.evaluate import evaluate
+from jaxlab.ir.kernel import GIDX, RIDX, Kernel
 
 BIDX, MIDX, NIDX = "bidx", "midx", "nidx"
 
@@ -55,6 +58,62 @@ def find_contraction(kernel: Kernel) -> Optional[Contraction]:
             coords[axes[i]] = coord
     a, b, out = (e.substitute(coords).simplify() for e in (lhs, rhs, flat))
     return Contraction(a, b, out, sizes[BIDX], sizes[MIDX], sizes[NIDX])
+
+
+VECTOR = 4
+PROOF_POINTS = 1 << 22   # the most index values evaluated to prove vector alignment
+
+
+@dataclass(frozen=True)
+class VectorLoad:
+    """An operand read four neighbours at a time: in{slot}[index] with index =
+    base + axis, every base a multiple of 4 and the axis' extent too, so each
+    aligned group of 4 along `axis` is one vec4 of the input."""
+    slot: int
+    index: AluExp
+    axis: str          # RIDX or the operand's own axis (MIDX / NIDX)
+
+
+def vector_load(operand: AluExp, own: str, extents: dict[str, int],
+                inputs: Sequence[tuple[DType, int]]) -> Optional[VectorLoad]:
+    """How `operand` (of bidx, `own` and ridx) can be read as vec4s, or None."""
+    if operand.op is not AluOp.GlobalIndex or operand.dtype is not DType.float32:
+        return None
+    slot, index = operand.arg, operand.src[0]
+    if inputs[slot][0] is not DType.float32 or inputs[slot][1] % VECTOR or index.op is not AluOp.Add:
+        return None
+    for axis in (RIDX, own):
+        steps = [e for e in index.src if e.op is AluOp.Special and e.arg[0] == axis]
+        if len(steps) != 1 or extents[axis] % VECTOR:
+            continue
+        base = next(e for e in index.src if e is not steps[0])
+        if axis not in _specials(base) and _all_multiples(base, VECTOR):
+            return VectorLoad(slot, index, axis)
+    return None
+
+
+def operand_vectors(kernel: Kernel, c: Contraction,
+                    tile_k: int) -> tuple[Optional[VectorLoad], Optional[VectorLoad]]:
+    """Which of a contraction's operands a tile with `tile_k` steps per slice reads as
+    vec4s (a vector along K must not straddle two slices)."""
+    extents = {RIDX: kernel.reduction.size, MIDX: c.m, NIDX: c.n}
+    found = (vector_load(c.a, MIDX, extents, kernel.inputs),
+             vector_load(c.b, NIDX, extents, kernel.inputs))
+    return tuple(v if v and (v.axis != RIDX or tile_k % VECTOR == 0) else None
+                 for v in found)
+
+
+def _all_multiples(e: AluExp, of: int) -> bool:
+    """Is every value `e` takes over its index ranges a multiple of `of`? (evaluated on
+    the whole range; past PROOF_POINTS values, not proven: False)"""
+    ranges = {n.arg[0]: n.arg[1] for n in e.toposort() if n.op is AluOp.Special}
+    if any(n.op is AluOp.GlobalIndex for n in e.toposort()) or \
+            math.prod(ranges.values()) > PROOF_POINTS:
+        return False
+    grids = np.meshgrid(*(np.arange(n, dtype=np.int32) for n in ranges.values()),
+                        indexing="ij", sparse=True)
+    values = evaluate(e, dict(zip(ranges, grids)))
+    return bool(np.all(np.asarray(values) % of == 0))
 
 
 def _specials(e: AluExp) -> set[str]:

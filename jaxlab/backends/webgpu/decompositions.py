@@ -1,8 +1,11 @@
-"""The eigen, singular value and QR decompositions as WGSL: one workgroup per matrix.
+"""The eigen, singular value and QR decompositions as WGSL.
 
-Jacobi: Hestenes' one-sided sweeps in round-robin order, so that each round rotates
-n/2 disjoint pairs at once, one thread per pair, and only rounds need barriers
-(eigh runs them on A + 2|A|_F I, whose orthogonalised rows are A's eigenvectors).
+Jacobi: Hestenes' one-sided sweeps (eigh runs them on A + 2|A|_F I, whose
+orthogonalised rows are A's eigenvectors): block Jacobi over many workgroups, a
+dispatch per round (jacobi.py), where two blocks of rows fit in workgroup memory;
+else one workgroup per matrix in round-robin order, so that each round rotates n/2
+disjoint pairs at once, one thread per pair, and only rounds need barriers. The
+eigenvalues are Rayleigh quotients, a workgroup per vector; orders are rank sorts.
 QR: Householder reflections, one thread making each reflector and the threads
 applying it to the later columns, then Q accumulated from them (geqrf + orgqr).
 Matrices whose columns an algorithm walks are stored transposed, as rows.
@@ -13,6 +16,8 @@ import math
 from typing import TYPE_CHECKING, Callable
 
 from jaxlab.backends.webgpu.codegen import HandWritten
+from jaxlab.backends.webgpu.jacobi import (EPS, ROTATION, TINY, notes as jacobi_notes,
+                                           plan_jacobi, run_sweeps)
 from jaxlab.ir.dtypes import DType
 
 if TYPE_CHECKING:
@@ -20,7 +25,6 @@ if TYPE_CHECKING:
 
 F32 = DType.float32
 MAX_SWEEPS = 40
-EPS, TINY = 2.0 ** -23, 2.0 ** -126   # float32's spacing of 1 and smallest normal
 THREADS = 64
 
 
@@ -58,14 +62,9 @@ def _jacobi(n: int, m: int, vectors: bool) -> str:
             gamma += x * y;
           }}
           if (abs(gamma) > {EPS!r} * sqrt(alpha) * sqrt(beta) && abs(gamma) > {TINY!r}) {{
-            let zeta = (beta - alpha) / (2.0 * gamma);
-            let r = abs(zeta);
-            // t = sign(zeta) / (|zeta| + sqrt(1 + zeta^2)), without overflow
-            var tn = select(1.0 / (r + sqrt(1.0 + r * r)),
-                            1.0 / (r * (1.0 + sqrt(1.0 + 1.0 / (r * r)))), r > 1.0);
-            tn = select(tn, -tn, zeta < 0.0);
-            let c = 1.0 / sqrt(1.0 + tn * tn);
-            let s = tn * c;
+            let cs = rotation(alpha, beta, gamma);
+            let c = cs.x;
+            let s = cs.y;
             // rotate rows p and q
             for (var k = 0u; k < {m}u; k++) {{
               let x = w[wb + p * {m}u + k];
@@ -90,7 +89,7 @@ def _jacobi_decls(n: int) -> str:
     players = n + n % 2
     return f"""var<workgroup> rotated: atomic<u32>;
 var<workgroup> any_rotated: u32;
-
+{ROTATION}
 fn player(position: u32, round: u32) -> u32 {{
   // the circle method: position 0 stays, the others turn one place a round
   if (position == 0u) {{ return 0u; }}
@@ -100,26 +99,30 @@ fn player(position: u32, round: u32) -> u32 {{
 
 
 def _sort(keys: str, n: int, descending: bool) -> str:
-    """perm (at pb) <- the stable order of keys[kb..kb+n], by one thread."""
-    after = "<" if descending else ">"
+    """perm (at pb) <- the stable order of keys[kb..kb+n]: each thread places its keys
+    at their rank (the keys compared as u32 in a total order, NaN last)."""
+    before = ">" if descending else "<"
     return f"""
-  if (lid == 0u) {{
-    // insertion sort of the indices by key
-    for (var i = 0u; i < {n}u; i++) {{
-      let key = i;
-      let kv = {keys}[kb + i];
-      var j = i;
-      // shift the keys that sort after kv up by one
-      loop {{
-        if (j == 0u) {{ break; }}
-        if (!({keys}[kb + perm[pb + j - 1u]] {after} kv)) {{ break; }}
-        perm[pb + j] = perm[pb + j - 1u];
-        j -= 1u;
-      }}
-      perm[pb + j] = key;
+  // a rank sort: key i goes to the number of keys that sort before it
+  for (var i = lid; i < {n}u; i += {THREADS}u) {{
+    let ki = order_key({keys}[kb + i]);
+    var rank = 0u;
+    for (var j = 0u; j < {n}u; j++) {{
+      let kj = order_key({keys}[kb + j]);
+      if (kj {before} ki || (kj == ki && j < i)) {{ rank += 1u; }}
     }}
+    perm[pb + rank] = i;
   }}
   storageBarrier();
+"""
+
+
+_ORDER_KEY = """fn order_key(x: f32) -> u32 {
+  // float order as unsigned order: negatives reversed below the positives, NaN last
+  let bits = bitcast<u32>(x);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) { return 0xffffffffu; }
+  return select(bits | 0x80000000u, ~bits, (bits & 0x80000000u) != 0u);
+}
 """
 
 
@@ -189,41 +192,59 @@ def _eigh(b: "_Builder") -> None:
     w_out, finish_w = b.f32_output(1, dtype, count * n)
     w, d, perm = b.temp(4 * count * n * n), b.temp(4 * count * n), b.temp(4 * count * n)
     src = ("max(r, c) * {n}u + min(r, c)" if lower else "min(r, c) * {n}u + max(r, c)").format(n=n)
-    body = f"""  let wb = group * {n * n}u;
+    frame = f"""  let wb = group * {n * n}u;
   let kb = group * {n}u;
   let pb = kb;
-  // W <- B = A + shift I, A from its {'lower' if lower else 'upper'} triangle, shift = 2 |A|_F
+"""
+    prepare = f"""  // W <- B = A + shift I, A from its {'lower' if lower else 'upper'} triangle, shift = 2 |A|_F
   // (1 for A = 0): B is positive definite with eigenvalues of one scale, so once its
   // rows are orthogonal they are A's eigenvectors (no rotations accumulated)
+  var squares = 0.0;
   for (var e = lid; e < {n * n}u; e += {THREADS}u) {{
     let r = e / {n}u;
     let c = e % {n}u;
-    w[wb + e] = a[wb + {src}];
+    let x = a[wb + {src}];
+    w[wb + e] = x;
+    squares += x * x;
   }}
-  storageBarrier();
+  partial[lid] = squares;
+  storageBarrier();   // the diagonal below was written by other threads
+  workgroupBarrier();
   if (lid == 0u) {{
     var total = 0.0;
-    for (var e = 0u; e < {n * n}u; e++) {{ total += w[wb + e] * w[wb + e]; }}
+    for (var t = 0u; t < {THREADS}u; t++) {{ total += partial[t]; }}
     shift = select(1.0, 2.0 * sqrt(total), total > 0.0);
-    for (var k = 0u; k < {n}u; k++) {{ w[wb + k * {n + 1}u] += shift; }}
   }}
+  let added = workgroupUniformLoad(&shift);
+  for (var k = lid; k < {n}u; k += {THREADS}u) {{ w[wb + k * {n + 1}u] += added; }}
   storageBarrier();
-{_jacobi(n, n, False)}
-  // eigenvectors: W's rows normalised; eigenvalues: their Rayleigh quotients v . (A v)
-  for (var k = lid; k < {n}u; k += {THREADS}u) {{
-    var length = 0.0;
-    for (var i = 0u; i < {n}u; i++) {{ length += w[wb + k * {n}u + i] * w[wb + k * {n}u + i]; }}
-    length = sqrt(length);
-    for (var i = 0u; i < {n}u; i++) {{ w[wb + k * {n}u + i] /= length; }}
-    var total = 0.0;
-    for (var r = 0u; r < {n}u; r++) {{
-      var row = 0.0;
-      for (var c = 0u; c < {n}u; c++) {{ row += a[wb + {src}] * w[wb + k * {n}u + c]; }}
-      total += w[wb + k * {n}u + r] * row;
-    }}
-    d[kb + k] = total;
+"""
+    # a workgroup per eigenvector: its length and Rayleigh quotient v . (A v), threads
+    # taking rows of A
+    rayleigh = f"""  let wb = (group / {n}u) * {n * n}u;
+  let kb = (group / {n}u) * {n}u;
+  let k = group % {n}u;
+  let row = wb + k * {n}u;
+  var sums = vec2<f32>(0.0);
+  for (var r = lid; r < {n}u; r += {THREADS}u) {{
+    let x = w[row + r];
+    var av = 0.0;
+    for (var c = 0u; c < {n}u; c++) {{ av += a[wb + {src}] * w[row + c]; }}
+    sums += vec2<f32>(x * x, x * av);
   }}
-  storageBarrier();
+  pairs[lid] = sums;
+  workgroupBarrier();
+  if (lid == 0u) {{
+    var total = vec2<f32>(0.0);
+    for (var t = 0u; t < {THREADS}u; t++) {{ total += pairs[t]; }}
+    d[kb + k] = total.y / total.x;
+    inverse_length = 1.0 / sqrt(total.x);
+  }}
+  let scale = workgroupUniformLoad(&inverse_length);
+  // the eigenvector normalised (every read of the row is done)
+  for (var i = lid; i < {n}u; i += {THREADS}u) {{ w[row + i] *= scale; }}
+"""
+    finish = f"""  // eigenvalues ascending, eigenvectors as columns in their order
 {_sort('d', n, descending=False)}
   for (var e = lid; e < {n * n}u; e += {THREADS}u) {{
     let r = e / {n}u;
@@ -232,11 +253,23 @@ def _eigh(b: "_Builder") -> None:
   }}
   for (var k = lid; k < {n}u; k += {THREADS}u) {{ values[kb + k] = d[kb + perm[pb + k]]; }}
 """
-    source = HandWritten("\n".join([
+    head = "\n".join([
         _head([("a", "f32", False), ("v", "f32", True), ("values", "f32", True), ("w", "f32", True),
                ("d", "f32", True), ("perm", "u32", True)]),
-        "var<workgroup> shift: f32;", _jacobi_decls(n)]), body)
-    b.shader(source, "eigh", count, THREADS, [a, v_out, w_out, w, d, perm], [v_out, w_out, w, d, perm])
+        "var<workgroup> shift: f32;", "var<workgroup> inverse_length: f32;",
+        f"var<workgroup> partial: array<f32, {THREADS}>;",
+        f"var<workgroup> pairs: array<vec2<f32>, {THREADS}>;", _ORDER_KEY, _jacobi_decls(n)])
+    args, writable = [a, v_out, w_out, w, d, perm], [v_out, w_out, w, d, perm]
+    plan = plan_jacobi(n, n, count, False, b.limits)
+    if plan is None:
+        b.shader(HandWritten(head, frame + prepare + _jacobi(n, n, False)), "eigh_jacobi",
+                 count, THREADS, args, writable)
+    else:
+        b.shader(HandWritten(head, frame + prepare), "eigh_prepare", count, THREADS, args,
+                 writable)
+        run_sweeps(b, plan, w, None)
+    b.shader(HandWritten(head, rayleigh), "eigh_rayleigh", count * n, THREADS, args, writable)
+    b.shader(HandWritten(head, frame + finish), "eigh_finish", count, THREADS, args, writable)
     finish_v()
     finish_w()
     b.notes = {"algorithm": ("one-sided Jacobi on A + 2|A|_F I, a workgroup per matrix",
@@ -245,6 +278,10 @@ def _eigh(b: "_Builder") -> None:
                              "pairs rotate in parallel"),
                "workgroup": (THREADS, "a thread per pair of a round"),
                "max_sweeps": (MAX_SWEEPS, "until every pair is orthogonal to working precision")}
+    if plan is not None:
+        b.notes = {"shift": ("A + 2|A|_F I", "positive definite with eigenvalues of one scale: "
+                                             "its orthogonalised rows are A's eigenvectors"),
+                   **jacobi_notes(plan)}
 
 
 def _svd(b: "_Builder") -> None:
@@ -272,11 +309,12 @@ def _svd(b: "_Builder") -> None:
         t, taus, qt = b.temp(4 * count * n * m), b.temp(4 * count * n), b.temp(4 * count * ucols * m)
         buffers += [("t", "f32", True), ("taus", "f32", True), ("qt", "f32", True)]
         args += [t, taus, qt]
-    body = f"""  let wb = group * {n * m}u;
+    frame = f"""  let wb = group * {n * m}u;
   let vb = group * {n * n}u;
   let kb = group * {n}u;
   let pb = kb;
-  // W <- a transposed (its rows are a's columns), VT <- I
+"""
+    prepare = f"""  // W <- a transposed (its rows are a's columns), VT <- I
   for (var e = lid; e < {n * m}u; e += {THREADS}u) {{
     w[wb + e] = a[wb + (e % {m}u) * {n}u + e / {m}u];
   }}
@@ -284,8 +322,8 @@ def _svd(b: "_Builder") -> None:
     vt[vb + e] = select(0.0, 1.0, e / {n}u == e % {n}u);
   }}
   storageBarrier();
-{_jacobi(n, m, uv)}
-  // singular values: the rows' norms, descending
+"""
+    body = f"""  // singular values: the rows' norms, descending
   for (var k = lid; k < {n}u; k += {THREADS}u) {{
     var total = 0.0;
     for (var i = 0u; i < {m}u; i++) {{ total += w[wb + k * {m}u + i] * w[wb + k * {m}u + i]; }}
@@ -309,7 +347,23 @@ def _svd(b: "_Builder") -> None:
     t[tb + e] = select(0.0, w[wb + k * {m}u + e % {m}u] / norm, norm > 0.0);
   }}
   storageBarrier();
-  // u <- Q of T's QR times sign(R's diagonal): orthonormal where s vanishes, and complete
+  // T's rows are orthonormal already (the sweeps made them orthogonal to working precision)
+  // unless a singular value is numerically 0 or u has more columns than T rows
+  if (lid == 0u) {{
+    var needed = {int(ucols > n)}u;
+    let top = d[kb + perm[pb]];
+    for (var k = 0u; k < {n}u; k++) {{
+      if (!(d[kb + k] > {n * EPS!r} * top)) {{ needed = 1u; }}
+    }}
+    qr_needed = needed;
+  }}
+  if (workgroupUniformLoad(&qr_needed) == 0u) {{
+    for (var e = lid; e < {m * ucols}u; e += {THREADS}u) {{
+      u_out[qb + e] = t[tb + (e % {ucols}u) * {m}u + e / {ucols}u];
+    }}
+    return;
+  }}
+  // else u <- Q of T's QR times sign(R's diagonal): orthonormal where s vanishes, complete
 {_householder(n, m, n, ucols)}
   for (var e = lid; e < {m * ucols}u; e += {THREADS}u) {{
     let r = e / {ucols}u;
@@ -319,15 +373,26 @@ def _svd(b: "_Builder") -> None:
     u_out[qb + e] = flip * qt[qb + c * {m}u + r];
   }}
 """
-    source = HandWritten("\n".join([_head(buffers), _jacobi_decls(n)]), body)
+    head = "\n".join([_head(buffers), "var<workgroup> qr_needed: u32;", _ORDER_KEY,
+                      _jacobi_decls(n)])
     writable = args[1:]
-    b.shader(source, "svd", count, THREADS, args, writable)
+    plan = plan_jacobi(n, m, count, uv, b.limits)
+    if plan is None:
+        b.shader(HandWritten(head, frame + prepare + _jacobi(n, m, uv) + body), "svd", count,
+                 THREADS, args, writable)
+    else:
+        b.shader(HandWritten(head, frame + prepare), "svd_prepare", count, THREADS, args,
+                 writable)
+        run_sweeps(b, plan, w, vt)
+        b.shader(HandWritten(head, frame + body), "svd_finish", count, THREADS, args, writable)
     for finish in finishes:
         finish()
     b.notes = {"algorithm": ("one-sided Jacobi, a workgroup per matrix",
                              "round-robin pairs of columns rotate in parallel, a thread each"),
                "workgroup": (THREADS, "a thread per pair of a round"),
                "max_sweeps": (MAX_SWEEPS, "until every pair is orthogonal to working precision")}
+    if plan is not None:
+        b.notes = jacobi_notes(plan)
 
 
 def _qr(b: "_Builder") -> None:

@@ -151,11 +151,14 @@ LIBRARY: dict[str, Helper] = {
     let q = n.x / d.x;
     return vec4<u32>(q, 0u, n.x - q * d.x, 0u);
   }
-  // binary long division, one quotient bit per step. r < d before a step, so 2r + 1
-  // needs 65 bits: a bit shifted out of r's top means 2r + 1 > d
+  // binary long division, one quotient bit per step from n's leading one (none for
+  // n = 0). r < d before a step, so 2r + 1 needs 65 bits: a bit shifted out of r's top
+  // means 2r + 1 > d
   var q = vec2<u32>(0u, 0u);
   var r = vec2<u32>(0u, 0u);
-  for (var i = 63i; i >= 0i; i--) {
+  let top = select(31i - i32(countLeadingZeros(n.x)), 63i - i32(countLeadingZeros(n.y)),
+                   n.y != 0u);
+  for (var i = top; i >= 0i; i--) {
     let bit = u32(i) & 31u;
     let carry = r.y >> 31u;
     let next = (select(n.x, n.y, i >= 32i) >> bit) & 1u;

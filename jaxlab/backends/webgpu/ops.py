@@ -34,6 +34,7 @@ CAPABILITIES = Capabilities(native=frozenset({AluOp.Sin, AluOp.Cos}))
 class Lang:
     """The WGSL dialect one device accepts."""
     f16: bool = False   # shader-f16: float16 is computed and stored as f16
+    subgroups: bool = False   # the subgroup builtins (wgpu's `subgroup` feature)
 
     def vtype(self, dtype: DType) -> str:
         """The type a value of `dtype` has inside a shader."""

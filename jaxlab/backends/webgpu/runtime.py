@@ -22,15 +22,14 @@ import numpy as np
 from jaxlab import events
 from jaxlab.backends import autotuning
 from jaxlab.backends.base import Backend, DeviceSpan, Executable, Knob
-from jaxlab.backends.webgpu import routines
+from jaxlab.backends.webgpu import fastpass, routines
 from jaxlab.backends.webgpu.autotuning import candidates
 from jaxlab.backends.webgpu.adapter import describe, is_hardware, select_adapter
 from jaxlab.backends.webgpu.buffers import BufferPool, GpuBuffer, bucket
-from jaxlab.backends.webgpu.codegen import generate
 from jaxlab.backends.webgpu.errors import (DeviceLostError, WebGpuError, WebGpuMemoryError,
                                            WgslCompileError)
 from jaxlab.backends.webgpu.ops import Lang
-from jaxlab.backends.webgpu.plan import Pass, Plan, single
+from jaxlab.backends.webgpu.plan import Pass, Plan, kernel_plan
 from jaxlab.backends.webgpu.tune import Limits, Tuning, knobs, tune
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import Kernel, Routine
@@ -83,14 +82,17 @@ class WebGpuBackend(Backend):
     dtypes = frozenset(d for d in DType if d.real_dtype is not DType.float64)
     dtype_limit_reason = "WGSL has no float64, and jaxlab does not emulate it"
 
-    def __init__(self, adapter: Any = None, *, f16: Optional[bool] = None) -> None:
+    def __init__(self, adapter: Any = None, *, f16: Optional[bool] = None,
+                 subgroups: Optional[bool] = None) -> None:
         """`adapter`: a wgpu adapter (default: adapter.select_adapter()); `f16=False`
-        computes float16 in f32 even where the adapter has shader-f16."""
+        computes float16 in f32 even where the adapter has shader-f16; `subgroups=False`
+        reduces through shared memory only even where it has subgroup operations."""
         self._adapter = adapter if adapter is not None else select_adapter()
         self._choice = "hardware" if is_hardware(self._adapter) else "software"
         if self._choice == "software":
             self.max_fused_depth = self.software_fused_depth
         self._want_f16 = f16
+        self._want_subgroups = subgroups
         self._generation = 0
         self._lock = threading.RLock()
         self._freed: list[GpuBuffer] = []   # freed on any thread, recycled under the lock
@@ -102,13 +104,14 @@ class WebGpuBackend(Backend):
         self._wgpu = wgpu
         adapter = self._adapter
         features = set(adapter.features)
-        wanted = [f for f in ("timestamp-query", "shader-f16") if f in features
-                  and (f != "shader-f16" or self._want_f16 is not False)]
+        wanted = [f for f in ("timestamp-query", "shader-f16", "subgroup") if f in features
+                  and (f != "shader-f16" or self._want_f16 is not False)
+                  and (f != "subgroup" or self._want_subgroups is not False)]
         limits = {k: adapter.limits[k] for k in _LIMITS if k in adapter.limits}
         self.device = adapter.request_device_sync(required_features=wanted,
                                                   required_limits=limits)
         got = self.device.limits
-        self.lang = Lang(f16="shader-f16" in wanted)
+        self.lang = Lang(f16="shader-f16" in wanted, subgroups="subgroup" in wanted)
         self.limits = Limits(
             max_threads=min(got["max-compute-invocations-per-workgroup"],
                             got["max-compute-workgroup-size-x"]),
@@ -138,6 +141,8 @@ class WebGpuBackend(Backend):
         self._pass: Any = None
         self._batch_depth = 0
         self._in_pass = 0                  # dispatches recorded in the open pass
+        self._recorded: list[tuple[Any, Any]] = []   # pipelines and groups the open encoder uses
+        self._record_launch: Optional[fastpass.Record] = None
         self._unfinished = False           # work submitted since the last wait
         self._deferred: list[GpuBuffer] = []   # freed while a queued command uses them
         self._query = None
@@ -255,13 +260,15 @@ class WebGpuBackend(Backend):
         t0 = time.perf_counter()
         kernel = widen(kernel)
         tuned = tune(kernel, self.lang, self.limits, overrides)
-        program = generate(kernel, tuned, self.lang, self.limits)
-        plan = single(program, len(kernel.inputs))
+        plan = kernel_plan(kernel, tuned, self.lang, self.limits)
         self._compile_plan(plan)
-        return Executable(plan, source=program.source, language="wgsl",
+        # a second pass's lines follow the first's and the separator line of Plan.source
+        marks = tuple(m for i, p in enumerate(plan.passes)
+                      for m in ((frozenset(),) * 2 if i else ()) + p.program.line_marks)
+        return Executable(plan, source=plan.source, language="wgsl",
                           tuning=tuned.record(), tuned_ir=_tuned_text(kernel, tuned),
                           compile_ms=(time.perf_counter() - t0) * 1e3,
-                          traced_lines=program.line_marks)
+                          traced_lines=marks)
 
     def knobs(self, kernel: Kernel) -> tuple[Knob, ...]:
         return knobs(widen(kernel), self.lang, self.limits)
@@ -412,14 +419,16 @@ class WebGpuBackend(Backend):
 
     # --- running ------------------------------------------------------------
     def launcher(self, exe: Executable) -> Callable[[Sequence[Any], Sequence[Any]], Any]:
-        """A one-pass kernel inside a batch (a jit call) goes straight into the open
-        compute pass: pipeline and bind group from the caches, three recorded commands.
-        Anything else (timed, a routine's several passes, scratch) takes dispatch()."""
+        """A kernel inside a batch (a jit call) goes straight into the open compute pass:
+        pipelines and bind groups from the caches, three commands per pass recorded
+        through fastpass, scratch from the pool (given back once the commands that use
+        it are submitted). Timed (someone listening) or outside a batch: dispatch()."""
         plan = exe.program
-        if len(plan.passes) != 1 or plan.scratch:
+        if not plan.passes:
             return super().launcher(exe)
-        p = plan.passes[0]
-        key, grid, generation = _pipeline_key(p), p.program.grid, self._generation
+        passes = [(p, _pipeline_key(p), p.program.grid) for p in plan.passes]
+        scratch, generation = plan.scratch, self._generation
+        label = plan.passes[0].program.label
 
         def launch(inputs: Sequence[Any], outputs: Sequence[Any]) -> Optional[float]:
             handles = inputs + outputs
@@ -427,18 +436,19 @@ class WebGpuBackend(Backend):
                     any(h.generation != generation for h in handles) or \
                     (self.timestamps and events.listening()):
                 return self.dispatch(exe, inputs, outputs)
+            temps = [self.allocate(n) for n in scratch] if scratch else []
             try:
-                pipeline, layout = self._pipelines.get(key) or self._pipeline(p)
-                group = self._bind_group(layout, p, handles)
-                cpass = self._pass or self._open_pass()
-                cpass.set_pipeline(pipeline)
-                cpass.set_bind_group(0, group)
-                cpass.dispatch_workgroups(*grid)
-                self._in_pass += 1
-                if self._in_pass == SUBMIT_EVERY:
-                    self._flush()
+                # pipelines and bind groups first: what can fail does so before recording
+                work = []
+                for p, key, grid in passes:
+                    pipeline, layout = self._pipelines.get(key) or self._pipeline(p)
+                    work.append((pipeline, self._bind_group(layout, p, handles + temps), grid))
+                self._record_work(work)
             except self._wgpu.GPUError as exc:
-                raise self._translate(exc, f"dispatching {p.program.label}") from exc
+                raise self._translate(exc, f"dispatching {label}") from exc
+            finally:
+                for h in temps:
+                    self.free(h)
             return None
         return launch
 
@@ -486,21 +496,31 @@ class WebGpuBackend(Backend):
         for p in plan.passes:
             pipeline, layout = self._pipeline(p)
             work.append((pipeline, self._bind_group(layout, p, handles), p.program.grid))
-        cpass = self._pass or self._open_pass()
-        for pipeline, group, grid in work:
-            cpass.set_pipeline(pipeline)
-            cpass.set_bind_group(0, group)
-            cpass.dispatch_workgroups(*grid)
+        self._record_work(work)
         if not self._batch_depth:   # eager: finished now, so an error names this dispatch
             self._close_pass()
             if len(self._queued) >= FLUSH_EVERY:
                 self._flush()
+
+    def _record_work(self, work: Sequence[tuple[Any, Any, tuple[int, int, int]]]) -> None:
+        """(pipeline, bind group, grid) launches into the open pass. The objects are held
+        until the encoder finishes: the commands refer to them and the caches may evict."""
+        cpass = self._pass or self._open_pass()
+        record, keep = self._record_launch, self._recorded
+        for pipeline, group, grid in work:
+            keep.append((pipeline, group))
+            record(cpass, pipeline, group, grid)
+        self._in_pass += len(work)
+        if SUBMIT_EVERY and self._in_pass >= SUBMIT_EVERY:
+            self._flush()
 
     def _open_pass(self) -> Any:
         self._in_pass = 0
         if self._encoder is None:
             self._encoder = self.device.create_command_encoder()
         self._pass = self._encoder.begin_compute_pass()
+        if self._record_launch is None:
+            self._record_launch = fastpass.recorder(self._pass)
         return self._pass
 
     def _end_pass(self) -> None:
@@ -517,6 +537,7 @@ class WebGpuBackend(Backend):
             encoder, self._encoder = self._encoder, None
             with self._guard("recording work"):
                 self._queued.append(encoder.finish())
+            self._recorded.clear()
 
     @_locked
     def copy(self, src: GpuBuffer, src_offset: int, dst: GpuBuffer, dst_offset: int,
@@ -564,7 +585,7 @@ class WebGpuBackend(Backend):
     def _bind_group(self, layout: Any, p: Pass, handles: Sequence[GpuBuffer]) -> Any:
         """Made once per layout and buffers bound: a jit program binds the same
         buffers call after call."""
-        bound = tuple(handles[a].buffer for a in p.args)
+        bound = tuple([handles[a].buffer for a in p.args])
         key = (id(layout), tuple(map(id, bound)), p.params)
         hit = self._bind_groups.get(key)
         if hit is not None and all(a is b for a, b in zip(hit[1], bound)):
@@ -633,12 +654,15 @@ class WebGpuBackend(Backend):
         self._flush()
         if not self._unfinished:   # nothing submitted since the last wait (a jit call's
             return                 # outputs are synchronised one after another)
-        # a read waits for all earlier submissions (wgpu-py 0.32's
-        # on_submitted_work_done_sync fails on a callback signature mismatch)
-        if self._fence is None:
-            self._fence = self.allocate(4)
+        wait = fastpass.waiter(self.device)
         with self._guard("waiting for the device"):
-            self.device.queue.read_buffer(self._fence.buffer, 0, 4)
+            if wait is not None:
+                wait()
+            else:   # a read waits for all earlier submissions (wgpu-py 0.32's
+                # on_submitted_work_done_sync fails on a callback signature mismatch)
+                if self._fence is None:
+                    self._fence = self.allocate(4)
+                self.device.queue.read_buffer(self._fence.buffer, 0, 4)
         self._unfinished = False
 
 

@@ -19,9 +19,10 @@ from typing import Any, Optional
 import numpy as np
 
 from jaxlab.backends.base import Choice, Knob, TuningRecord
-from jaxlab.backends.webgpu.contraction import Contraction, find_contraction
+from jaxlab.backends.webgpu.contraction import Contraction, find_contraction, operand_vectors
 from jaxlab.backends.webgpu.ops import Lang
 from jaxlab.ir.alu import AluOp
+from jaxlab.ir.dtypes import DType
 from jaxlab.ir.evaluate import evaluate
 from jaxlab.ir.kernel import GIDX, RIDX, Kernel
 
@@ -38,7 +39,7 @@ GROUP_MIN_STEPS = 128      # shorter reductions are cheaper as one thread's loop
 FEW_OUTPUTS = 2048         # below this, one thread per output leaves the GPU idle
 BUSY_THREADS = 65536       # threads that keep a large GPU's memory system busy
 LARGE_ELEMENTWISE = 1 << 20   # from here on a GPU thread takes two outputs
-TILED_MIN_DIM = 16         # smaller M or N would waste most of a tile
+TILED_MIN_DIM = 8          # smaller M or N would waste most of a tile
 UNROLL_MAX_NODES = 48      # bigger bodies are not copied (code size, registers)
 
 
@@ -51,6 +52,9 @@ class Limits:
     hardware: bool = True              # a GPU, not a software rasteriser
 
 
+SHARED_PAD = 1   # vectors of padding per staged row: rows start on different banks
+
+
 @dataclass(frozen=True)
 class Tile:
     m: int            # outputs per workgroup along M
@@ -58,13 +62,38 @@ class Tile:
     k: int            # reduction steps staged per round
     reg_m: int        # outputs per thread along M (register block)
     reg_n: int
+    split: int = 1    # workgroups sharing one output tile's reduction (split-K)
+    double: bool = True   # prefetch the next K slice while computing this one
+    vector_loads: bool = True   # read operands as vec4s where aligned and contiguous
 
     @property
     def threads(self) -> int:
         return (self.m // self.reg_m) * (self.n // self.reg_n)
 
+    @property
+    def vec_m(self) -> int:
+        """Width of the vectors a thread reads from the staged slice of a."""
+        return _vector_width(self.reg_m)
+
+    @property
+    def vec_n(self) -> int:
+        return _vector_width(self.reg_n)
+
     def shared_bytes(self, itemsize: int) -> int:
-        return (self.m + self.n) * self.k * itemsize
+        rows = self.m + self.vec_m * SHARED_PAD + self.n + self.vec_n * SHARED_PAD
+        return (2 if self.double else 1) * rows * self.k * itemsize
+
+    def knob(self) -> tuple:
+        """As the `tile` override takes it."""
+        return (self.m, self.n, self.k, self.reg_m, self.reg_n, self.split, self.double,
+                self.vector_loads)
+
+    def text(self) -> str:
+        return f"{self.m}x{self.n}x{self.k}" + (f"/split{self.split}" if self.split > 1 else "")
+
+
+def _vector_width(reg: int) -> int:
+    return next(w for w in (4, 2, 1) if reg % w == 0)
 
 
 @dataclass(frozen=True)
@@ -88,6 +117,9 @@ class Tuning:
         if self.tile is not None:
             values["tile"] = f"{self.tile.m}x{self.tile.n}x{self.tile.k}"
             values["register_block"] = f"{self.tile.reg_m}x{self.tile.reg_n}"
+            values["split_k"] = self.tile.split
+            values["double_buffer"] = self.tile.double
+            values["vector_loads"] = self.tile.vector_loads
         return TuningRecord(tuple(Choice(k, v, why.get(k, "")) for k, v in values.items()))
 
 
@@ -120,18 +152,29 @@ def _choose(kernel: Kernel, lang: Lang, limits: Limits) -> Tuning:
             ("workgroup", f"{wg} threads: enough warps per group to hide memory latency")]))
     contraction = find_contraction(kernel) if pack == 1 and lang.native(kernel.exp.dtype) \
         else None
-    tile = _tile_for(kernel, contraction, limits)
+    tile = _tile_for(kernel, contraction, limits) \
+        if _worth_tiling(kernel, contraction, limits) else None
     if tile is not None:
         return Tuning(Strategy.TILED, tile.threads, 1, tile=tile, contraction=contraction,
                       reasons=tuple(reasons + [
                           ("strategy", f"sum of a*b where a ignores {contraction.n} outputs "
                                        f"and b ignores {contraction.m}: each staged value is "
                                        "reused across a tile"),
-                          ("tile", f"{tile.m}x{tile.n}: the largest tile M and N fill "
-                                   "(128 only on a GPU), within the thread and shared "
-                                   "memory limits"),
-                          ("register_block", "register tiles with constant indices: "
-                                             "dynamically indexed arrays would spill"),
+                          ("tile", _tile_reason(tile, contraction, limits)),
+                          ("register_block", f"{tile.reg_m}x{tile.reg_n} accumulators per "
+                                             "thread with constant indices (dynamically "
+                                             "indexed arrays would spill), read from shared "
+                                             f"memory as vec{tile.vec_m}/vec{tile.vec_n}"),
+                          ("split_k", f"{tile.split} workgroups share each output tile's "
+                                      f"{red.size} reduction steps, a second pass adds their "
+                                      "partial sums" if tile.split > 1 else
+                                      "the output tiles alone fill the device" if
+                                      limits.hardware else "no split on a CPU adapter"),
+                          ("vector_loads", _vector_reason(kernel, contraction, tile)),
+                          ("double_buffer", "the next K slice is loaded into registers while "
+                                            "this one is multiplied; two shared buffers, one "
+                                            "barrier per slice" if tile.double else
+                                            "one shared buffer, two barriers per slice"),
                           ("workgroup", "one thread per register block of the tile"),
                           ("unroll", "the per-thread block is written out in full")]))
     steps = red.size
@@ -186,18 +229,103 @@ def _group_for(kernel: Kernel, steps: int, contiguous: bool, pack: int,
         ("unroll", f"{unroll} independent loads in flight per thread and iteration")))
 
 
+def _worth_tiling(kernel: Kernel, c: Optional[Contraction], limits: Limits) -> bool:
+    """Smaller sides or reductions would waste most of a tile (on a CPU adapter, a side
+    must fill the smallest tile)."""
+    side = TILED_MIN_DIM if limits.hardware else min(min(t.m, t.n) for t in _TILES)
+    return c is not None and min(c.m, c.n) >= side and kernel.reduction.size >= TILED_MIN_DIM
+
+
 def _tile_for(kernel: Kernel, c: Optional[Contraction], limits: Limits) -> Optional[Tile]:
-    if c is None or min(c.m, c.n) < TILED_MIN_DIM or kernel.reduction.size < TILED_MIN_DIM:
+    fits = _offered(limits)
+    if c is None or not fits:
         return None
-    fits = [t for t in _TILES if (limits.hardware or t.m <= 64) and
-            t.threads <= limits.max_threads and t.shared_bytes(4) <= limits.max_shared_bytes]
-    side = min(c.m, c.n)
-    return next((t for t in fits if t.m <= side), fits[-1] if fits else None)
+    if not limits.hardware:   # a CPU: the largest tile M and N fill, no split
+        return next((t for t in fits if t.m <= c.m and t.n <= c.n),
+                    min(fits, key=lambda t: _padding(t, c)))
+    # Mostly-empty tiles waste the device: keep those covering at most 1.5x the outputs
+    snug = [t for t in fits if _padding(t, c) <= 1.5] or \
+        [min(fits, key=lambda t: _padding(t, c))]
+    split = [_with_split(t, kernel, c) for t in snug]
+    # the most reuse first, as long as the grid fills the device
+    return next((t for t in split if _groups(t, c) >= FILL_GROUPS),
+                max(split, key=lambda t: _groups(t, c)))
 
 
-# Largest first: 8x8 register blocks give 64 multiply-adds per 16 shared loads, the
-# reuse a GPU needs to approach its peak; smaller tiles waste less on small sides.
-_TILES = (Tile(128, 128, 8, 8, 8), Tile(64, 64, 16, 4, 4), Tile(32, 32, 16, 2, 2))
+def _with_split(t: Tile, kernel: Kernel, c: Contraction) -> Tile:
+    """`t`, its reduction split where its output tiles alone leave the device idle."""
+    steps, groups = kernel.reduction.size, _groups(t, c)
+    if groups >= FILL_GROUPS or not _can_split(kernel):
+        return t
+    split = max(1, min(MAX_SPLIT, math.ceil(FILL_GROUPS / groups), steps // SPLIT_MIN_STEPS))
+    per_slice = math.ceil(steps / split / t.k) * t.k
+    return replace(t, split=math.ceil(steps / per_slice))   # no empty slice
+
+
+def _groups(t: Tile, c: Contraction) -> int:
+    return c.batch * math.ceil(c.m / t.m) * math.ceil(c.n / t.n) * t.split
+
+
+def tile_candidates(kernel: Kernel, limits: Limits) -> list[Tile]:
+    """Every tile shape that fits the adapter, split as the tuner would split it: what
+    autotuning times (the largest shapes only on a GPU, where they pay)."""
+    c = find_contraction(kernel)
+    if c is None:
+        return []
+    return [_with_split(t, kernel, c) if limits.hardware else t for t in _offered(limits)]
+
+
+def _vector_reason(kernel: Kernel, c: Contraction, t: Tile) -> str:
+    found = operand_vectors(kernel, c, t.k)
+    read = [f"{name} as vec4s along {'K' if v.axis == RIDX else axis}"
+            for name, axis, v in zip("ab", "MN", found) if v]
+    if not read:
+        return "element by element: no operand is a plain contiguous, 16-byte aligned load"
+    return "global loads of " + " and ".join(read) + " (contiguous, 16-byte aligned)"
+
+
+def _tile_reason(t: Tile, c: Contraction, limits: Limits) -> str:
+    if not limits.hardware:
+        return (f"{t.m}x{t.n}: the largest tile (at most 64 on a CPU adapter) M and N "
+                "fill, within the thread and shared memory limits")
+    return (f"{t.m}x{t.n}: the most reuse per loaded value among tiles that cover at most "
+            f"1.5x the {c.m}x{c.n} outputs, with {_groups(t, c)} workgroups "
+            f"(a large GPU is filled from {FILL_GROUPS}), within the adapter's "
+            f"{limits.max_threads} threads and {limits.max_shared_bytes} bytes of shared memory")
+
+
+def _fits(t: Tile, limits: Limits) -> bool:
+    return t.threads <= limits.max_threads and t.shared_bytes(4) <= limits.max_shared_bytes
+
+
+def _offered(limits: Limits) -> list[Tile]:
+    """The tiles the tuner picks from: at most 64x64 on a CPU adapter, where a big tile
+    only makes fewer workgroups for its few threads."""
+    return [t for t in _TILES if _fits(t, limits) and (limits.hardware or max(t.m, t.n) <= 64)]
+
+
+def _padding(t: Tile, c: Contraction) -> float:
+    """Outputs the tiles cover per output computed."""
+    return math.ceil(c.m / t.m) * t.m * math.ceil(c.n / t.n) * t.n / (c.m * c.n)
+
+
+def _can_split(kernel: Kernel) -> bool:
+    """Split-K adds partial sums in a second pass: float32 partials, float32 outputs."""
+    return kernel.dtype is DType.float32 and kernel.exp.dtype is DType.float32
+
+
+FILL_GROUPS = 128       # workgroups that keep every core of a large GPU (132 on an H200) busy
+MAX_SPLIT = 8
+SPLIT_MIN_STEPS = 128   # reduction steps per slice worth a workgroup
+
+# Most reuse first: 8x8 register blocks give 64 multiply-adds per 4 vector loads from
+# shared memory, the reuse a GPU needs to approach its peak (128x64x16 with 8x8 per
+# thread is the hand-written WGSL kernel that reached 0.48 of cuBLAS on an H200);
+# smaller tiles waste less on small sides and make more workgroups; 64x16 and 16x64
+# serve a side of 8-16 outputs.
+_TILES = (Tile(128, 128, 8, 8, 8), Tile(128, 64, 16, 8, 8), Tile(64, 128, 16, 8, 8),
+          Tile(64, 64, 16, 4, 4), Tile(32, 32, 16, 2, 2), Tile(64, 16, 16, 4, 2),
+          Tile(16, 64, 16, 2, 4))
 
 
 def _unroll_for(kernel: Kernel) -> int:
@@ -281,10 +409,15 @@ def _override(t: Tuning, key: str, value: Any, kernel: Kernel, lang: Lang,
             raise bad
         return replace(t, unroll=int(value), reasons=tuple(why.items()))
     if key == "tile":
-        tile = Tile(*value)
-        if t.strategy is not Strategy.TILED or tile.m % tile.reg_m or tile.n % tile.reg_n or \
-                tile.threads > limits.max_threads or \
-                tile.shared_bytes(4) > limits.max_shared_bytes:
+        try:
+            tile = Tile(*value)
+        except TypeError:
+            raise bad from None
+        if t.strategy is not Strategy.TILED or min(tile.m, tile.n, tile.k, tile.reg_m,
+                                                   tile.reg_n, tile.split) < 1 or \
+                tile.m % tile.reg_m or tile.n % tile.reg_n or not _fits(tile, limits) or \
+                (tile.split > 1 and (not _can_split(kernel) or
+                                     tile.split > math.ceil(kernel.reduction.size / tile.k))):
             raise bad
         return replace(t, tile=tile, workgroup=tile.threads, reasons=tuple(why.items()))
     raise ValueError(f"webgpu tuning: unknown setting {key!r}; known: strategy, workgroup, "
@@ -299,8 +432,9 @@ _KNOB_VALUES: dict[str, tuple[Any, ...]] = {
     "upcast": (1, 2, 4, 8),
     "unroll": (1, 2, 4, 8, 16),
     "group_outputs": (1, 2, 4, 8, 16, 32),
-    "tile": tuple((t.m, t.n, t.k, t.reg_m, t.reg_n) for t in _TILES) + (
-        (128, 128, 16, 8, 8), (64, 64, 8, 4, 4), (32, 64, 16, 2, 4)),
+    "tile": tuple(t.knob() for t in _TILES) + tuple(t.knob() for t in (
+        Tile(128, 128, 16, 8, 8), Tile(64, 64, 8, 4, 4), Tile(32, 64, 16, 2, 4),
+        Tile(128, 64, 16, 8, 8, double=False), Tile(64, 64, 16, 4, 4, split=4))),
 }
 _KNOB_DOCS = {
     "strategy": "how threads share the work: one per output, a loop per output, a workgroup "
@@ -319,8 +453,7 @@ def knobs(kernel: Kernel, lang: Lang, limits: Limits) -> tuple[Knob, ...]:
     base = _choose(kernel, lang, limits)
     current = {"strategy": base.strategy.value, "workgroup": base.workgroup, "upcast": base.upcast,
                "unroll": base.unroll, "group_outputs": base.group_outputs,
-               "tile": base.tile and (base.tile.m, base.tile.n, base.tile.k, base.tile.reg_m,
-                                      base.tile.reg_n)}
+               "tile": base.tile and base.tile.knob()}
     found = []
     for name, values in _KNOB_VALUES.items():
         valid = tuple(v for v in values if _allows(base, name, v, kernel, lang, limits))

@@ -7,6 +7,7 @@ import functools
 import inspect
 from typing import Any, Callable, Sequence
 
+from jaxlab import state
 from jaxlab.array import Array, ArrayBase
 from jaxlab.core.batching import vmap_flat
 from jaxlab.core.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401
@@ -405,6 +406,10 @@ class JittedFunction:
         return tuple(args), {**dyn_kwargs, **dict(static_kw)}
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if state.recorder.get() is not None:
+            # called while another program is lowered (from a lowering that runs user code,
+            # such as custom_jvp's): its operations join that program
+            return self.fun(*args, **kwargs)
         if not kwargs and not self.static_argnums:
             hit = self.cache.get(_fast_signature(args))
             if hit is not None:   # the common warm call: flat arrays and scalars, nothing static

@@ -99,12 +99,26 @@ def _eigh(a: np.ndarray, *, lower: bool) -> list[np.ndarray]:
     return [v.reshape(a.shape).astype(a.dtype), w.reshape(*a.shape[:-2], n).astype(a.dtype)]
 
 
+def _finite_only(matrices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(matrices with the non-finite ones zeroed, which those were): LAPACK's svd and geev
+    raise on NaN or inf, where JAX's results are NaN (`_spoil` writes them)."""
+    bad = ~np.isfinite(matrices).all(axis=(-2, -1))
+    return np.where(bad[:, None, None], 0, matrices), bad
+
+
+def _spoil(out: np.ndarray, bad: np.ndarray) -> np.ndarray:
+    out[bad] = np.nan
+    return out
+
+
 def _svd(a: np.ndarray, *, full_matrices: bool, compute_uv: bool) -> list[np.ndarray]:
     """[s] or [s, u, vt] of a tall matrix (m >= n), s descending."""
     batch, (m, n) = a.shape[:-2], a.shape[-2:]
+    matrices, bad = _finite_only(_batched(a))
     if not compute_uv:
-        return [np.linalg.svd(_batched(a), compute_uv=False).reshape(*batch, n).astype(a.dtype)]
-    u, s, vt = np.linalg.svd(_batched(a), full_matrices=full_matrices)
+        s = _spoil(np.linalg.svd(matrices, compute_uv=False), bad)
+        return [s.reshape(*batch, n).astype(a.dtype)]
+    u, s, vt = (_spoil(x, bad) for x in np.linalg.svd(matrices, full_matrices=full_matrices))
     return [s.reshape(*batch, n).astype(a.dtype), u.reshape(*batch, *u.shape[-2:]).astype(a.dtype),
             vt.reshape(*batch, n, n).astype(a.dtype)]
 
@@ -114,6 +128,33 @@ def _qr(a: np.ndarray, *, full_matrices: bool) -> list[np.ndarray]:
     batch = a.shape[:-2]
     return [q.reshape(*batch, *q.shape[-2:]).astype(a.dtype),
             r.reshape(*batch, *r.shape[-2:]).astype(a.dtype)]
+
+
+def _unit_columns(v: np.ndarray) -> np.ndarray:
+    """Columns scaled to norm 1 with their largest component real (LAPACK geev's)."""
+    v = v / np.linalg.norm(v, axis=-2, keepdims=True)
+    top = np.take_along_axis(v, np.argmax(np.abs(v), axis=-2)[..., None, :], axis=-2)
+    return v * np.conj(top / np.abs(top))
+
+
+def _eig(a: np.ndarray, *, left: bool, right: bool, complex_input: bool) -> list[np.ndarray]:
+    """[w] + [vl] + [vr] (as asked) as jax.lax.linalg.eig, complex values stored as (re, im)
+    pairs: NumPy's geev; the left vectors are the rows of vr^-1, conjugated, normalised."""
+    real = a.dtype
+    if complex_input:   # (..., n, n, 2) pairs
+        shape = a.shape[:-1]
+        matrices = (a[..., 0].astype(np.float64) + 1j * a[..., 1]).reshape(
+            math.prod(shape[:-2]), *shape[-2:])
+    else:
+        shape, matrices = a.shape, _batched(a)
+    matrices, bad = _finite_only(matrices)
+    w, vr = (_spoil(x, bad) for x in np.linalg.eig(matrices))
+    found = [w.reshape(*shape[:-1])]
+    if left:
+        found.append(_unit_columns(np.conj(np.swapaxes(np.linalg.inv(vr), -1, -2))).reshape(shape))
+    if right:
+        found.append(vr.reshape(shape))
+    return [np.stack([z.real, z.imag], axis=-1).astype(real) for z in found]
 
 
 def _fft(x: np.ndarray, twiddles: np.ndarray, *, inverse: bool) -> list[np.ndarray]:
@@ -128,6 +169,7 @@ def _fft(x: np.ndarray, twiddles: np.ndarray, *, inverse: bool) -> list[np.ndarr
 ROUTINE_IMPLS: dict[str, Callable[..., list[np.ndarray]]] = {
     "sort": _sort, "argsort": _argsort, "cholesky": _cholesky,
     "triangular_solve": _triangular_solve, "lu": _lu, "eigh": _eigh, "svd": _svd, "qr": _qr,
+    "eig": _eig,
     "fft": _fft,
 }
 

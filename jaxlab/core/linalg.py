@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from jaxlab.core.primitives import lowerings, primitive
+from jaxlab.core.primitives import complex_lowerings, lowerings, primitive
 from jaxlab.engine import dispatch
 from jaxlab.engine import lazy as lz
 from jaxlab.engine.fusion import Break, Reason
@@ -217,8 +217,43 @@ def _qr(a: Lazy, *, full_matrices: bool = False) -> tuple[Lazy, Lazy]:
     return lz.cast(q, a.dtype), lz.cast(r, a.dtype)
 
 
+eig_p = primitive("eig", multiple_results=True)
+
+# where a routine computes eig (NumPy's LAPACK geev on the cpu device); JAX too computes
+# it on the CPU only. The shape-only device traces it anywhere: the error comes when a
+# program is lowered for a device.
+EIG_PLATFORMS = frozenset({"cpu"})
+
+
+def _eig(a: Any, *, compute_left_eigenvectors: bool = True,
+         compute_right_eigenvectors: bool = True) -> list[Any]:
+    """[w] + [vl] + [vr] (as asked) of general square matrices, all complex: w unordered
+    as LAPACK's geev, vectors as unit columns (largest component real), vl^H a = w vl^H."""
+    from jaxlab.engine import complex as cx
+    from jaxlab.ir.dtypes import complex_dtype
+    if len(a.shape) < 2 or a.shape[-1] != a.shape[-2]:
+        raise ValueError(f"eig needs square matrices in the last two axes, got {a.shape}")
+    complex_input = cx.is_complex(a)
+    if not (complex_input or a.dtype.is_float):
+        raise TypeError(f"eig needs a floating point or complex matrix, got {a.dtype}")
+    if a.device.platform not in EIG_PLATFORMS and not getattr(a.device.backend, "shape_only",
+                                                              False):
+        raise NotImplementedError(
+            "Nonsymmetric eigendecomposition is only implemented on the CPU backend "
+            f"(this array is on {a.device.platform}). If your matrix is symmetric or "
+            "Hermitian, you should use eigh instead.")
+    x = a.pair if complex_input else _working(a)
+    n, batch = a.shape[-1], a.shape[:-2]
+    vectors = int(compute_left_eigenvectors) + int(compute_right_eigenvectors)
+    outputs = [(batch + (n, 2), x.dtype)] + [(batch + (n, n, 2), x.dtype)] * vectors
+    found = run_routine("eig", [x], outputs, left=bool(compute_left_eigenvectors),
+                        right=bool(compute_right_eigenvectors), complex_input=complex_input)
+    out_dtype = complex_dtype(x.dtype)
+    return [cx.from_pair(o, out_dtype) for o in found]
+
+
 lowerings.update({
-    eigh_p: _eigh, svd_p: _svd, qr_p: _qr,
+    eigh_p: _eigh, svd_p: _svd, qr_p: _qr, eig_p: _eig,
     sort_p: _last_axis("sort", None), argsort_p: _last_axis("argsort", DType.int32),
     cholesky_p: _cholesky, triangular_solve_p: _triangular_solve, lu_p: _lu,
 })
@@ -351,33 +386,45 @@ def _diagonal(x: Any) -> Any:
     return diagonal(x)
 
 
-def _jvp_eigh(primals, tangents, *, lower=True):
-    """dw = diag(V^T dA V), dV = V (F * V^T dA V) with F_ij = 1 / (w_j - w_i) off the
-    diagonal: infinite for repeated eigenvalues, as JAX's."""
+def _adjoint(x: Any) -> Any:
+    """x^H: the transpose, conjugated for complex x."""
+    from jaxlab.core.complex_rules import conj_p
+    t = _matrix_t(x)
+    return conj_p.bind(t) if t.jdtype.is_complex else t
+
+
+def _real(x: Any) -> Any:
+    from jaxlab.core.complex_rules import real_p
+    return real_p.bind(x) if x.jdtype.is_complex else x
+
+
+def eigh_tangents(v: Any, w: Any, ta: Any) -> tuple[Any, Any]:
+    """JAX's eigh rule: dw = re diag(V^H dA V), dV = V (F * V^H dA V) with F_ij =
+    1 / (w_j - w_i) off the diagonal: infinite for repeated eigenvalues, as JAX's."""
     from jaxlab.core import rule_ops
+    inner = _adjoint(v) @ ta @ v
+    eye = rule_ops.eye(v.shape[-1], w.jdtype)
+    gaps = 1.0 / (eye + rule_ops.expand_dims(w, -2) - rule_ops.expand_dims(w, -1)) - eye
+    return v @ (gaps * inner), _real(_diagonal(inner))
+
+
+def _jvp_eigh(primals, tangents, *, lower=True):
     (a,), (ta,) = primals, tangents
     v, w = eigh_p.bind(a, lower=lower)
-    inner = _matrix_t(v) @ ta @ v
-    eye = rule_ops.eye(a.shape[-1], w.jdtype)
-    gaps = 1.0 / (eye + rule_ops.expand_dims(w, -2) - rule_ops.expand_dims(w, -1)) - eye
-    return [v, w], [v @ (gaps * inner), _diagonal(inner)]
+    return [v, w], list(eigh_tangents(v, w, ta))
 
 
-def _jvp_svd(primals, tangents, *, full_matrices=True, compute_uv=True):
-    """JAX's rule: ds = diag(U^T dA V); dU, dV from the antisymmetric parts, with the
-    part of dA outside U's (or V's) span for non-square matrices."""
+def svd_tangents(s: Any, u: Any, vt: Any, ta: Any, compute_uv: bool) -> list[Any]:
+    """JAX's svd rule from the reduced factors: ds = re diag(U^H dA V); dU, dV from the
+    antisymmetric parts, with the part of dA outside U's (or V's) span for non-square
+    matrices."""
     from jaxlab.core import rule_ops
-    (a,), (ta,) = primals, tangents
-    m, n = a.shape[-2:]
-    if compute_uv and full_matrices and m != n:
-        raise NotImplementedError("Singular value decomposition JVP not implemented for "
-                                  "full matrices")
-    s, u, vt = svd_p.bind(a, full_matrices=False, compute_uv=True)
-    v = _matrix_t(vt)
-    ds_mat = _matrix_t(u) @ ta @ v
-    ds = _diagonal(ds_mat)
+    m, n = ta.shape[-2:]
+    v = _adjoint(vt)
+    ds_mat = _adjoint(u) @ ta @ v
+    ds = _real(_diagonal(ds_mat))
     if not compute_uv:
-        return [s], [ds]
+        return [ds]
     row = rule_ops.expand_dims(s, -2)                  # s_j along the columns
     col = _matrix_t(row)                               # s_i along the rows
     eye = rule_ops.eye(s.shape[-1], s.jdtype)
@@ -385,35 +432,74 @@ def _jvp_svd(primals, tangents, *, full_matrices=True, compute_uv=True):
     f = 1.0 / (diffs + eye) - eye
     zero = (s == 0).astype(s.dtype)                    # 1 where s is 0, else 0
     s_inv = 1.0 / (s + zero) - zero
-    du_dv_diag = 0.5 * (ds_mat - _matrix_t(ds_mat)) * (rule_ops.expand_dims(s_inv, -1) * eye)
+    du_dv_diag = 0.5 * (ds_mat - _adjoint(ds_mat)) * (rule_ops.expand_dims(s_inv, -1) * eye)
     dss, sds = row * ds_mat, col * ds_mat
-    du = u @ (f * (dss + _matrix_t(dss)) + du_dv_diag)
-    dv = v @ (f * (sds + _matrix_t(sds)))
+    du = u @ (f * (dss + _adjoint(dss)) + du_dv_diag)
+    dv = v @ (f * (sds + _adjoint(sds)))
     if m > n:
         dav = ta @ v
-        du = du + (dav - u @ (_matrix_t(u) @ dav)) / row
+        du = du + (dav - u @ (_adjoint(u) @ dav)) / row
     if n > m:
-        dau = _matrix_t(ta) @ u
+        dau = _adjoint(ta) @ u
         dv = dv + (dau - v @ (vt @ dau)) / row
-    return [s, u, vt], [ds, du, _matrix_t(dv)]
+    return [ds, du, _adjoint(dv)]
+
+
+def _jvp_svd(primals, tangents, *, full_matrices=True, compute_uv=True):
+    (a,), (ta,) = primals, tangents
+    m, n = a.shape[-2:]
+    if compute_uv and full_matrices and m != n:
+        raise NotImplementedError("Singular value decomposition JVP not implemented for "
+                                  "full matrices")
+    s, u, vt = svd_p.bind(a, full_matrices=False, compute_uv=True)
+    return ([s, u, vt] if compute_uv else [s]), svd_tangents(s, u, vt, ta, compute_uv)
+
+
+def check_qr_jvp(shape: tuple, full_matrices: bool) -> None:
+    m, n = shape[-2:]
+    if m < n or (full_matrices and m != n):
+        raise NotImplementedError("Unimplemented case of QR decomposition derivative")
+
+
+def qr_tangents(q: Any, r: Any, da_rinv: Any) -> tuple[Any, Any]:
+    """JAX's rule for m >= n (reduced), given dA R^-1: with C = Q^H dA R^-1 and its
+    strictly lower part L, Omega = L - L^H (+ i im diag C for complex, which keeps R's
+    diagonal real): dQ = Q (Omega - C) + dA R^-1, dR = (C - Omega) R."""
+    from jaxlab.core import rule_ops
+    c = _adjoint(q) @ da_rinv
+    low = rule_ops.triangle(c, -1, lower=True)
+    omega = low - _adjoint(low)
+    if c.jdtype.is_complex:
+        omega = omega + rule_ops.eye(c.shape[-1], c.jdtype) * (c - _real(c).astype(c.dtype))
+    return q @ (omega - c) + da_rinv, (c - omega) @ r
 
 
 def _jvp_qr(primals, tangents, *, full_matrices=False):
-    """JAX's rule for m >= n (reduced): with C = Q^T dA R^-1 and its strictly lower part
-    L, dQ = Q (L - L^T - C) + dA R^-1 and dR = (C - L + L^T) R."""
-    from jaxlab.core import rule_ops
     (a,), (ta,) = primals, tangents
-    m, n = a.shape[-2:]
-    if m < n or (full_matrices and m != n):
-        raise NotImplementedError("Unimplemented case of QR decomposition derivative")
+    check_qr_jvp(a.shape, full_matrices)
     q, r = qr_p.bind(a, full_matrices=full_matrices)
     da_rinv = triangular_solve_p.bind(r, ta, left_side=False, lower=False)
-    c = _matrix_t(q) @ da_rinv
-    low = rule_ops.triangle(c, -1, lower=True)
-    skew = low - _matrix_t(low)
-    return [q, r], [q @ (skew - c) + da_rinv, (c - skew) @ r]
+    return [q, r], list(qr_tangents(q, r, da_rinv))
 
 
-jvp_rules.update({eigh_p: _jvp_eigh, svd_p: _jvp_svd, qr_p: _jvp_qr})
-for _p in (eigh_p, svd_p, qr_p):
+def _jvp_eig(primals, tangents, *, compute_left_eigenvectors=True,
+             compute_right_eigenvectors=True):
+    """Eigenvalues only, as JAX (eigenvector derivatives need assumptions JAX does not
+    check): dw_j = u_j^H dA v_j / u_j^H v_j with the left and right vectors u, v."""
+    if compute_left_eigenvectors or compute_right_eigenvectors:
+        raise NotImplementedError(
+            "The derivatives of eigenvectors are not implemented, only eigenvalues. "
+            "See https://github.com/jax-ml/jax/issues/2748 for discussion.")
+    (a,), (ta,) = primals, tangents
+    w, vl, vr = eig_p.bind(a, compute_left_eigenvectors=True, compute_right_eigenvectors=True)
+    from jaxlab.core.complex_rules import conj_p
+    from jaxlab.core.reductions import reduce_prims
+    left = conj_p.bind(vl)
+    along = lambda x: reduce_prims["reduce_sum"].bind(x, axes=(x.ndim - 2,))  # noqa: E731
+    return [w], [along(left * (ta.astype(vr.dtype) @ vr)) / along(left * vr)]
+
+
+jvp_rules.update({eigh_p: _jvp_eigh, svd_p: _jvp_svd, qr_p: _jvp_qr, eig_p: _jvp_eig})
+for _p in (eigh_p, svd_p, qr_p, eig_p):
     batch_rules[_p] = batch_at_front(_p)
+complex_lowerings[eig_p] = _eig

@@ -139,7 +139,7 @@ def _indent(text: str) -> str:
 
 
 ROUTINES = ("sort", "argsort", "cholesky", "triangular_solve", "lu", "eigh", "svd", "qr",
-            "fft")
+            "fft", "eig")
 
 
 @dataclass(frozen=True)

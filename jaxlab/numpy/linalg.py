@@ -13,6 +13,7 @@ from jaxlab.lax import linalg as lax_linalg
 from jaxlab.lax.linalg import _check_square, _swap_last
 from jaxlab.numpy._util import asarray_, astype_, broadcast_shapes, broadcast_to_, \
     canonical_axes, promote_args, promote_dtypes
+from jaxlab.numpy.complex_functions import conj, real
 from jaxlab.numpy.creation import arange, eye, zeros_like
 from jaxlab.numpy.products import einsum, matmul
 from jaxlab.numpy.reductions import max as amax, min as amin, prod, sum as asum
@@ -43,7 +44,7 @@ def _square_inexact(a: Any, name: str) -> Array:
 def cholesky(a: Any, *, upper: bool = False, symmetrize_input: bool = True) -> Array:
     (x,) = _inexact(a)
     lower = lax_linalg.cholesky(x, symmetrize_input=symmetrize_input)
-    return _swap_last(lower) if upper else lower
+    return conj(_swap_last(lower)) if upper else lower   # U = L^H
 
 
 def _permute_rows(perm: Array, b: Array) -> Array:
@@ -139,7 +140,16 @@ def _from_lu(name: str, of: Callable, tangent: Callable) -> custom_jvp:
 
 
 _det = _from_lu("det", _det_of, multiply)
-_slogdet = _from_lu("slogdet", _slogdet_of, lambda out, tr: (zeros_like(out[0]), tr))
+def _slogdet_tangent(out: tuple[Array, Array], trace: Array) -> tuple[Array, Array]:
+    """d log|det| = re tr(A^-1 dA); a complex sign turns by i im tr(A^-1 dA) (as JAX)."""
+    sign_, _ = out
+    if not trace.jdtype.is_complex:
+        return zeros_like(sign_), trace
+    turn = subtract(trace, astype_(real(trace), trace.jdtype))
+    return multiply(turn, sign_), real(trace)
+
+
+_slogdet = _from_lu("slogdet", _slogdet_of, _slogdet_tangent)
 
 
 def det(a: Any) -> Array:
@@ -246,9 +256,9 @@ from jaxlab.numpy.linalg_products import (linalg_cross as cross,  # noqa: E402,F
                                           matrix_transpose, multi_dot, outer, tensordot,
                                           vecdot, vector_norm)
 
-from jaxlab.numpy.linalg_decompositions import (EighResult, QRResult, SVDResult,  # noqa: E402,F401
-                                                eigh, eigvalsh, lstsq, matrix_rank, pinv, qr,
-                                                svd, svdvals)
+from jaxlab.numpy.linalg_decompositions import (EigResult, EighResult, QRResult,  # noqa: E402,F401
+                                                SVDResult, eig, eigh, eigvals, eigvalsh,
+                                                lstsq, matrix_rank, pinv, qr, svd, svdvals)
 from jaxlab.numpy import linalg_decompositions as _decompositions  # noqa: E402
 
 __all__ += _decompositions.__all__

@@ -8,9 +8,10 @@ import numpy as np
 
 from jaxlab.array import Array
 from jaxlab.core.custom_derivatives import custom_jvp
-from jaxlab.ir.dtypes import DType
+from jaxlab.ir.dtypes import DType, to_inexact
 from jaxlab.lax import linalg as lax_linalg
 from jaxlab.numpy._util import asarray_, astype_, promote_dtypes
+from jaxlab.numpy.complex_functions import conj, real
 from jaxlab.numpy.creation import zeros
 from jaxlab.numpy.dtype_functions import finfo
 from jaxlab.numpy.products import matmul
@@ -18,8 +19,13 @@ from jaxlab.numpy.reductions import any as any_, max as amax, sum as asum
 from jaxlab.numpy.shape_ops import expand_dims, swapaxes
 from jaxlab.numpy.ufuncs import greater, greater_equal, logical_and, not_equal, where
 
-__all__ = ["eigh", "eigvalsh", "svd", "svdvals", "qr", "lstsq", "pinv", "matrix_rank",
-           "EighResult", "SVDResult", "QRResult"]
+__all__ = ["eig", "eigvals", "eigh", "eigvalsh", "svd", "svdvals", "qr", "lstsq", "pinv",
+           "matrix_rank", "EigResult", "EighResult", "SVDResult", "QRResult"]
+
+
+class EigResult(NamedTuple):
+    eigenvalues: Array
+    eigenvectors: Array
 
 
 class EighResult(NamedTuple):
@@ -39,12 +45,27 @@ class QRResult(NamedTuple):
 
 
 def _inexact(a: Any) -> Array:
-    dt = promote_dtypes(a)
-    return asarray_(a, dt if dt.is_float else DType.float32)
+    return asarray_(a, to_inexact(promote_dtypes(a)))
 
 
 def _mT(x: Array) -> Array:
     return swapaxes(x, -1, -2)
+
+
+def _mH(x: Array) -> Array:
+    return conj(swapaxes(x, -1, -2))
+
+
+def eig(a: Any) -> EigResult:
+    """Eigenvalues and right eigenvectors (unit columns) of general square matrices, both
+    complex; on the cpu device only, as JAX computes them on the CPU only."""
+    w, v = lax_linalg.eig(_inexact(a), compute_left_eigenvectors=False)
+    return EigResult(w, v)
+
+
+def eigvals(a: Any) -> Array:
+    return lax_linalg.eig(_inexact(a), compute_left_eigenvectors=False,
+                          compute_right_eigenvectors=False)[0]
 
 
 _UPLO = {None: True, "L": True, "U": False}
@@ -81,10 +102,14 @@ _QR_MODES = {"reduced": False, "complete": True, "r": False}
 
 
 def qr(a: Any, mode: str = "reduced") -> Any:
-    """QRResult(Q, R) (mode 'reduced' or 'complete'), or R alone (mode 'r')."""
+    """QRResult(Q, R) (mode 'reduced' or 'complete'), R alone (mode 'r'), or LAPACK's
+    geqrf output as NumPy gives it (mode 'raw': (h, tau), h transposed)."""
+    if mode == "raw":
+        from jaxlab.lax.linalg_complex import householder_qr
+        packed, taus, _ = householder_qr(_inexact(a))
+        return QRResult(_mT(packed), taus)
     if mode not in _QR_MODES:
-        raise ValueError(f"Unsupported QR decomposition mode '{mode}'" +
-                         ("; 'raw' is not supported here" if mode == "raw" else ""))
+        raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
     q, r = lax_linalg.qr(_inexact(a), full_matrices=_QR_MODES[mode])
     return r if mode == "r" else QRResult(q, r)
 
@@ -93,8 +118,7 @@ def lstsq(a: Any, b: Any, rcond: float | None = None, *,
           numpy_resid: bool = False) -> tuple[Array, Array, Array, Array]:
     """(x, resid, rank, s): x minimises |a x - b| through the SVD, singular values
     below rcond * the largest treated as zero (as JAX: 2-D a only)."""
-    dt = promote_dtypes(a, b)
-    dt = dt if dt.is_float else DType.float32
+    dt = to_inexact(promote_dtypes(a, b))
     a, b = asarray_(a, dt), asarray_(b, dt)
     if a.ndim != 2:
         raise TypeError(f"{a.ndim}-dimensional array given. Array must be two-dimensional")
@@ -112,9 +136,9 @@ def lstsq(a: Any, b: Any, rcond: float | None = None, *,
     kept = logical_and(greater(s, 0), greater_equal(s, cut * s[0]))
     rank = asum(astype_(kept, DType.int32))
     s_inv = where(kept, 1 / where(kept, s, 1), 0)
-    x = matmul(_mT(vt), expand_dims(s_inv, -1) * matmul(_mT(u), rhs))
+    x = matmul(_mH(vt), expand_dims(s_inv, -1) * matmul(_mH(u), rhs))
     residual = rhs - matmul(a, x)
-    resid = asum(residual * residual, axis=0)
+    resid = asum(real(residual * conj(residual)), axis=0)
     if numpy_resid and (int(rank) < n or m <= n):
         resid = zeros((0,), a.jdtype)
     return (x[:, 0] if vector else x), resid, rank, s
@@ -125,7 +149,7 @@ def _pinv(a: Array, rtol: Array) -> Array:
     u, s, vh = lax_linalg.svd(a, full_matrices=False)
     cutoff = expand_dims(rtol, -1) * amax(s, axis=-1, keepdims=True)
     kept = where(greater(s, cutoff), s, np.inf)
-    return matmul(_mT(vh), _mT(u) / expand_dims(kept, -1))
+    return matmul(_mH(vh), _mH(u) / expand_dims(kept, -1))
 
 
 @_pinv.defjvp
@@ -133,8 +157,8 @@ def _pinv_jvp(primals: tuple, tangents: tuple) -> tuple[Array, Array]:
     """The pseudo-inverse's derivative (Golub and Pereyra), as JAX differentiates it."""
     (a, rtol), (da, _) = primals, tangents
     p = _pinv(a, rtol)
-    s = matmul(matmul(p, _mT(p)), _mT(da))
-    t = matmul(matmul(_mT(da), _mT(p)), p)
+    s = matmul(matmul(p, _mH(p)), _mH(da))
+    t = matmul(matmul(_mH(da), _mH(p)), p)
     dp = -matmul(matmul(p, da), p) + s - matmul(matmul(s, a), p) + t - matmul(matmul(p, a), t)
     return p, dp
 
@@ -150,7 +174,7 @@ def pinv(a: Any, rtol: Any = None, hermitian: bool = False) -> Array:
         return zeros(x.shape[:-2] + (n, m), x.jdtype)
     if rtol is None:
         rtol = 10.0 * max(m, n) * float(finfo(x.jdtype).eps)
-    return _pinv(x, asarray_(rtol, x.jdtype))
+    return _pinv(x, asarray_(rtol, x.jdtype.real_dtype))
 
 
 def matrix_rank(M: Any, rtol: Any = None, *, tol: Any = None,

@@ -9,12 +9,13 @@ from jaxlab import numpy as jnp
 from jaxlab.array import Array
 from jaxlab.lax import linalg as lax_linalg
 from jaxlab.numpy.linalg import det, inv, solve  # noqa: F401
-from jaxlab.scipy.special import float_args
 
 __all__ = ["solve_triangular", "cholesky", "cho_factor", "cho_solve", "lu", "lu_factor",
            "lu_solve", "solve", "inv", "det", "eigh", "svd", "qr", "expm"]
 
-_TRANSPOSED = {0: False, "N": False, 1: True, "T": True, 2: True, "C": True}
+# trans -> (transpose_a, conjugate_a)
+_TRANS = {0: (False, False), "N": (False, False), 1: (True, False), "T": (True, False),
+          2: (True, True), "C": (True, True)}
 
 
 def solve_triangular(a: Any, b: Any, trans: Any = 0, lower: bool = False,
@@ -22,20 +23,28 @@ def solve_triangular(a: Any, b: Any, trans: Any = 0, lower: bool = False,
                      debug: Any = None, check_finite: bool = True) -> Array:
     """x with op(a) x = b, a triangular; b is (n,) or (n, k)."""
     a, b = _same_float(a, b)
-    if trans not in _TRANSPOSED:
+    if trans not in _TRANS:
         raise ValueError(f"solve_triangular: trans must be 0, 1, 2, 'N', 'T' or 'C', got {trans!r}")
     vector = b.ndim == a.ndim - 1
     rhs = jnp.expand_dims(b, -1) if vector else b
+    transpose_a, conjugate_a = _TRANS[trans]
     out = lax_linalg.triangular_solve(a, rhs, left_side=True, lower=lower,
-                                      transpose_a=_TRANSPOSED[trans],
+                                      transpose_a=transpose_a, conjugate_a=conjugate_a,
                                       unit_diagonal=unit_diagonal)
     return jnp.squeeze(out, -1) if vector else out
 
 
+def _inexact_args(*xs: Any) -> list[Array]:
+    """Each argument in its own inexact dtype (integers and bools as float32)."""
+    arrays = [jnp.asarray(x) for x in xs]
+    return [x if jnp.issubdtype(x.dtype, jnp.inexact) else x.astype(jnp.float32)
+            for x in arrays]
+
+
 def _same_float(a: Any, b: Any) -> tuple[Array, Array]:
-    """a and b in their promoted float dtype, each keeping its own shape."""
+    """a and b in their promoted inexact dtype, each keeping its own shape."""
     dtype = jnp.result_type(a, b)
-    if not jnp.issubdtype(dtype, jnp.floating):
+    if not jnp.issubdtype(dtype, jnp.inexact):
         dtype = jnp.float32
     return jnp.asarray(a, dtype), jnp.asarray(b, dtype)
 
@@ -52,15 +61,15 @@ def cho_factor(a: Any, lower: bool = False, overwrite_a: bool = False,
 
 def cho_solve(c_and_lower: tuple, b: Any, overwrite_b: bool = False,
               check_finite: bool = True) -> Array:
-    """x with a x = b from cho_factor(a): two triangular solves."""
+    """x with a x = b from cho_factor(a): two triangular solves (a = L L^H = U^H U)."""
     c, lower = c_and_lower
-    y = solve_triangular(c, b, trans=0 if lower else 1, lower=lower)
-    return solve_triangular(c, y, trans=1 if lower else 0, lower=lower)
+    y = solve_triangular(c, b, trans=0 if lower else "C", lower=lower)
+    return solve_triangular(c, y, trans="C" if lower else 0, lower=lower)
 
 
 def lu_factor(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> tuple:
     """(lu, piv): L (unit, below the diagonal) and U packed, and LAPACK's row swaps."""
-    (a,) = float_args(a)
+    (a,) = _inexact_args(a)
     packed, pivots, _ = lax_linalg.lu(a)
     return packed, pivots
 
@@ -78,7 +87,7 @@ def _permutation(pivots: Array, m: int) -> Array:
 
 def lu_solve(lu_and_piv: tuple, b: Any, trans: int = 0, overwrite_b: bool = False,
              check_finite: bool = True) -> Array:
-    """x with a x = b (trans 0) or a^T x = b (trans 1, 2) from lu_factor(a): with
+    """x with a x = b (trans 0), a^T x = b (trans 1) or a^H x = b (trans 2) from lu_factor(a): with
     P a = L U, two triangular solves and the permutation. b is (..., n) or (..., n, k)."""
     if trans not in (0, 1, 2):
         raise ValueError(f"lu_solve: trans must be 0, 1 or 2, got {trans!r}")
@@ -93,10 +102,12 @@ def lu_solve(lu_and_piv: tuple, b: Any, trans: int = 0, overwrite_b: bool = Fals
                                         left_side=True, lower=True, unit_diagonal=True)
         x = lax_linalg.triangular_solve(packed, y, left_side=True, lower=False)
     else:   # a^T = U^T L^T P: solve with U^T, then L^T, then undo the permutation
+        conjugate = trans == 2   # a^H: the same with conjugates
         y = lax_linalg.triangular_solve(packed, rhs, left_side=True, lower=False,
-                                        transpose_a=True)
+                                        transpose_a=True, conjugate_a=conjugate)
         z = lax_linalg.triangular_solve(packed, y, left_side=True, lower=True,
-                                        transpose_a=True, unit_diagonal=True)
+                                        transpose_a=True, conjugate_a=conjugate,
+                                        unit_diagonal=True)
         x = jnp.take_along_axis(z, jnp.expand_dims(jnp.argsort(perm, axis=-1), -1), axis=-2)
     return jnp.squeeze(x, -1) if vector else x
 
@@ -104,7 +115,7 @@ def lu_solve(lu_and_piv: tuple, b: Any, trans: int = 0, overwrite_b: bool = Fals
 def lu(a: Any, permute_l: bool = False, overwrite_a: bool = False,
        check_finite: bool = True) -> tuple:
     """(p, l, u) with a = p @ l @ u; with permute_l, (p @ l, u)."""
-    (a,) = float_args(a)
+    (a,) = _inexact_args(a)
     packed, _, perm = lax_linalg.lu(a)
     m, n = a.shape[-2:]
     k = min(m, n)
@@ -114,15 +125,51 @@ def lu(a: Any, permute_l: bool = False, overwrite_a: bool = False,
     return (p @ l_part, u_part) if permute_l else (p, l_part, u_part)
 
 
+# the generalized problem's type -> (C from A and B = L L^H, x from C's eigenvectors y):
+# 1: a x = w b x, C = L^-1 A L^-H, x = L^-H y;  2: a b x = w x, C = L^H A L, x = L^-H y;
+# 3: b a x = w x, C = L^H A L, x = L y  (x normalised as SciPy: x^H b x = I, for 3 x^H b^-1 x = I)
+_GENERALIZED = {1: "inverse", 2: "product", 3: "product"}
+
+
 def eigh(a: Any, b: Any = None, lower: bool = True, eigvals_only: bool = False,
          overwrite_a: bool = False, overwrite_b: bool = False, turbo: bool = True,
          eigvals: Any = None, type: int = 1, check_finite: bool = True) -> Any:
-    """(w, v) of a symmetric matrix (the standard problem only: b must be None)."""
-    if b is not None:
-        raise NotImplementedError("eigh: only the standard eigenproblem (b=None) is supported")
-    (a,) = float_args(a)
-    v, w = lax_linalg.eigh(a, lower=lower, symmetrize_input=False)
-    return w if eigvals_only else (w, v)
+    """(w, v) of a Hermitian matrix, or of the generalized problem with b Hermitian positive
+    definite (JAX refuses b; this follows SciPy), reduced to a standard one through b's
+    Cholesky factor. Only the `lower` (else upper) triangles are read."""
+    if eigvals is not None:
+        raise NotImplementedError("eigh: eigvals (a subset) is not supported; "
+                                  "see jax.lax.linalg.eigh's subset_by_index")
+    if b is None:
+        (a,) = _inexact_args(a)
+        v, w = lax_linalg.eigh(a, lower=lower, symmetrize_input=False)
+        return w if eigvals_only else (w, v)
+    if type not in _GENERALIZED:
+        raise ValueError(f"eigh: type must be 1, 2 or 3, got {type!r}")
+    a, b = _same_float(a, b)
+    if b.shape != a.shape:
+        raise ValueError(f"eigh: a {a.shape} and b {b.shape} must have the same shape")
+    low = lax_linalg.cholesky(_from_triangle(b, lower), symmetrize_input=False)
+    a = _from_triangle(a, lower)
+    solve = lambda x, **kw: lax_linalg.triangular_solve(  # noqa: E731
+        low, x, left_side=True, lower=True, **kw)
+    if _GENERALIZED[type] == "inverse":   # L^-1 A L^-H = L^-1 (L^-1 A^H)^H
+        c = solve(jnp.conj(jnp.swapaxes(solve(jnp.conj(jnp.swapaxes(a, -1, -2))), -1, -2)))
+    else:
+        c = jnp.conj(jnp.swapaxes(low, -1, -2)) @ a @ low
+    y, w = lax_linalg.eigh(c)
+    if eigvals_only:
+        return w
+    x = low @ y if type == 3 else solve(y, transpose_a=True, conjugate_a=True)
+    return w, x
+
+
+def _from_triangle(x: Array, lower: bool) -> Array:
+    """The Hermitian matrix one triangle of x spells."""
+    part = jnp.tril(x, -1) if lower else jnp.triu(x, 1)
+    diagonal = jnp.real(jnp.diagonal(x, axis1=-2, axis2=-1)).astype(x.dtype)
+    return part + jnp.conj(jnp.swapaxes(part, -1, -2)) + diagonal[..., None] * jnp.eye(
+        x.shape[-1], dtype=x.dtype)
 
 
 def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True,
@@ -141,7 +188,7 @@ def qr(a: Any, overwrite_a: bool = False, lwork: Any = None, mode: str = "full",
         raise NotImplementedError("qr: pivoting is not supported")
     if mode not in _SCIPY_QR_MODES:
         raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
-    (a,) = float_args(a)
+    (a,) = _inexact_args(a)
     q, r = lax_linalg.qr(a, full_matrices=mode != "economic")
     return (r,) if mode == "r" else (q, r)
 
@@ -180,7 +227,7 @@ def expm(A: Any, *, upper_triangular: bool = False, max_squarings: int = 16) -> 
     of A / 2^s, squared s times, s from A's 1-norm (at most max_squarings). The
     squarings past s are skipped with a select, so the program has no data-dependent
     shape and differentiates as written."""
-    (a,) = float_args(A)
+    (a,) = _inexact_args(A)
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         raise ValueError(f"expm needs square matrices in the last two axes, got shape {a.shape}")
     degree, theta, b = _PADE[8 if a.dtype.itemsize == 8 else 4]

@@ -2,6 +2,7 @@
 
     python -m benchmarks.run                       # every workload, every device
     python -m benchmarks.run --workloads W4,W7 --devices cpu
+    python -m benchmarks.run --workloads W1,W3 --dtype float64 --out benchmarks/RESULTS-x64.md
 
 Prints a table and writes benchmarks/RESULTS.md. Ratios are peer time /
 jaxlab time (above 1: jaxlab is faster). Every result is checked against
@@ -10,6 +11,7 @@ NumPy before it is timed; compile time is never mixed into a warm figure.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import json
 import platform
@@ -113,6 +115,23 @@ def run_workload(w: Workload, libs: list[Lib], size: str) -> dict[str, dict]:
         rows[lib.label] = {"seconds": warm, "compile_s": max(first - warm, 0.0),
                            "figure": w.work(inputs) / warm}
     return rows
+
+
+_WIDER = {np.dtype(np.float32): np.float64, np.dtype(np.complex64): np.complex128}
+
+
+def _widened(tree: Any) -> Any:
+    """Every float32 (complex64) array of a tree of inputs as float64 (complex128)."""
+    if isinstance(tree, np.ndarray):
+        return tree.astype(_WIDER.get(tree.dtype, tree.dtype))
+    if isinstance(tree, (tuple, list)):
+        return type(tree)(_widened(t) for t in tree)
+    return tree
+
+
+def in_float64(w: Workload) -> Workload:
+    """The workload on float64 (complex128) inputs; x64 must be on in every library."""
+    return dataclasses.replace(w, inputs=lambda s: _widened(w.inputs(s)))
 
 
 def _device_ctx(lib: Lib):
@@ -297,9 +316,17 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--workloads", default="W1,W2,W3,W4,W5,W6,W7,W8,W9")
     ap.add_argument("--devices", default=None, help="jaxlab devices (default: all)")
     ap.add_argument("--size", default="cpu", choices=["cpu", "gpu"])
+    ap.add_argument("--dtype", default="float32", choices=["float32", "float64"],
+                    help="float64: the workloads' float inputs widened, x64 on everywhere")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "RESULTS.md"))
     args = ap.parse_args(argv)
     import jaxlab
+    wide = args.dtype == "float64"
+    if wide:
+        jaxlab.config.update("jax_enable_x64", True)
+        if _jax_lib() is not None:
+            import jax
+            jax.config.update("jax_enable_x64", True)
     devices = args.devices.split(",") if args.devices else [d.platform for d in jaxlab.devices()]
     libs = _jaxlab_libs(devices) + [_numpy_lib()] + ([_jax_lib()] if _jax_lib() else [])
     results: dict[str, Any] = {}
@@ -309,18 +336,21 @@ def main(argv: list[str] | None = None) -> None:
         if name == "W7":
             results["W7"] = w7_latency(libs)
         else:
-            results[name] = run_workload(WORKLOADS[name], libs, args.size)
-        if name == "W3":   # right after W3: the same conditions on a shared machine
+            w = WORKLOADS[name]
+            results[name] = run_workload(in_float64(w) if wide else w, libs, args.size)
+        if name == "W3" and not wide:   # right after W3 (a float32 peak): the same conditions
             wasm_peak = wasm_fma_peak_gflops()
         print(f"{name} done", file=sys.stderr)
-    for name, row in _jaxjs_rows(names, args.size).items():
+    for name, row in ({} if wide else _jaxjs_rows(names, args.size)).items():   # (float32 only)
         results[name]["jax-js[wasm]"] = row
-    w3_single = numpy_single_thread_matmul(1024) if "W3" in names and args.size == "cpu" else None
+    w3_single = numpy_single_thread_matmul(1024) \
+        if "W3" in names and args.size == "cpu" and not wide else None   # (a float32 figure)
     header = [f"# Benchmark results\n",
               f"Command: `python -m benchmarks.run {' '.join(argv or sys.argv[1:])}`  ",
               f"Machine: {platform.platform()}, {os.cpu_count()} CPUs  ",
               "Versions: " + ", ".join(f"{k} {v}" for k, v in _versions().items()) + "  ",
               f"Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}  ",
+              f"Inputs: {args.dtype}" + (" (float32/complex64 inputs widened, x64 on)" if wide else "") + "  ",
               "Ratios are peer time / jaxlab time, measured in this one run "
               f"(median of {REPEATS} warm runs).\n"]
     text = "\n".join(header + _format(results, w3_single, wasm_peak)) + "\n"

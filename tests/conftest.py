@@ -24,6 +24,13 @@ def backend(request):
         yield request.param
 
 
+def computes(platform: str, dtype) -> bool:
+    """Whether the device `platform` computes `dtype` (others refuse it with a TypeError)."""
+    from jaxlab.ir.dtypes import uncanonical
+    device = next(d for d in jaxlab.devices() if d.platform == platform)
+    return uncanonical(dtype) in device.backend.dtypes
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)

@@ -135,7 +135,7 @@ def test_jit_vmap_and_jaxpr(backend):
     np.testing.assert_allclose(np.asarray(jaxlab.jit(f)(z)), np.asarray(f(z)), rtol=1e-6)
     np.testing.assert_allclose(np.asarray(jaxlab.vmap(f)(z)), np.asarray(f(z)), rtol=1e-6)
     assert "acosh" in str(jaxlab.make_jaxpr(f)(z))
-    big = np.array([1 + 50j, 0.3 - 0.2j], np.complex64)   # sin / cos overflow at 1 + 100j
+    big = np.array([1 + 100j, 0.3 - 0.2j], np.complex64)   # sin / cos overflow: inf / inf
     np.testing.assert_allclose(np.asarray(jaxlab.lax.tan(jnp.asarray(big))),
                                _numpy("tan", big), rtol=2e-6)
 

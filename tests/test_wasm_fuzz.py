@@ -21,7 +21,8 @@ from jaxlab.ir.kernel import Kernel, Reduction, acc_variable  # noqa: E402
 from tests.test_wasm_codegen import run_cpu, run_wasm  # noqa: E402
 
 I32, U32, F32, F16, BOOL = DType.int32, DType.uint32, DType.float32, DType.float16, DType.bool
-SLOTS = {F32: 0, I32: 1, U32: 2, BOOL: 3, F16: 4}
+F64, I64, U64 = DType.float64, DType.int64, DType.uint64
+SLOTS = {F32: 0, I32: 1, U32: 2, BOOL: 3, F16: 4, F64: 5, I64: 6, U64: 7}
 N_IN = 60   # elements per input buffer
 BACKENDS: dict[int, WasmBackend] = {}
 
@@ -51,8 +52,8 @@ BINARY = {F32: [AluOp.Add, AluOp.Sub, AluOp.Mul, AluOp.Div, AluOp.Max, AluOp.Min
           I32: [AluOp.Add, AluOp.Sub, AluOp.Mul, AluOp.Idiv, AluOp.Mod, AluOp.Max, AluOp.Min,
                 AluOp.And, AluOp.Or, AluOp.Xor, AluOp.Shl, AluOp.Shr],
           BOOL: [AluOp.And, AluOp.Or, AluOp.Xor, AluOp.Add, AluOp.Mul, AluOp.Max, AluOp.Min]}
-BINARY[U32] = BINARY[I32]
-BINARY[F16] = BINARY[F32]
+BINARY[U32] = BINARY[I64] = BINARY[U64] = BINARY[I32]
+BINARY[F16] = BINARY[F64] = BINARY[F32]
 UNARY = [AluOp.Sqrt, AluOp.Floor, AluOp.Ceil, AluOp.Reciprocal, AluOp.Exp, AluOp.Sin]
 
 
@@ -66,7 +67,10 @@ def expr(draw, dtype: DType, out: AluExp, red: AluExp | None, last: int, depth: 
                       F16: st.sampled_from([0.0, -1.5, 0.1, 60000.0, float("inf")]),
                       I32: st.sampled_from([0, 1, -1, 3, -7, 2 ** 31 - 1]),
                       U32: st.sampled_from([0, 1, 3, 2 ** 32 - 1]),
-                      BOOL: st.booleans()}[dtype])
+                      BOOL: st.booleans(),
+                      F64: st.sampled_from([0.0, -1.5, 1e300, float("-inf"), float("nan")]),
+                      I64: st.sampled_from([0, -1, 3, -7, 2 ** 40, -(2 ** 63)]),
+                      U64: st.sampled_from([0, 1, 2 ** 63 + 5, 2 ** 64 - 1])}[dtype])
         return AluExp.const(value, dtype)
     sub = lambda d: expr(d, out, red, last, depth - 1)  # noqa: E731
     if choice in (2, 3, 4):
@@ -93,6 +97,10 @@ INPUTS = [np.random.default_rng(5).standard_normal(N_IN).astype(np.float32) * 3,
           np.random.default_rng(8).integers(0, 2, N_IN).astype(bool)]
 INPUTS.append((INPUTS[0] * 7).astype(np.float16))
 INPUTS[0][::7] = np.nan
+INPUTS += [np.random.default_rng(9).standard_normal(N_IN) * 1e3,
+           np.random.default_rng(10).integers(-2 ** 62, 2 ** 62, N_IN),
+           np.random.default_rng(11).integers(0, 2 ** 64, N_IN, dtype=np.uint64)]
+INPUTS[5][::5] = np.nan
 
 
 def _compare(kernel: Kernel, threads: int = 1) -> None:
@@ -100,6 +108,8 @@ def _compare(kernel: Kernel, threads: int = 1) -> None:
     want = run_cpu(kernel, *INPUTS)
     if want.dtype == np.float16:   # exp and sin may round to the other neighbour
         np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3, equal_nan=True)
+    elif want.dtype == np.float64:   # the math functions are within 2 ulp of NumPy's
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12, equal_nan=True)
     elif want.dtype.kind == "f":
         np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-5, equal_nan=True)
     else:
@@ -108,7 +118,7 @@ def _compare(kernel: Kernel, threads: int = 1) -> None:
 
 SHAPES = st.sampled_from([(1,), (3,), (8,), (13,), (4, 5), (6, 8), (3, 12), (2, 3, 7),
                           (13, 12), (14, 9), (2, 13, 8)])
-DTYPES = st.sampled_from([F32, I32, U32, BOOL, F16])
+DTYPES = st.sampled_from([F32, I32, U32, BOOL, F16, F64, I64, U64])
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
@@ -120,7 +130,8 @@ def test_random_elementwise_kernels(data, shape, dtype, threads) -> None:
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
-@given(st.data(), SHAPES, st.sampled_from([1, 3, 4, 9, 20, 33]), st.sampled_from([F32, I32, BOOL, F16]),
+@given(st.data(), SHAPES, st.sampled_from([1, 3, 4, 9, 20, 33]),
+       st.sampled_from([F32, I32, BOOL, F16, F64, I64, U64]),
        st.sampled_from([AluOp.Add, AluOp.Max, AluOp.Min]), st.sampled_from([1, 3]))
 def test_random_reduction_kernels(data, shape, steps, dtype, op, threads) -> None:
     n = int(np.prod(shape))
@@ -135,7 +146,7 @@ def test_random_reduction_kernels(data, shape, steps, dtype, op, threads) -> Non
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.integers(1, 20), st.integers(1, 19), st.integers(1, 13), st.booleans(), st.booleans(),
-       st.sampled_from([F32, I32]), st.sampled_from([AluOp.Add, AluOp.Max]),
+       st.sampled_from([F32, I32, F64, I64]), st.sampled_from([AluOp.Add, AluOp.Max]),
        st.sampled_from(["mul", "add", "where"]), st.sampled_from([1, 3]))
 def test_random_matmul_like_kernels(m, n, k, a_t, b_t, dtype, op, combine, threads) -> None:
     """a[row, ridx] (x) b[ridx, col], either operand stored transposed: register tiles,
@@ -150,8 +161,9 @@ def test_random_matmul_like_kernels(m, n, k, a_t, b_t, dtype, op, combine, threa
                   reduction=Reduction(op, k, acc_variable(dtype)), reduce_shape=(k,))
     arrays = [np.resize(x, 400) for x in INPUTS]
     got, want = run_wasm(_backend(threads), kern, *arrays), run_cpu(kern, *arrays)
-    if dtype is F32:
-        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, equal_nan=True)
+    if dtype.is_float:
+        tol = 1e-4 if dtype is F32 else 1e-12
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol, equal_nan=True)
     else:
         np.testing.assert_array_equal(got, want)
 

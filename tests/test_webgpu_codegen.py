@@ -1,4 +1,5 @@
 """WGSL text of small kernels, generated without a device."""
+import dataclasses
 import re
 
 import numpy as np
@@ -202,6 +203,11 @@ def test_tiles_fill_a_large_gpu():
     assert cpu.tile.m <= 64 and cpu.tile.split == 1
     ints = tune(matmul(256, 784, 512, dtype=I32), LANG, GPU)
     assert ints.tile.split == 1    # partial sums are float32 only
+    # partial sums past the largest buffer: no split, chosen or asked for
+    small = dataclasses.replace(GPU, max_buffer_bytes=4 * 256 * 512)
+    assert tune(matmul(256, 784, 512), LANG, small).tile.split == 1
+    with pytest.raises(ValueError, match="tile"):
+        tune(matmul(256, 784, 512), LANG, small, {"tile": (64, 64, 16, 4, 4, 2, True)})
 
 
 def test_split_k_plan_adds_partials_in_a_second_pass():

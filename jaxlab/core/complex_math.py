@@ -227,10 +227,10 @@ def times_minus_i(fn: Callable[[Real, Real], Complex]) -> Callable[[Real, Real],
 # --- the functions: (re, im) -> (re, im) ------------------------------------------------
 
 def c_exp(a: Real, b: Real) -> Complex:
-    e = exp(a)
+    half = half_exp(a)   # e^a cos b is finite for some a where e^a is not
     return special_cases(
-        (e * cos(b), e * sin(b)),
-        (b.eq(0.0), (e, b)),
+        (half * cos(b) * 2.0, half * sin(b) * 2.0),
+        (b.eq(0.0), (exp(a), b)),
         ((a.eq(INF)) & ~isfinite(b), (INF, NAN)),
         ((a.eq(-INF)) & ~isfinite(b), (0.0, 0.0)))
 

@@ -32,6 +32,7 @@ class DType(enum.Enum):
     float32 = "float32"
     float64 = "float64"
     complex64 = "complex64"   # stored as interleaved float32 pairs (engine/complex.py)
+    complex128 = "complex128"   # float64 pairs
 
     # Members are singletons compared by identity, so the identity hash is consistent
     # with equality and runs in C (Enum's own hashes the name in Python): dispatch
@@ -107,15 +108,15 @@ _SHORT = {d.value: "bool" if d is DType.bool else
           ("bf16" if d is DType.bfloat16 else d.value[0] + str(8 * _NUMPY[d.value].itemsize))
           for d in DType}
 # complex dtype -> the real dtype of its parts (kernels only ever see the parts)
-_COMPLEX_PARTS = {DType.complex64: DType.float32}
+_COMPLEX_PARTS = {DType.complex64: DType.float32, DType.complex128: DType.float64}
 _COMPLEX_OF = {real: c for c, real in _COMPLEX_PARTS.items()}
 
 
 def complex_dtype(real: DType) -> DType:
-    """The complex dtype whose parts are `real` (float16 and integers go to complex64)."""
+    """The complex dtype whose parts are `real` (float16 and integers go to complex64,
+    float64 to complex128)."""
     return _COMPLEX_OF.get(real, DType.complex64) if not real.is_complex else real
 _BY_NAME = {d.value: d for d in DType}
-_BY_NAME["complex128"] = DType.complex64   # complex128 is not stored yet: complex64
 _BOUNDS = {d.value: (0, 1) if d is DType.bool else
            (int(np.iinfo(_NUMPY[d.value]).min), int(np.iinfo(_NUMPY[d.value]).max))
            for d in DType if d.is_bool or d.is_int}
@@ -123,7 +124,7 @@ _BOUNDS = {d.value: (0, 1) if d is DType.bool else
 # --- x64 --------------------------------------------------------------------------------
 # without x64, each 64-bit type is stored as its 32-bit twin
 _NARROWED_X64 = {DType.int64: DType.int32, DType.uint64: DType.uint32,
-                 DType.float64: DType.float32}
+                 DType.float64: DType.float32, DType.complex128: DType.complex64}
 BITS_64 = frozenset(_NARROWED_X64)
 
 
@@ -168,14 +169,14 @@ def to_dtype(d, where: str | None = "jaxlab") -> DType:
     wanted = d if isinstance(d, DType) else uncanonical(d)
     stored = canonical(wanted)
     name = wanted.value if isinstance(d, DType) else _name(d)
-    if name != stored.value and where is not None:   # complex128 too: never stored
+    if name != stored.value and where is not None:
         warnings.warn(_X64_WARNING.format(name=name, where=where, short=stored.value),
                       UserWarning, stacklevel=_stacklevel_outside_jaxlab())
     return stored
 
 
 _PYTHON_TYPES = {float: DType.float64, int: DType.int64, bool: DType.bool,
-                 complex: DType.complex64}
+                 complex: DType.complex128}
 
 
 def _name(d) -> str | None:
@@ -229,7 +230,8 @@ _LATTICE: dict = {
     _D.int8: [_D.int16], _D.int16: [_D.int32], _D.int32: [_D.int64], _D.int64: [Weak.float],
     Weak.float: [_D.bfloat16, _D.float16, Weak.complex],
     _D.bfloat16: [_D.float32], _D.float16: [_D.float32], _D.float32: [_D.float64, _D.complex64],
-    _D.float64: [_D.complex64], Weak.complex: [_D.complex64], _D.complex64: [],
+    _D.float64: [_D.complex128], Weak.complex: [_D.complex64], _D.complex64: [_D.complex128],
+    _D.complex128: [],
 }
 
 
@@ -286,7 +288,7 @@ def _joined(operands):
 
 
 _WEAK_DEFAULT = {Weak.int: DType.int64, Weak.float: DType.float64,
-                 Weak.complex: DType.complex64}
+                 Weak.complex: DType.complex128}
 
 
 def result_type(*operands) -> DType:

@@ -7,6 +7,7 @@ Chebyshev fit of Numerical Recipes (fractional error < 1.2e-7).
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 # exp: x = n ln2 + r, |r| <= ln2/2; ln2 in two parts so that n * LN2_HI is exact
 LOG2E = 1.4426950408889634
@@ -79,3 +80,75 @@ def two_over_pi_chunks(width: int, count: int) -> list[int]:
     value = two_over_pi_bits(width * count)
     mask = (1 << width) - 1
     return [(value >> (width * (count - 1 - i))) & mask for i in range(count)]
+
+
+# --- float64: Taylor coefficients, exact to the last bit, and constants split so that
+# an integer times the high part is exact ------------------------------------------------
+def _pi(bits: int) -> Fraction:
+    """pi to `bits` fraction bits, from the integer arithmetic of two_over_pi_bits."""
+    return Fraction(2 << (2 * bits), two_over_pi_bits(2 * bits))
+
+
+def _ln2(bits: int) -> Fraction:
+    """ln 2 = sum 1/(k 2^k), to `bits` bits."""
+    total = Fraction(0)
+    for k in range(1, bits + 8):
+        total += Fraction(1, k << k)
+    return total
+
+
+def split(value: Fraction, bits: int) -> tuple[float, float]:
+    """(hi, lo): hi is `value` rounded to `bits` significant bits, lo the double nearest
+    the rest, so that n * hi is exact for |n| < 2^(53 - bits)."""
+    exponent = math.floor(math.log2(value))
+    scale = Fraction(2) ** (bits - 1 - exponent)
+    hi = Fraction(round(value * scale)) / scale
+    return float(hi), float(value - hi)
+
+
+PI_EXACT = _pi(200)
+LN2_EXACT = _ln2(200)
+LN2_64 = split(LN2_EXACT, 32)           # n * LN2_64[0] exact for |n| < 2^21
+PIO2_64 = split(PI_EXACT / 2, 53)       # pi/2 as a double-double
+PIO4_64 = split(PI_EXACT / 4, 53)
+EXP64_MAX = 710.0                       # above: e^x overflows
+EXP64_MIN = -746.0                      # below: e^x underflows to 0
+EXP64_POLY = tuple(1 / math.factorial(k) for k in range(13, 1, -1))   # e^r = 1 + r + r^2 P(r)
+# log(1 + f) = 2 atanh(s), s = f/(2 + f): R(z) = 2 (z/3 + z^2/5 + ...), z = s^2 <= 0.0295
+LOG64_POLY = tuple(2 / (2 * k + 1) for k in range(12, 0, -1))
+TANH64_ONE = 22.0                       # tanh(x) rounds to 1 from 19.1 on
+TANH64_SMALL = 0.25                     # below: tanh x = x + x^3 P(x^2), Taylor to x^23
+
+
+def _bernoulli(n: int) -> list[Fraction]:
+    b = [Fraction(1)]
+    for m in range(1, n + 1):
+        b.append(-sum(math.comb(m + 1, k) * b[k] for k in range(m)) / (m + 1))
+    return b
+
+
+# tanh x = sum 2^2n (2^2n - 1) B_2n x^(2n-1) / (2n)!, from the x^3 term on
+TANH64_POLY = tuple(float(Fraction(4 ** n * (4 ** n - 1)) * _bernoulli(24)[2 * n]
+                          / math.factorial(2 * n)) for n in range(12, 1, -1))
+ATAN64_POLY = tuple((-1) ** k / (2 * k + 1) for k in range(21, 0, -1))   # after t: t^3 term on
+ASIN64_POLY = tuple(math.comb(2 * k, k) / (4 ** k * (2 * k + 1)) for k in range(25, 0, -1))
+SIN64_POLY = tuple((-1) ** k / math.factorial(2 * k + 1) for k in range(9, 0, -1))
+COS64_POLY = tuple((-1) ** k / math.factorial(2 * k) for k in range(9, 1, -1))   # from r^4 on
+TAN_3PI_8_64 = 2.414213562373095
+TAN_PI_8_64 = 0.41421356237309503
+
+
+def parts(value: Fraction, bits: int, count: int) -> tuple[float, ...]:
+    """`value` as `count` doubles of `bits` significant bits each but the last, a double:
+    j * part is exact for |j| < 2^(53 - bits)."""
+    out = []
+    for _ in range(count - 1):
+        hi = split(value, bits)[0]
+        out.append(hi)
+        value -= Fraction(hi)
+    return (*out, float(value))
+
+
+PIO2_PARTS64 = parts(PI_EXACT / 2, 33, 3)   # sin/cos reduction for |x| < SINCOS64_MEDIUM
+SINCOS64_MEDIUM = 2.0 ** 19                 # above: Payne-Hanek with TWO_OVER_PI_CHUNKS64
+TWO_OVER_PI_CHUNKS64 = tuple(two_over_pi_chunks(24, 48))   # reach past 2^1024 * 2^-130

@@ -11,57 +11,23 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Callable, Sequence
+from typing import Callable
 
 from jaxlab.ir import mathconst as K
 from jaxlab.ir.alu import AluExp, AluOp
 from jaxlab.ir.dtypes import DType
+from jaxlab.ir.floatbits import FLOAT32
 from jaxlab.ir.kernel import Kernel
+from jaxlab.ir.mathlib64 import REWRITES64
 from jaxlab.ir.provenance import active_lineage
 from jaxlab.ir.vocabulary import Capabilities
 
-F32, I32, U32 = DType.float32, DType.int32, DType.uint32
-SIGN = 0x80000000
-MAGNITUDE = 0x7fffffff
-EXPONENT = 0x7f800000
+F32, I32 = DType.float32, DType.int32
 
 
-def _f(value: float) -> AluExp:
-    return AluExp.const(value, F32)
-
-
-def _bits(x: AluExp) -> AluExp:
-    return x.bitcast(U32)
-
-
-def _float(bits: AluExp) -> AluExp:
-    return bits.bitcast(F32)
-
-
-def _abs(x: AluExp) -> AluExp:
-    return _float(_bits(x) & MAGNITUDE)
-
-
-def _signed(magnitude: AluExp, sign_of: AluExp) -> AluExp:
-    """copysign for a magnitude known to be >= 0 (or NaN): its sign bit is clear."""
-    return _float(_bits(magnitude) | (_bits(sign_of) & SIGN))
-
-
-def _horner(x: AluExp, coeffs: Sequence[float]) -> AluExp:
-    """coeffs[0] x^n + ... + coeffs[n], highest power first."""
-    acc = _f(coeffs[0])
-    for c in coeffs[1:]:
-        acc = acc * x + c
-    return acc
-
-
-def _power_of_two(k: AluExp) -> AluExp:
-    """2^k for an int32 k in the normal exponent range, built from its bits."""
-    return (k + 127).binary(AluOp.Shl, 23).bitcast(F32)
-
-
-def _int(value: int) -> AluExp:
-    return AluExp.const(value, I32)
+_f, _bits, _float = FLOAT32.const, FLOAT32.bits_of, FLOAT32.from_bits
+_abs, _signed, _horner = FLOAT32.abs, FLOAT32.signed, FLOAT32.horner
+_power_of_two = FLOAT32.power_of_two
 
 
 def exp(x: AluExp) -> AluExp:
@@ -81,32 +47,19 @@ def exp(x: AluExp) -> AluExp:
 
 def log(x: AluExp) -> AluExp:
     """Cephes logf: x = 2^e m with m in [sqrt(1/2), sqrt(2)), a polynomial in m - 1."""
-    bits = _bits(x)
-    tiny = (bits & EXPONENT).lt(0x00800000)           # zero or subnormal: scale by 2^25
-    b = _bits(tiny.where(x * 33554432.0, x))
-    m = _float((b & 0x807fffff) | 0x3f000000)          # in [0.5, 1)
-    low = m.lt(K.SQRT_HALF)
-    exponent = (b.binary(AluOp.Shr, 23) & 0xff).cast(I32) - tiny.where(_int(151), 126) \
-        - low.where(_int(1), 0)
-    e = exponent.cast(F32)
-    t = low.where(m + m - 1.0, m - 1.0)
+    t, e = FLOAT32.log_reduce(x)
     z = t * t
     p = _horner(t, K.LOG_POLY) * t * z
-    r = t + (p + e * K.LN2_LO - z * 0.5) + e * K.LN2_HI
-    # +-0 -> -inf, negative -> NaN, +inf and NaN -> themselves
-    magnitude = bits & MAGNITUDE
-    special = AluExp.const(EXPONENT - 1, U32).lt(bits)   # inf, NaN or negative
-    edge = AluExp.const(SIGN, U32).lt(bits).where(_f(math.nan), x)
-    return magnitude.lt(1).where(_f(-math.inf), special.where(edge, r))
+    return FLOAT32.log_edges(x, t + (p + e * K.LN2_LO - z * 0.5) + e * K.LN2_HI)
 
 
 def tanh(x: AluExp) -> AluExp:
     """Cephes tanhf: x + x^3 P(x^2) near 0, 1 - 2/(e^2|x| + 1) beyond (1 for large |x|)."""
-    a = _abs(x)
-    z = x * x
-    small = x + x * z * _horner(z, K.TANH_POLY)
+    a = _abs(x)   # on |x|, the sign put back last: tanh(-0) is -0
+    z = a * a
+    small = a + a * z * _horner(z, K.TANH_POLY)
     large = 1.0 - _f(2.0) / (exp(a + a) + 1.0)
-    return a.lt(K.TANH_SMALL).where(small, _signed(large, x))
+    return _signed(a.lt(K.TANH_SMALL).where(small, large), x)
 
 
 def atan(x: AluExp) -> AluExp:
@@ -162,16 +115,26 @@ REWRITES: dict[AluOp, Callable[[AluExp], AluExp]] = {
 }
 
 
+def _rewrite(node: AluExp, capabilities: Capabilities) -> Callable[[AluExp], AluExp] | None:
+    """The rewrite of a float math node: float64 always (no renderer spells its math:
+    mathlib64.py), narrower floats where the renderer does not."""
+    if node.dtype is DType.float64:
+        return REWRITES64.get(node.op)
+    return REWRITES.get(node.op) if capabilities.expands(node.op) else None
+
+
 def expand(root: AluExp, capabilities: Capabilities) -> AluExp:
     """`root` with every float math op the renderer does not spell natively written
-    as primitive ops (float16 through float32)."""
+    as primitive ops (float16 through float32; float64 in its own precision)."""
     done: dict[AluExp, AluExp] = {}
     found = active_lineage()
     for node in root.toposort():
         src = tuple(done[s] for s in node.src)
-        if capabilities.expands(node.op) and node.op in REWRITES:
-            arg = src[0].cast(F32)
-            out = REWRITES[node.op](arg).cast(node.dtype)
+        rewrite = _rewrite(node, capabilities)
+        if rewrite is not None:
+            wide = node.dtype is DType.float64
+            out = rewrite(src[0] if wide else src[0].cast(F32))
+            out = out if wide else out.cast(node.dtype)
             if found is not None:   # (the lab traces each generated line to its equation)
                 found.derive_all(out, node, src)
         elif src != node.src:

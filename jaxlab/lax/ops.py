@@ -8,7 +8,7 @@ import numpy as np
 
 from jaxlab.array import ArrayBase
 from jaxlab.core import elementwise as ew
-from jaxlab.core.complex_elementwise import complex_prims
+from jaxlab.core.math_functions import prims as math_prims
 from jaxlab.core import linalg as la
 from jaxlab.core import movement as mv
 from jaxlab.core import reductions as red
@@ -90,7 +90,7 @@ def rsqrt(x: Any) -> Any:
 def tan(x: Any) -> Any:
     x = asarray_(x)
     if x.jdtype.is_complex:   # sin / cos would overflow for large imaginary parts
-        return complex_prims["tan"].bind(x)
+        return math_prims["tan"].bind(x)
     return div(sin(x), cos(x))  # noqa: F821
 
 

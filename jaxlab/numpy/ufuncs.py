@@ -14,7 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from jaxlab.array import Array
-from jaxlab.core import complex_elementwise as cel
+from jaxlab.core import math_functions as mf
 from jaxlab.core import complex_rules as cr
 from jaxlab.core import elementwise as ew
 from jaxlab.core.primitives import Primitive
@@ -95,8 +95,8 @@ def _on_floats(body: Callable[..., Array]) -> Callable[..., Array]:
 def _complex_by_primitive(name: str) -> Callable[[Callable[[Array], Array]],
                                                  Callable[[Any], Array]]:
     """A float ufunc whose complex operands bind the primitive of the complex function
-    (core/complex_elementwise.py); real ones run the body."""
-    prim = cel.complex_prims[name]
+    (core/math_functions.py); real ones run the body."""
+    prim = mf.prims[name]
 
     def wrap(body: Callable[[Array], Array]) -> Callable[[Any], Array]:
         @functools.wraps(body)
@@ -258,26 +258,14 @@ def exp2(x: Array) -> Array:
     return exp(x * _LN2)
 
 
-@_complex_by_primitive("expm1")
 @_on_floats
 def expm1(x: Array) -> Array:
-    u = exp(x)
-    # Kahan: the rounding error of u cancels in (u-1)/log(u). Away from 0, u-1 is exact
-    # enough (and right for u = inf and u = 0); at u == 1 the answer is x.
-    kahan = (abs(x) <= 0.5) & (u != 1.0)
-    v = where(kahan, u, 2.0)   # a stand-in keeps the unused branch finite: no NaN gradients
-    return where(kahan, (v - 1.0) * x / log(v), where(u == 1.0, x, u - 1.0))
+    return mf.prims["expm1"].bind(x)
 
 
-@_complex_by_primitive("log1p")
 @_on_floats
 def log1p(x: Array) -> Array:
-    u = 1.0 + x
-    # Goldberg: log(u)/(u-1) cancels the rounding of 1+x. Away from 0 plain log is
-    # accurate (and right for x = inf and x = -1); at u == 1 the answer is x.
-    goldberg = (abs(x) <= 0.5) & (u != 1.0)
-    v = where(goldberg, u, 2.0)   # a stand-in keeps the unused branch finite: no NaN gradients
-    return where(goldberg, x * log(v) / (v - 1.0), where(u == 1.0, x, log(u)))
+    return mf.prims["log1p"].bind(x)
 
 
 def _log_base(x: Array, log_of_base: float) -> Array:
@@ -332,33 +320,22 @@ def arctan2(y: Array, x: Array) -> Array:
     return ew.atan2_p.bind(y, x)
 
 
-@_complex_by_primitive("sinh")
 @_on_floats
 def sinh(x: Array) -> Array:
-    # (e^x - 1) - (e^-x - 1): two terms of opposite sign, so no cancellation near 0
-    return 0.5 * (expm1(x) - expm1(-x))
+    return mf.prims["sinh"].bind(x)
 
 
-@_complex_by_primitive("cosh")
 @_on_floats
 def cosh(x: Array) -> Array:
-    e = exp(abs(x))
-    return 0.5 * e + 0.5 / e
+    return mf.prims["cosh"].bind(x)
 
 
-_LARGE = 1e4  # beyond it, sqrt(x*x +- 1) == |x| in float32 and x*x may overflow
+_LARGE = 1e4  # beyond it, sqrt(x*x - 1) == x in float32 and x*x may overflow
 
 
-@_complex_by_primitive("asinh")
 @_on_floats
 def arcsinh(x: Array) -> Array:
-    a = abs(x)
-    large = a > _LARGE
-    # each branch gets stand-ins where it is unused, so its gradient stays finite
-    big, small = where(large, a, _LARGE), where(large, 0.0, a)
-    # asinh(a) = log1p(a + a^2/(1 + sqrt(1 + a^2))), accurate near 0
-    near = log1p(small + small * small / (1.0 + sqrt(1.0 + small * small)))
-    return copysign(where(large, log(big) + _LN2, near), x)
+    return mf.prims["asinh"].bind(x)
 
 
 @_complex_by_primitive("acosh")

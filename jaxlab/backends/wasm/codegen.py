@@ -26,15 +26,14 @@ from dataclasses import dataclass
 from jaxlab.backends.traced import like, listing, traced
 from jaxlab.backends.wasm import mathlib
 from jaxlab.backends.wasm.analysis import BATCH, COL, RIDX, ROW, Axis, AxisForm, Deps, panel_operands
-from jaxlab.backends.wasm.optable import (MEM, SCALAR_TYPE, const, extract,
-                                          functions_for, splat, templates)
+from jaxlab.backends.wasm.optable import (MEM, SCALAR_TYPE, const, extract, kind,
+                                          functions_for, splat, templates, vector_memory)
 from jaxlab.backends.wasm.scope import AXES, Pos, Scope, Val, round_f16
 from jaxlab.backends.wasm.tune import Plan
 from jaxlab.ir.alu import AluExp
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import Kernel, reduce_identity
 from jaxlab.ir.provenance import FOLD
-from jaxlab.ir.vocabulary import kind_of as kind
 
 
 @dataclass(frozen=True)
@@ -69,6 +68,7 @@ def _indent(lines: list[str], n: int = 1) -> list[str]:
 class KernelWat:
     def __init__(self, kernel: Kernel, plan: Plan, form: AxisForm) -> None:
         self.kernel, self.plan, self.form = kernel, plan, form
+        self.lanes = plan.width if plan.lane is not None else 4   # lanes a vector computes
         self.deps = Deps()
         self.ids: dict[AluExp, int] = {}
         self.locals: dict[str, str] = {axis.value: "i32" for axis in Axis}
@@ -275,13 +275,20 @@ class KernelWat:
                 scalar = scope.bind(extract(dtype, v, lane), False, dtype, f"lane {lane}")
                 self._store_scalar(scope, scalar, {**pos, ROW: pos[ROW] + lane})
             return
+        moves = vector_memory(dtype, self.lanes)
+        if scope.lane is not None and moves is None:   # two narrow lanes: one store each
+            v = scope.vec(root, pos)
+            for lane in range(self.lanes):
+                scalar = scope.bind(extract(dtype, v, lane), False, dtype, f"lane {lane}")
+                self._store_scalar(scope, scalar, {**pos, COL: pos[COL] + lane})
+            return
         if scope.lane is not None:
             ptr, off = scope.address("(local.get $out)", dtype.itemsize, self.form.out_index, pos)
             v = scope.vec(root, pos)
             if mem.encode:
                 v = scope.bind(mem.encode.format(v=v), True, DType.int32, "encoded")
-            scope.lines.append(mem.store_vector.format(off=off, addr=ptr, v=v)
-                               + f"  ;; out[{self._where(pos)}..+3]")
+            scope.lines.append(moves[1].format(off=off, addr=ptr, v=v)
+                               + f"  ;; out[{self._where(pos)}..+{self.lanes - 1}]")
             return
         self._store_scalar(scope, scope.sca(root, pos), pos)
 
@@ -343,10 +350,10 @@ class KernelWat:
 
     def _reduce_along_ridx(self, tile: "Scope", pos: Pos, s_op: str, v_op: str, ident,
                            dtype: DType) -> list[str]:
-        """Four ridx values per vector, `unroll` vectors per step, then a scalar tail."""
-        steps, nvec = self.form.steps, self.plan.unroll
+        """`lanes` ridx values per vector, `unroll` vectors per step, then a scalar tail."""
+        steps, nvec, lanes = self.form.steps, self.plan.unroll, self.lanes
         acc = self.local("acc", SCALAR_TYPE[kind(dtype)])
-        main = steps // (4 * nvec) * (4 * nvec)
+        main = steps // (lanes * nvec) * (lanes * nvec)
         loops: list[str] = []
         tile.lines.append(f"(local.set ${acc} {const(ident, dtype, False)})")
         if main:
@@ -354,10 +361,11 @@ class KernelWat:
             tile.lines += [f"(local.set ${v} {const(ident, dtype, True)})" for v in vaccs]
             loop = Scope(self, RIDX, parent=tile)
             for u, vacc in enumerate(vaccs):
-                step = self._accumulate(loop, vacc, {**pos, RIDX: 4 * u}, v_op, True)
+                step = self._accumulate(loop, vacc, {**pos, RIDX: lanes * u}, v_op, True)
                 loop.lines.append(traced(f"(local.set ${vacc} {step})"
-                                         f"  ;; lanes of acc: ridx+{4 * u}..+3", [FOLD, self.form.body]))
-            loops += self._ridx_loop(loop, 0, main, 4 * nvec)
+                                         f"  ;; lanes of acc: ridx+{lanes * u}..+{lanes - 1}",
+                                         [FOLD, self.form.body]))
+            loops += self._ridx_loop(loop, 0, main, lanes * nvec)
             loops.append(";; fold the vector accumulators, then their lanes")
             width = nvec
             while width > 1:   # a tree: (0+1)+(2+3)
@@ -366,12 +374,13 @@ class KernelWat:
                     loops.append(f"(local.set ${vaccs[u]} "
                                  f"{v_op.format(a=f'(local.get ${vaccs[u]})', b=f'(local.get ${vaccs[u + half]})')})")
                 width = half
-            lanes = [extract(dtype, f"(local.get ${vaccs[0]})", lane) for lane in range(4)]
-            lane_names = [self.local(f"lane{i}", SCALAR_TYPE[kind(dtype)]) for i in range(4)]
-            loops += [f"(local.set ${n} {t})" for n, t in zip(lane_names, lanes)]
+            values = [extract(dtype, f"(local.get ${vaccs[0]})", lane) for lane in range(lanes)]
+            lane_names = [self.local(f"lane{i}", SCALAR_TYPE[kind(dtype)]) for i in range(lanes)]
+            loops += [f"(local.set ${n} {t})" for n, t in zip(lane_names, values)]
             get = [f"(local.get ${n})" for n in lane_names]
+            pairs = [s_op.format(a=get[i], b=get[i + 1]) for i in range(0, lanes, 2)]
             loops.append(f"(local.set ${acc} "
-                         f"{s_op.format(a=s_op.format(a=get[0], b=get[1]), b=s_op.format(a=get[2], b=get[3]))})")
+                         f"{pairs[0] if lanes == 2 else s_op.format(a=pairs[0], b=pairs[1])})")
         if main < steps:
             loop = Scope(self, None, parent=tile, start=main)
             v = loop.sca(self.form.body, {**pos, RIDX: 0})

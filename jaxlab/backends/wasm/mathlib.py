@@ -302,23 +302,24 @@ _define("f16_round", """
 """, ("f16_to_f32", "f32_to_f16"))
 
 # --- scalar integer division and float remainder ----------------------------------------
-_define("idiv_s", """
-(func $idiv_s (param $a i32) (param $b i32) (result i32)  ;; x//0 = -1, INT_MIN//-1 = INT_MIN
-  (if (result i32) (i32.eqz (local.get $b)) (then (i32.const -1))
-    (else (if (result i32) (i32.eq (local.get $b) (i32.const -1))
-      (then (i32.sub (i32.const 0) (local.get $a)))
-      (else (i32.div_s (local.get $a) (local.get $b)))))))
+for _bits, _t in (("", "i32"), ("64", "i64")):
+    _define(f"idiv{_bits}_s", f"""
+(func $idiv{_bits}_s (param $a {_t}) (param $b {_t}) (result {_t})  ;; x//0 = -1, MIN//-1 = MIN
+  (if (result {_t}) ({_t}.eqz (local.get $b)) (then ({_t}.const -1))
+    (else (if (result {_t}) ({_t}.eq (local.get $b) ({_t}.const -1))
+      (then ({_t}.sub ({_t}.const 0) (local.get $a)))
+      (else ({_t}.div_s (local.get $a) (local.get $b)))))))
 """)
-_define("idiv_u", """
-(func $idiv_u (param $a i32) (param $b i32) (result i32)  ;; x//0 = 0xffffffff
-  (if (result i32) (i32.eqz (local.get $b)) (then (i32.const -1))
-    (else (i32.div_u (local.get $a) (local.get $b)))))
+    _define(f"idiv{_bits}_u", f"""
+(func $idiv{_bits}_u (param $a {_t}) (param $b {_t}) (result {_t})  ;; x//0 = all bits set
+  (if (result {_t}) ({_t}.eqz (local.get $b)) (then ({_t}.const -1))
+    (else ({_t}.div_u (local.get $a) (local.get $b)))))
 """)
-for _sign in "su":
-    _define(f"rem_{_sign}", f"""
-(func $rem_{_sign} (param $a i32) (param $b i32) (result i32)  ;; x%0 = x
-  (if (result i32) (i32.eqz (local.get $b)) (then (local.get $a))
-    (else (i32.rem_{_sign} (local.get $a) (local.get $b)))))
+    for _sign in "su":
+        _define(f"rem{_bits}_{_sign}", f"""
+(func $rem{_bits}_{_sign} (param $a {_t}) (param $b {_t}) (result {_t})  ;; x%0 = x
+  (if (result {_t}) ({_t}.eqz (local.get $b)) (then (local.get $a))
+    (else ({_t}.rem_{_sign} (local.get $a) (local.get $b)))))
 """)
 
 _define("fmod", """
@@ -347,6 +348,155 @@ _define("fmod", """
       (br $reduce)))
   (f32.copysign (f32.demote_f64 (local.get $x)) (local.get $a)))
 """)
+
+_define("fmod64", """
+(func $fmod64 (param $a f64) (param $b f64) (result f64)  ;; C fmod in double, exact
+  (local $x f64) (local $y f64) (local $s f64)
+  (if (i32.or (i32.or (f64.eq (local.get $b) (f64.const 0)) (f64.eq (f64.abs (local.get $a)) (f64.const inf)))
+              (i32.or (f64.ne (local.get $a) (local.get $a)) (f64.ne (local.get $b) (local.get $b))))
+    (then (return (f64.const nan))))
+  (local.set $x (f64.abs (local.get $a)))
+  (local.set $y (f64.abs (local.get $b)))
+  ;; long division, one binary digit a step: s = y * 2^k, largest first, with s <= x < 2s
+  ;; so x - s is exact (Sterbenz); at most 2098 steps for the widest exponent gap
+  (block $done
+    (loop $reduce
+      (br_if $done (f64.lt (local.get $x) (local.get $y)))
+      (local.set $s (f64.reinterpret_i64 (i64.add (i64.reinterpret_f64 (local.get $y))
+          (i64.shl (i64.sub (i64.shr_u (i64.reinterpret_f64 (local.get $x)) (i64.const 52))
+                            (i64.shr_u (i64.reinterpret_f64 (local.get $y)) (i64.const 52)))
+                   (i64.const 52)))))
+      ;; a subnormal y (exponent field 0) scales by doubling instead
+      (if (f64.lt (local.get $y) (f64.const 0x1p-1022))
+        (then (local.set $s (local.get $y))
+              (block $up (loop $double
+                (br_if $up (f64.gt (f64.add (local.get $s) (local.get $s)) (local.get $x)))
+                (local.set $s (f64.add (local.get $s) (local.get $s)))
+                (br $double)))))
+      (if (f64.gt (local.get $s) (local.get $x))
+        (then (local.set $s (f64.mul (local.get $s) (f64.const 0.5)))))
+      (local.set $x (f64.sub (local.get $x) (local.get $s)))
+      (br $reduce)))
+  (f64.copysign (local.get $x) (local.get $a)))
+""")
+
+# --- float64 sin and cos (scalar) ---------------------------------------------------------
+def _f64_horner(x: str, coeffs: Sequence[float]) -> str:
+    acc = f"(f64.const {coeffs[0]!r})"
+    for c in coeffs[1:]:
+        acc = f"(f64.add (f64.mul {acc} {x}) (f64.const {c!r}))"
+    return acc
+
+
+_define("ph_add", """
+(func $ph_add (param $yh f64) (param $yl f64) (param $p f64) (param $s i32) (result f64 f64)
+  ;; (yh, yl) + (p 2^s mod 4), a double-double sum; p 2^s is a multiple of 4 when s >= 2
+  (local $t f64) (local $sum f64) (local $bb f64)
+  (if (i32.ge_s (local.get $s) (i32.const 2)) (then (return (local.get $yh) (local.get $yl))))
+  (local.set $t (f64.mul (local.get $p) (f64.reinterpret_i64 (i64.shl (i64.extend_i32_s
+      (i32.add (select (local.get $s) (i32.const -1000) (i32.gt_s (local.get $s) (i32.const -1000)))
+               (i32.const 1023))) (i64.const 52)))))
+  ;; t mod 4, exactly: t and 4 floor(t/4) share their low bits
+  (local.set $t (f64.sub (local.get $t) (f64.mul (f64.const 4) (f64.floor (f64.mul (local.get $t) (f64.const 0.25))))))
+  (local.set $sum (f64.add (local.get $yh) (local.get $t)))
+  (local.set $bb (f64.sub (local.get $sum) (local.get $yh)))
+  (local.get $sum)
+  (f64.add (local.get $yl) (f64.add (f64.sub (local.get $yh) (f64.sub (local.get $sum) (local.get $bb)))
+                                    (f64.sub (local.get $t) (local.get $bb)))))
+""")
+
+
+def _payne_hanek_terms() -> str:
+    """x 2/pi mod 4 over 2/pi's 24-bit chunks: |x| = (mh 2^26 + ml) 2^e, each product of a
+    half and a chunk exact in f64."""
+    out = []
+    for k, chunk in enumerate(K.TWO_OVER_PI_CHUNKS64):
+        for half, extra in (("mh", 26), ("ml", 0)):
+            out.append(f"  (call $ph_add (local.get $yh) (local.get $yl) (f64.mul (local.get ${half}) "
+                       f"(f64.const {chunk})) (i32.add (local.get $e) (i32.const {extra - 24 * (k + 1)})))"
+                       " (local.set $yl) (local.set $yh)")
+    return "\n".join(out)
+
+
+_P1, _P2, _P3 = K.PIO2_PARTS64
+_SPLIT = float(2 ** 27 + 1)   # Veltkamp: splits a double into two 26-bit halves
+_define("sincos64", f"""
+(func $sincos64 (param $x f64) (param $quarter i32) (result f64)  ;; sin(x + quarter pi/2)
+  (local $j f64) (local $a f64) (local $w f64) (local $hi f64) (local $lo f64) (local $t f64)
+  (local $bits i64) (local $e i32) (local $mh f64) (local $ml f64) (local $yh f64) (local $yl f64)
+  (local $h1 f64) (local $h2 f64) (local $z f64) (local $hz f64) (local $s f64)
+  (local $q i32)
+  (if (i32.and (f64.eq (local.get $x) (f64.const 0)) (i32.eqz (local.get $quarter)))
+    (then (return (local.get $x))))   ;; sin(-0) is -0
+  (if (i32.or (f64.lt (f64.abs (local.get $x)) (f64.const {K.SINCOS64_MEDIUM!r}))
+              (i32.eqz (f64.lt (f64.abs (local.get $x)) (f64.const inf))))   ;; NaN and inf too
+    (then
+      ;; x = j pi/2 + (hi + lo): pi/2 in three parts of 33 bits, j p1 and j p2 exact
+      (local.set $j (f64.nearest (f64.mul (local.get $x) (f64.const {2 / math.pi!r}))))
+      (local.set $a (f64.sub (local.get $x) (f64.mul (local.get $j) (f64.const {_P1!r}))))
+      (local.set $w (f64.neg (f64.mul (local.get $j) (f64.const {_P2!r}))))
+      (local.set $hi (f64.add (local.get $a) (local.get $w)))
+      (local.set $t (f64.sub (local.get $hi) (local.get $a)))
+      (local.set $lo (f64.sub (f64.add (f64.sub (local.get $a) (f64.sub (local.get $hi) (local.get $t)))
+                                       (f64.sub (local.get $w) (local.get $t)))
+                              (f64.mul (local.get $j) (f64.const {_P3!r})))))
+    (else
+      ;; |x| >= 2^19 (Payne-Hanek): y = |x| 2/pi mod 4 as a double-double, j = nearest(y)
+      (local.set $bits (i64.reinterpret_f64 (f64.abs (local.get $x))))
+      (local.set $e (i32.sub (i32.wrap_i64 (i64.shr_u (local.get $bits) (i64.const 52))) (i32.const 1075)))
+      (local.set $bits (i64.or (i64.and (local.get $bits) (i64.const 0xfffffffffffff)) (i64.const 0x10000000000000)))
+      (local.set $mh (f64.convert_i64_u (i64.shr_u (local.get $bits) (i64.const 26))))
+      (local.set $ml (f64.convert_i64_u (i64.and (local.get $bits) (i64.const 0x3ffffff))))
+{_payne_hanek_terms()}
+      (local.set $t (f64.add (local.get $yh) (local.get $yl)))
+      (local.set $yl (f64.sub (local.get $yl) (f64.sub (local.get $t) (local.get $yh))))
+      (local.set $yh (f64.sub (local.get $t) (f64.mul (f64.const 4) (f64.floor (f64.mul (local.get $t) (f64.const 0.25))))))
+      (local.set $j (f64.nearest (local.get $yh)))
+      (local.set $t (f64.sub (local.get $yh) (local.get $j)))
+      (local.set $a (f64.add (local.get $t) (local.get $yl)))
+      (local.set $w (f64.sub (local.get $yl) (f64.sub (local.get $a) (local.get $t))))
+      ;; (a + w) pi/2 as a double-double: a p exactly by Veltkamp's split (no FMA in Wasm)
+      (local.set $hi (f64.mul (local.get $a) (f64.const {K.PIO2_64[0]!r})))
+      (local.set $t (f64.mul (local.get $a) (f64.const {_SPLIT!r})))
+      (local.set $h1 (f64.sub (local.get $t) (f64.sub (local.get $t) (local.get $a))))
+      (local.set $h2 (f64.sub (local.get $a) (local.get $h1)))
+      (local.set $t (f64.mul (f64.const {K.PIO2_64[0]!r}) (f64.const {_SPLIT!r})))
+      (local.set $yh (f64.sub (local.get $t) (f64.sub (local.get $t) (f64.const {K.PIO2_64[0]!r}))))
+      (local.set $yl (f64.sub (f64.const {K.PIO2_64[0]!r}) (local.get $yh)))
+      (local.set $lo (f64.add (f64.add (f64.add (f64.add (f64.sub (f64.mul (local.get $h1) (local.get $yh)) (local.get $hi))
+                                                         (f64.mul (local.get $h1) (local.get $yl)))
+                                                (f64.mul (local.get $h2) (local.get $yh)))
+                                       (f64.mul (local.get $h2) (local.get $yl)))
+                              (f64.add (f64.mul (local.get $a) (f64.const {K.PIO2_64[1]!r}))
+                                       (f64.mul (local.get $w) (f64.const {K.PIO2_64[0]!r})))))
+      (if (f64.lt (local.get $x) (f64.const 0))
+        (then (local.set $j (f64.neg (local.get $j))) (local.set $hi (f64.neg (local.get $hi)))
+              (local.set $lo (f64.neg (local.get $lo)))))))
+  (local.set $t (f64.add (local.get $hi) (local.get $lo)))
+  (local.set $lo (f64.sub (local.get $lo) (f64.sub (local.get $t) (local.get $hi))))
+  (local.set $hi (local.get $t))
+  ;; sin(hi + lo) = hi + hi z S(z) + lo (1 - z/2); cos(hi + lo) = 1 - z/2 + z^2 C(z) - hi lo,
+  ;; with the rounding of 1 - z/2 added back (Taylor series to r^19 and r^18: mathconst)
+  (local.set $z (f64.mul (local.get $hi) (local.get $hi)))
+  (local.set $q (i32.add (i32.trunc_sat_f64_s (local.get $j)) (local.get $quarter)))
+  ;; quadrant q: odd quadrants take the cosine (only the one asked for is computed),
+  ;; quadrants 2 and 3 flip the sign
+  (if (i32.and (local.get $q) (i32.const 1))
+    (then
+      (local.set $hz (f64.mul (local.get $z) (f64.const 0.5)))
+      (local.set $w (f64.sub (f64.const 1) (local.get $hz)))
+      (local.set $s (f64.add (local.get $w) (f64.add (f64.sub (f64.sub (f64.const 1) (local.get $w)) (local.get $hz))
+          (f64.sub (f64.mul (f64.mul (local.get $z) (local.get $z))
+                            {_f64_horner('(local.get $z)', K.COS64_POLY)})
+                   (f64.mul (local.get $hi) (local.get $lo)))))))
+    (else
+      (local.set $s (f64.add (local.get $hi) (f64.add (f64.mul (f64.mul (local.get $hi) (local.get $z))
+          {_f64_horner('(local.get $z)', K.SIN64_POLY)})
+          (f64.mul (local.get $lo) (f64.sub (f64.const 1) (f64.mul (local.get $z) (f64.const 0.5)))))))))
+  (select (f64.neg (local.get $s)) (local.get $s) (i32.and (local.get $q) (i32.const 2))))
+""", ("ph_add",))
+
+
 
 def texts(names: Iterable[str]) -> list[str]:
     """The texts of the functions named, with their own needs, each once."""

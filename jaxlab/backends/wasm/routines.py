@@ -44,7 +44,7 @@ _GENERATORS: dict[str, tuple[Generator, tuple[DType, ...]]] = {
 }
 from jaxlab.backends.wasm.fft_routine import generate_fft  # noqa: E402
 
-_GENERATORS["fft"] = (generate_fft, (DType.float32,))   # complex64 rows: f32x4 butterflies
+_GENERATORS["fft"] = (generate_fft, tuple(FLOAT_TYPES))   # complex64 / complex128 rows
 
 
 def generated(routine: Routine) -> bool:

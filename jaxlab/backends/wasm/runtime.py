@@ -37,7 +37,7 @@ from jaxlab.backends.wasm.analysis import AxisForm
 from jaxlab.backends.wasm.codegen import generate
 from jaxlab.backends.wasm.memory import GUARD, MAX_BYTES, LinearMemory
 from jaxlab.backends.wasm.tune import KNOB_DOCS, Plan, apply, current, knob_values, tune
-from jaxlab.ir.dtypes import BITS_64, DType
+from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import Kernel, Routine
 from jaxlab.ir.widen import widen
 from jaxlab.ir.printer import render
@@ -184,9 +184,9 @@ class WasmBackend(Backend):
     host_timed = True     # dispatch returns when every thread has finished
     max_buffer_bytes = MAX_BYTES - 2 * GUARD
     buffer_limit_reason = "the 4 GiB of a 32-bit Wasm memory"
-    # 8/16-bit types are computed in 32-bit values (ir/widen.py); 64-bit ones not yet
-    dtypes = frozenset(DType) - BITS_64
-    dtype_limit_reason = "its kernels compute in 32-bit Wasm values"
+    # 8/16-bit types are computed in 32-bit values (ir/widen.py), 64-bit ones in Wasm's
+    # f64 and i64 (two lanes to a vector: tune.py)
+    dtypes = frozenset(DType)
 
     def __init__(self, fuel: Optional[int] = None, threads: Optional[int] = None) -> None:
         """`fuel`: a budget of Wasm instructions per dispatch and thread (None: unlimited).

@@ -17,14 +17,13 @@ from jaxlab.backends.traced import traced
 from jaxlab.backends.wasm import mathlib
 from jaxlab.backends.wasm.analysis import (BATCH, COL, RIDX, ROW, Axis, affine, contiguous,
                                            in_bounds, runs_of_four)
-from jaxlab.backends.wasm.optable import (F16_EXACT, INLINED, MEM, SCALAR_TYPE,
+from jaxlab.backends.wasm.optable import (F, F16_EXACT, INLINED, MEM, SCALAR_TYPE, kind,
                                           bound_by_constant, const, divide_by_constant, extract, replace, splat,
-                                          templates)
+                                          templates, vector_memory)
 from jaxlab.graph import toposort
 from jaxlab.ir.alu import AluExp, AluOp
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.printer import leaf_text, node_text, render
-from jaxlab.ir.vocabulary import kind_of as kind
 
 if TYPE_CHECKING:
     from jaxlab.backends.wasm.codegen import KernelWat
@@ -191,7 +190,7 @@ class Scope:
         s_t, v_t = tmpl or templates(op, kind(node.dtype), k_in)
         args: dict[str, object] = {"arg": node.arg}
         letters = "abcd"
-        if vector and op in INLINED:
+        if vector and op in INLINED and k_in is F:
             fn, extra = INLINED[op]
             decls, text = mathlib.inline(fn, [self.vec(srcs[0], pos), *extra],
                                          self.gen.fresh("m") + "_")
@@ -226,14 +225,14 @@ class Scope:
         """No SIMD instruction: the scalar one on each lane."""
         srcs = [(s, self.vec(s, pos) if self._is_vec(s) else None) for s in node.src]
         lanes = []
-        for lane in range(4):
+        for lane in range(self.gen.lanes):
             args: dict[str, object] = {"arg": node.arg}
             for letter, (s, v) in zip("abcd", srcs):
                 args[letter] = extract(s.dtype, v, lane) if v is not None else self.sca(s, pos)
             args["b_s"] = args.get("b")
             lanes.append(s_t.format(**args))
         text = splat(node.dtype, lanes[0])
-        for lane in range(1, 4):
+        for lane in range(1, self.gen.lanes):
             text = replace(node.dtype, text, lane, lanes[lane])
         return text
 
@@ -247,19 +246,20 @@ class Scope:
         base = f"(local.get $in{slot})"
         index = node.src[0]
         safe = in_bounds(index, count)
-        if vector and safe and contiguous(index, self.lane, self.gen.deps):
+        moves = vector_memory(dtype, self.gen.lanes) if vector else None
+        if moves is not None and safe and contiguous(index, self.lane, self.gen.deps):
             ptr, off = self.address(base, isz, index, pos)
-            raw = mem.load_vector.format(off=off, addr=ptr)
-        elif vector and safe and runs_of_four(index, self.lane, self.gen.deps):
-            # lane 0's index addresses all four
+            raw = moves[0].format(off=off, addr=ptr)
+        elif moves is not None and safe and runs_of_four(index, self.lane, self.gen.deps):
+            # lane 0's index addresses all the lanes
             first = extract(DType.int32, self.vec(index, pos), 0)
-            raw = mem.load_vector.format(off=0, addr=_scaled(base, isz, first))
+            raw = moves[0].format(off=0, addr=_scaled(base, isz, first))
         elif vector:   # a gather: one scalar load per lane
             idx = self.vec(index if safe else _clamp(index, count), pos)
             lanes = [f"({mem.load} {_scaled(base, isz, extract(DType.int32, idx, lane))})"
-                     for lane in range(4)]
+                     for lane in range(self.gen.lanes)]
             raw = f"({mem.raw_lanes}.splat {lanes[0]})"
-            for lane in range(1, 4):
+            for lane in range(1, self.gen.lanes):
                 raw = f"({mem.raw_lanes}.replace_lane {lane} {raw} {lanes[lane]})"
         elif safe:
             ptr, off = self.address(base, isz, index, pos)
@@ -291,19 +291,23 @@ class Scope:
         return f"(v128.load offset={off} (local.get ${ptr}))"
 
     def _load_splat(self, node: AluExp, pos: Pos) -> Optional[str]:
-        """A 4-byte scalar load wanted in every lane: v128.load32_splat reads it once.
+        """A 4- or 8-byte scalar load wanted in every lane: v128.load32_splat (64_splat)
+        reads it once.
 
         In a loop unrolled by a multiple of 4 along ridx, four consecutive ridx values
         are one v128.load, and each copy takes its lane with a shuffle; so are four
         consecutive rows of a tile of at least four (a transposed operand, read down
         its columns: the quads overlap rather than read past the tile).
         """
-        if node.op is not AluOp.GlobalIndex or node.dtype.itemsize != 4:
+        if node.op is not AluOp.GlobalIndex or node.dtype.itemsize not in (4, 8):
             return None
         count = self.gen.kernel.inputs[node.arg][1]
         index = node.src[0]
         if count == 0 or not in_bounds(index, count):
             return None
+        if node.dtype.itemsize == 8:   # a 64-bit value: both lanes at once
+            ptr, off = self.address(f"(local.get $in{node.arg})", 8, index, pos)
+            return f"(v128.load64_splat offset={off} {ptr})"
         aff = affine(index)
         steady = lambda axis: aff.coeff(axis) == 1 and axis not in self.gen.deps(aff.rest)  # noqa: E731
         if self.quads and steady(RIDX):

@@ -19,6 +19,9 @@ event's `tuning` shows.
   per strip of columns, and a summed product is a fused multiply-add.
 - unroll and accumulators: several independent accumulators hide the add
   latency and sum in a tree, which is also more accurate for floats.
+- 64-bit values (f64x2, i64x2) are two to a vector: a kernel that holds one has
+  two lanes (its 32-bit values fill the first two of their four), no lanes along
+  rows and no packed strips.
 
 (How many threads share a kernel is the runtime's choice, by its size.)
 """
@@ -32,11 +35,13 @@ from typing import Any, Optional
 from jaxlab.backends.base import Choice, TuningRecord
 from jaxlab.backends.wasm.analysis import (COL, RIDX, ROW, Axis, AxisForm, Deps, axis_form,
                                            contiguous, loads, panel_operands)
+from jaxlab.backends.wasm.optable import is_wide
 from jaxlab.ir.alu import AluExp, AluOp
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import Kernel
 
 WIDTH = 4                 # f32x4 / i32x4
+WIDE_WIDTH = 2            # f64x2 / i64x2: the lanes of a kernel that holds a 64-bit value
 ELEMENTWISE_VECTORS = 2   # vectors per elementwise iteration
 MATMUL_TILE = (6, 2)      # rows x vectors of accumulators: 12 of the 16 v128 registers
 MATMUL_UNROLL = 4         # ridx steps per iteration: a row's 4 values are one v128 load
@@ -118,19 +123,19 @@ def _read_down_columns(form: AxisForm, deps: Deps) -> bool:
                                   for i in row_side)
 
 
-def _packable(form: AxisForm, deps: Deps) -> bool:
-    """Enough row tiles reuse a packed strip of columns."""
-    return (_matmul_like(form, deps) and form.rows >= 2 * MATMUL_TILE[0]
+def _packable(form: AxisForm, deps: Deps, width: int) -> bool:
+    """Enough row tiles reuse a packed strip of columns (of four-lane vectors)."""
+    return (width == WIDTH and _matmul_like(form, deps) and form.rows >= 2 * MATMUL_TILE[0]
             and form.cols >= WIDTH)
 
 
-def _packed_loads(form: AxisForm, deps: Deps) -> frozenset:
-    if not _packable(form, deps):
+def _packed_loads(form: AxisForm, deps: Deps, width: int) -> frozenset:
+    if not _packable(form, deps, width):
         return frozenset()
     return frozenset(ld for op in panel_operands(form.body, deps) for ld in loads(op))
 
 
-def _batched_contraction(kernel: Kernel, deps: Deps) -> Optional[AxisForm]:
+def _batched_contraction(kernel: Kernel, deps: Deps, width: int) -> Optional[AxisForm]:
     """The output's leading axes as a batch, the middle ones as rows and the trailing ones
     as cols, where that makes one operand vary along rows alone and another along cols
     alone within a batch (a convolution: images x output channels x pixels), so that
@@ -142,7 +147,7 @@ def _batched_contraction(kernel: Kernel, deps: Deps) -> Optional[AxisForm]:
             if cols < WIDTH:
                 continue
             form = axis_form(kernel, cols, math.prod(shape[:i]))
-            if form.batches > 1 and _packable(form, deps):
+            if form.batches > 1 and _packable(form, deps, width):
                 return form
     return None
 
@@ -152,11 +157,23 @@ def _splits(kernel: Kernel) -> list[int]:
     return sorted({kernel.size, last}, reverse=True)
 
 
+def has_wide_values(kernel: Kernel) -> bool:
+    """Whether the kernel loads, stores or computes a 64-bit value."""
+    roots = [kernel.exp] + ([kernel.reduction.epilogue] if kernel.reduction else [])
+    return is_wide(kernel.dtype) or any(is_wide(n.dtype) for r in roots for n in r.toposort())
+
+
+def lane_width(kernel: Kernel) -> int:
+    """Lanes per vector: four, or two where 64-bit values take a vector's 16 bytes."""
+    return WIDE_WIDTH if has_wide_values(kernel) else WIDTH
+
+
 def tune(kernel: Kernel) -> tuple[Plan, AxisForm]:
     deps = Deps()
+    width = lane_width(kernel)
     if kernel.reduction is None:
-        return _tune_elementwise(kernel, deps)
-    plan, form = _tune_reduction(kernel, deps)
+        return _tune_elementwise(kernel, deps, width)
+    plan, form = _tune_reduction(kernel, deps, width)
     red = kernel.reduction
     if plan.lane is not None and red.op is AluOp.Add and kernel.exp.dtype is DType.float32 \
             and form.body.op is AluOp.Mul:
@@ -167,22 +184,22 @@ def tune(kernel: Kernel) -> tuple[Plan, AxisForm]:
     return plan, form
 
 
-def _tune_elementwise(kernel: Kernel, deps: Deps) -> tuple[Plan, AxisForm]:
+def _tune_elementwise(kernel: Kernel, deps: Deps, width: int) -> tuple[Plan, AxisForm]:
     forms = [axis_form(kernel, c) for c in _splits(kernel)]
-    form = min(forms, key=lambda f: (f.cols < WIDTH, _gathers(f, COL, deps),
+    form = min(forms, key=lambda f: (f.cols < width, _gathers(f, COL, deps),
                                      _lane_by_lane_divisions(f, deps)))
     reasons = {"split": _split_reason(form, forms, deps)}
-    by_rows = _row_lane_plan(forms[-1], form, deps, reasons)
+    by_rows = _row_lane_plan(forms[-1], form, deps, reasons) if width == WIDTH else None
     if by_rows is not None:
         return by_rows, forms[-1]
-    if form.cols < WIDTH:
-        reasons["lanes"] = f"scalar: {form.cols} columns are fewer than {WIDTH} lanes"
+    if form.cols < width:
+        reasons["lanes"] = f"scalar: {form.cols} columns are fewer than {width} lanes"
         return Plan(form.cols, None, 1, reasons=reasons), form
-    vectors = max(1, min(ELEMENTWISE_VECTORS, form.cols // WIDTH))
-    reasons["lanes"] = f"{WIDTH} lanes along col, a scalar loop for the last {form.cols % WIDTH}"
+    vectors = max(1, min(ELEMENTWISE_VECTORS, form.cols // width))
+    reasons["lanes"] = f"{width} lanes along col, a scalar loop for the last {form.cols % width}"
     reasons["tile"] = (f"{vectors} vectors per iteration: independent work for the CPU "
                        "to overlap, few enough that values stay in registers")
-    return Plan(form.cols, COL, WIDTH, tile_vectors=vectors, reasons=reasons), form
+    return Plan(form.cols, COL, width, tile_vectors=vectors, reasons=reasons), form
 
 
 def _row_lane_plan(form: AxisForm, best: AxisForm, deps: Deps,
@@ -214,34 +231,34 @@ def _split_reason(form: AxisForm, forms: list[AxisForm], deps: Deps) -> str:
             f"against {_gathers(other, COL, deps)} with {other.rows} x {other.cols}")
 
 
-def _tune_reduction(kernel: Kernel, deps: Deps) -> tuple[Plan, AxisForm]:
+def _tune_reduction(kernel: Kernel, deps: Deps, width: int) -> tuple[Plan, AxisForm]:
     steps = kernel.reduction.size
     # (gathers, prefer, lane, form) for each possible way to vectorise
     options = []
     for cols in _splits(kernel):
         form = axis_form(kernel, cols)
-        if cols >= WIDTH:   # a register tile (matmul-like) wins ties: it reuses loads
-            free = _packed_loads(form, deps)
+        if cols >= width:   # a register tile (matmul-like) wins ties: it reuses loads
+            free = _packed_loads(form, deps, width)
             options.append((_gathers(form, COL, deps, steps, free), -1 if free else 1, COL,
                             form))
-        if steps >= WIDTH:
+        if steps >= width:
             options.append((_gathers(form, RIDX, deps, steps), 0 if steps >= 16 else 2, RIDX,
                             form))
-    batched = _batched_contraction(kernel, deps)
+    batched = _batched_contraction(kernel, deps, width)
     if batched is not None:   # after the others: on a tie, no batch loop
-        options.append((_gathers(batched, COL, deps, steps, _packed_loads(batched, deps)), -1,
+        options.append((_gathers(batched, COL, deps, steps, _packed_loads(batched, deps, width)), -1,
                         COL, batched))
     if not options:
         form = axis_form(kernel, _splits(kernel)[0])
         return Plan(form.cols, None, 1, reasons={
-            "lanes": f"scalar: {form.cols} outputs and {steps} steps are both under {WIDTH}"}), form
+            "lanes": f"scalar: {form.cols} outputs and {steps} steps are both under {width}"}), form
     gathers, _, lane, form = min(options, key=lambda o: o[:2])
     costs = ", ".join(f"{o[2]} on {_extents(o[3])}: {o[0]}" for o in options)
-    reasons = {"lanes": f"{WIDTH} lanes along {lane}; weighted gathers per option: {costs}"}
+    reasons = {"lanes": f"{width} lanes along {lane}; weighted gathers per option: {costs}"}
     across = [o for o in options if o[2] == COL]
     if lane == RIDX and across and _float_ops(form.body) >= HEAVY_BODY:
         gathers, _, lane, form = min(across, key=lambda o: o[:2])
-        reasons["lanes"] = (f"{WIDTH} lanes along col, though {costs}: a body of "
+        reasons["lanes"] = (f"{width} lanes along col, though {costs}: a body of "
                             f"{_float_ops(form.body)} float ops (>= {HEAVY_BODY}) per step "
                             "outweighs its gathers, and along ridx Cranelift spills its "
                             "accumulators (a row sum of exp: 7.8 against 13-14 ms, measured)")
@@ -250,21 +267,21 @@ def _tune_reduction(kernel: Kernel, deps: Deps) -> tuple[Plan, AxisForm]:
                             f"{form.rows} rows (varying one operand) x {form.cols} cols "
                             "(varying the other)")
     if lane == RIDX:
-        vectors = max(1, min(RIDX_VECTORS, steps // WIDTH))
+        vectors = max(1, min(RIDX_VECTORS, steps // width))
         reasons["unroll"] = (f"{vectors} vectors of ridx per iteration, each its own "
-                             f"accumulator: {vectors * WIDTH} partial results summed as a tree")
-        return Plan(form.cols, RIDX, WIDTH, unroll=vectors, accumulators=vectors,
+                             f"accumulator: {vectors * width} partial results summed as a tree")
+        return Plan(form.cols, RIDX, width, unroll=vectors, accumulators=vectors,
                     reasons=reasons), form
-    return _tile_plan(form, deps, reasons), form
+    return _tile_plan(form, deps, reasons, width), form
 
 
-def _tile_plan(form: AxisForm, deps: Deps, reasons: dict[str, str]) -> Plan:
+def _tile_plan(form: AxisForm, deps: Deps, reasons: dict[str, str], width: int) -> Plan:
     """Lanes along col: pick the register tile."""
-    vectors_available = form.cols // WIDTH
+    vectors_available = form.cols // width
     if _matmul_like(form, deps):
         rows = min(MATMUL_TILE[0], form.rows)
         vectors = min(MATMUL_TILE[1], vectors_available)
-        reasons["tile"] = (f"{rows} rows x {vectors * WIDTH} columns of accumulators: one input "
+        reasons["tile"] = (f"{rows} rows x {vectors * width} columns of accumulators: one input "
                            "varies only along rows and another only along columns, so each "
                            f"loaded row value serves {vectors} vectors and each column vector "
                            f"serves {rows} rows (measured against 4x8, 4x12, 5x8, 3x16 and 8x4)")
@@ -276,20 +293,21 @@ def _tile_plan(form: AxisForm, deps: Deps, reasons: dict[str, str]) -> Plan:
         else:
             unroll = MATMUL_UNROLL if form.steps >= 2 * MATMUL_UNROLL else 1
             if unroll > 1:
-                reasons["unroll"] = (f"{unroll} ridx steps per iteration: four row values come "
-                                     "in one v128 load and are spread to the lanes by shuffles")
-        pack = _packable(form, deps)
+                reasons["unroll"] = (f"{unroll} ridx steps per iteration: " + (
+                    "four row values come in one v128 load and are spread to the lanes by "
+                    "shuffles" if width == WIDTH else "a row value is loaded into both lanes"))
+        pack = _packable(form, deps, width)
         if pack:
             reasons["pack"] = ("each strip of columns is read by every row tile: its operands "
                                "are first copied to scratch in ridx order (strided or gathered "
                                "reads happen once, the row tiles then read with unit stride)")
-        return Plan(form.cols, COL, WIDTH, rows, vectors, unroll=unroll, pack=pack,
+        return Plan(form.cols, COL, width, rows, vectors, unroll=unroll, pack=pack,
                     reasons=reasons)
     vectors = min(4, vectors_available)
     accs = 2 if vectors == 1 else 1
-    reasons["tile"] = (f"1 row x {vectors * WIDTH} columns: independent accumulators to hide "
+    reasons["tile"] = (f"1 row x {vectors * width} columns: independent accumulators to hide "
                        "the add latency" + (", two of them along ridx" if accs == 2 else ""))
-    return Plan(form.cols, COL, WIDTH, 1, vectors, unroll=accs, accumulators=accs,
+    return Plan(form.cols, COL, width, 1, vectors, unroll=accs, accumulators=accs,
                 reasons=reasons)
 
 
@@ -304,7 +322,8 @@ _KNOB_VALUES: dict[str, tuple[Any, ...]] = {
     "accumulators": (1, 2, 4),
 }
 KNOB_DOCS = {
-    "lanes": f"the loop axis the {WIDTH} SIMD lanes run along (none: scalar code)",
+    "lanes": f"the loop axis the SIMD lanes run along ({WIDTH}, or {WIDE_WIDTH} with 64-bit "
+             "values; none: scalar code)",
     "tile": "rows x vectors of outputs per loop iteration (a register tile)",
     "unroll": "reduction steps per loop iteration (vectors of steps with lanes along ridx)",
     "accumulators": "independent partial results per output, summed as a tree at the end",
@@ -334,13 +353,14 @@ def override(kernel: Kernel, plan: Plan, form: AxisForm, name: str, value: Any) 
         if value not in _KNOB_VALUES["lanes"]:
             raise bad
         lane = None if value == "none" else Axis(value)
-        if (lane is RIDX and (not red or form.steps < WIDTH)) \
-                or (lane is ROW and (red or form.rows < WIDTH)) or (lane is COL and form.cols < WIDTH):
+        width = lane_width(kernel)
+        if (lane is RIDX and (not red or form.steps < width)) or (lane is COL and form.cols < width) \
+                or (lane is ROW and (red or form.rows < WIDTH or width != WIDTH)):
             raise bad
         if lane == plan.lane:
             return plan
-        unroll = min(RIDX_VECTORS, form.steps // WIDTH) if lane == RIDX else 1
-        return Plan(form.cols, lane, WIDTH if lane else 1, unroll=unroll,
+        unroll = min(RIDX_VECTORS, form.steps // width) if lane == RIDX else 1
+        return Plan(form.cols, lane, width if lane else 1, unroll=unroll,
                     accumulators=unroll, fma=plan.fma and lane is not None, reasons=why)
     if name == "tile":
         rows, vectors = value

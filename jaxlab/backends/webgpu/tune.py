@@ -50,6 +50,7 @@ class Limits:
     max_groups_per_dim: int = 65535
     max_shared_bytes: int = 16384
     hardware: bool = True              # a GPU, not a software rasteriser
+    max_buffer_bytes: int = 1 << 27    # the largest storage buffer (split-K's partial sums)
 
 
 SHARED_PAD = 1   # vectors of padding per staged row: rows start on different banks
@@ -246,20 +247,26 @@ def _tile_for(kernel: Kernel, c: Optional[Contraction], limits: Limits) -> Optio
     # Mostly-empty tiles waste the device: keep those covering at most 1.5x the outputs
     snug = [t for t in fits if _padding(t, c) <= 1.5] or \
         [min(fits, key=lambda t: _padding(t, c))]
-    split = [_with_split(t, kernel, c) for t in snug]
+    split = [_with_split(t, kernel, c, limits) for t in snug]
     # the most reuse first, as long as the grid fills the device
     return next((t for t in split if _groups(t, c) >= FILL_GROUPS),
                 max(split, key=lambda t: _groups(t, c)))
 
 
-def _with_split(t: Tile, kernel: Kernel, c: Contraction) -> Tile:
+def _with_split(t: Tile, kernel: Kernel, c: Contraction, limits: Limits) -> Tile:
     """`t`, its reduction split where its output tiles alone leave the device idle."""
     steps, groups = kernel.reduction.size, _groups(t, c)
     if groups >= FILL_GROUPS or not _can_split(kernel):
         return t
     split = max(1, min(MAX_SPLIT, math.ceil(FILL_GROUPS / groups), steps // SPLIT_MIN_STEPS))
     per_slice = math.ceil(steps / split / t.k) * t.k
-    return replace(t, split=math.ceil(steps / per_slice))   # no empty slice
+    split = math.ceil(steps / per_slice)   # no empty slice
+    return replace(t, split=split) if _partials_fit(split, c, limits) else t
+
+
+def _partials_fit(split: int, c: Contraction, limits: Limits) -> bool:
+    """Do split-K's float32 partial sums fit in one buffer?"""
+    return 4 * split * c.batch * c.m * c.n <= limits.max_buffer_bytes
 
 
 def _groups(t: Tile, c: Contraction) -> int:
@@ -272,7 +279,7 @@ def tile_candidates(kernel: Kernel, limits: Limits) -> list[Tile]:
     c = find_contraction(kernel)
     if c is None:
         return []
-    return [_with_split(t, kernel, c) if limits.hardware else t for t in _offered(limits)]
+    return [_with_split(t, kernel, c, limits) if limits.hardware else t for t in _offered(limits)]
 
 
 def _vector_reason(kernel: Kernel, c: Contraction, t: Tile) -> str:
@@ -417,7 +424,8 @@ def _override(t: Tuning, key: str, value: Any, kernel: Kernel, lang: Lang,
                                                    tile.reg_n, tile.split) < 1 or \
                 tile.m % tile.reg_m or tile.n % tile.reg_n or not _fits(tile, limits) or \
                 (tile.split > 1 and (not _can_split(kernel) or
-                                     tile.split > math.ceil(kernel.reduction.size / tile.k))):
+                                     tile.split > math.ceil(kernel.reduction.size / tile.k) or
+                                     not _partials_fit(tile.split, t.contraction, limits))):
             raise bad
         return replace(t, tile=tile, workgroup=tile.threads, reasons=tuple(why.items()))
     raise ValueError(f"webgpu tuning: unknown setting {key!r}; known: strategy, workgroup, "

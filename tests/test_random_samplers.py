@@ -63,23 +63,6 @@ LOG_SPACE = {"loggamma": dict(rtol=0, atol=1e-6), "beta": dict(rtol=1e-5),
              "dirichlet": dict(rtol=1e-5)}
 
 
-@pytest.mark.parametrize("name", ["gamma", "loggamma"])
-def test_gamma_loops_match_jax_on_every_device(backend, name):
-    _check_family_member(name)
-
-
-@pytest.mark.parametrize("name", GAMMA_FAMILY)
-def test_gamma_family_matches_jax(cpu, name):
-    _check_family_member(name)
-
-
-def _check_family_member(name):
-    draw = GAMMA_FAMILY[name]
-    actual, expected = np.asarray(draw(random, random.PRNGKey(3))), draw(jr, jr.PRNGKey(3))
-    assert actual.shape == expected.shape and actual.dtype == expected.dtype
-    np.testing.assert_allclose(actual, np.asarray(expected), **LOG_SPACE.get(name, ULPS))
-
-
 def test_gamma_under_jit_and_vmap(cpu):
     a = ALPHA[1:4]
     expected = jax.vmap(lambda k: jr.gamma(k, a))(jr.split(jr.PRNGKey(1), 2))
@@ -121,19 +104,32 @@ COUNTS = {
 }
 
 
-@pytest.mark.parametrize("name", ["poisson", "binomial"])
-def test_counting_loops_bit_identical_on_every_device(backend, name):
-    _check_bit_identical(name)
+# every sampler: how it is drawn, the key's seed, and its tolerance (None: bit for bit)
+SAMPLERS = {**{name: (draw, 3, LOG_SPACE.get(name, ULPS)) for name, draw in GAMMA_FAMILY.items()},
+            **{name: (draw, 2, None) for name, draw in COUNTS.items()}}
+# the samplers with loops of their own run on every device; the rest transform their draws
+OWN_LOOPS = ["gamma", "loggamma", "poisson", "binomial"]
 
 
-@pytest.mark.parametrize("name", COUNTS)
-def test_bit_identical_samplers(cpu, name):
-    _check_bit_identical(name)
+@pytest.mark.parametrize("name", OWN_LOOPS)
+def test_sampler_loops_match_jax_on_every_device(backend, name):
+    _check_sampler(name)
 
 
-def _check_bit_identical(name):
-    draw = COUNTS[name]
-    assert_matches(draw(random, random.PRNGKey(2)), draw(jr, jr.PRNGKey(2)), exact=True)
+@pytest.mark.parametrize("name", SAMPLERS)
+def test_samplers_match_jax(cpu, name):
+    _check_sampler(name)
+
+
+def _check_sampler(name):
+    draw, seed, tolerance = SAMPLERS[name]
+    actual, expected = draw(random, random.PRNGKey(seed)), draw(jr, jr.PRNGKey(seed))
+    if tolerance is None:
+        assert_matches(actual, expected, exact=True)
+    else:
+        actual, expected = np.asarray(actual), np.asarray(expected)
+        assert actual.shape == expected.shape and actual.dtype == expected.dtype
+        np.testing.assert_allclose(actual, expected, **tolerance)
 
 
 def test_poisson_under_jit_and_vmap(cpu):

@@ -444,12 +444,13 @@ class WebGpuBackend(Backend):
                     (self.timestamps and events.listening()):
                 return self.dispatch(exe, inputs, outputs)
             temps = [self.allocate(n) for n in scratch] if scratch else []
+            bound = handles + temps if temps else handles
             try:
                 # pipelines and bind groups first: what can fail does so before recording
                 work = []
                 for p, key, grid in passes:
                     pipeline, layout = self._pipelines.get(key) or self._pipeline(p)
-                    work.append((pipeline, self._bind_group(layout, p, handles + temps), grid))
+                    work.append((pipeline, self._bind_group(layout, p, bound), grid))
                 self._record_work(work)
             except self._wgpu.GPUError as exc:
                 raise self._translate(exc, f"dispatching {label}") from exc

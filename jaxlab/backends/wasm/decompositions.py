@@ -1,9 +1,10 @@
-"""eigh, svd and qr as WebAssembly text: Hestenes' one-sided Jacobi sweeps and
-Householder reflections over rows kept contiguous (a matrix whose columns an
+"""svd and qr as WebAssembly text (eigh: tridiagonal.py): Hestenes' one-sided Jacobi
+sweeps and Householder reflections over rows kept contiguous (a matrix whose columns an
 algorithm walks is stored transposed), so that every inner loop is one of
 vector_loops' SIMD runs: a rotation of two rows, a dot product, an axpy."""
 from __future__ import annotations
 
+from jaxlab.backends.wasm import tridiagonal
 from jaxlab.backends.wasm.routine_text import (Body, Fn, get, i32, identity, layout, perm_at,
                                                sort_order, transposed_copy)
 from jaxlab.backends.wasm.vector_loops import FloatType
@@ -142,71 +143,6 @@ def _sweep_flops(n: int, m: int, vectors: bool) -> int:
     return 2 * n * m + n * (n - 1) // 2 * (8 * m + (6 * n if vectors else 0))
 
 
-def _eigh(routine: Routine, ft: FloatType) -> Body:
-    (shape, _), = routine.inputs
-    n = shape[-1]
-    lower = routine.param["lower"]
-    sz = ft.size
-    lay = layout(w=n * n * sz, a=n * n * sz, d=n * sz, perm=n * 4, nrm=n * sz)
-    f = Fn(ft)
-    for k in lay.offsets:
-        f.var(k.upper())
-    W, A, D, PERM, NRM = (f"(local.get ${k})" for k in ("W", "A", "D", "PERM", "NRM"))
-    f.fvar("shift"), f.var("key"), f.fvar("total")
-    big = "(select (local.get $tr) (local.get $tc) (i32.gt_u (local.get $tr) (local.get $tc)))"
-    small = "(select (local.get $tc) (local.get $tr) (i32.gt_u (local.get $tr) (local.get $tc)))"
-    src_r, src_c = (big, small) if lower else (small, big)
-    element = f.load(f.at2("(local.get $in0)", src_r, src_c, n))
-    sym = f.loop("tr", i32(0), i32(n), f.loop("tc", i32(0), i32(n), [
-        f.store(f.at2(A, get("tr"), get("tc"), n), element)], "columns"), "rows")
-    row = lambda base, r: f"(i32.add {base} (i32.mul {r} {i32(n * sz)}))"  # noqa: E731
-    frobenius = f.op("sqrt", f"(call $dot {A} {A} {i32(n * n)})")
-    shift = f.loop("k", i32(0), i32(n), [
-        f.store(f.at2(W, get("k"), get("k"), n),
-                f.op("add", f.load(f.at2(W, get("k"), get("k"), n)), get("shift")))], "the diagonal")
-    w_k, a_i = row(W, get("k")), row(A, get("tr"))
-    length = f.op("sqrt", f"(call $dot {w_k} {w_k} {i32(n)})")
-    normalize = [f"(call $scale {w_k} {i32(n)} {f.op('div', f.const(1.0), length)})"]
-    term = f.op("mul", f.load(f.at2(W, get("k"), get("tr"), n)), f"(call $dot {a_i} {w_k} {i32(n)})")
-    rayleigh = f.loop("tr", i32(0), i32(n), [f"(local.set $total {f.op('add', get('total'), term)})"],
-                      "v_k . (A v_k), a row of A at a time")
-    body = ([f"(local.set ${k.upper()} (i32.add (local.get $scratch) {i32(v)}))"
-             for k, v in lay.offsets.items()]
-            + [";; A <- the symmetric matrix of the " + ("lower" if lower else "upper")
-               + " triangle; W <- B = A + shift I with shift = 2 |A|_F (1 for A = 0):",
-               ";; B is positive definite with eigenvalues in [|A|_F, 3 |A|_F], so once W = B V",
-               ";; has orthogonal rows, they are A's eigenvectors times values of one scale"]
-            + sym
-            + [f"(local.set $shift {f.op('mul', f.const(2.0), frobenius)})",
-               f"(local.set $shift (select {get('shift')} {f.const(1.0)} "
-               f"{f.op('gt', get('shift'), f.const(0.0))}))",
-               f"(memory.copy {W} {A} {i32(n * n * sz)})"]
-            + shift
-            + _one_sided_sweeps(f, W, "", NRM, n, n, vectors=False)
-            + [";; eigenvectors: W's rows normalised; eigenvalues: their Rayleigh quotients"]
-            + f.loop("k", i32(0), i32(n), normalize + ["(local.set $total " + f.const(0.0) + ")"]
-                     + rayleigh + [f.store(f.at(D, get("k")), get("total"))], "each row k of W")
-            + sort_order(f, D, PERM, n, descending=False)
-            + f.loop("k", i32(0), i32(n), [
-                f"(local.set $key (i32.load {perm_at(PERM, get('k'))}))",
-                f.store(f.at("(local.get $out1)", get("k")), f.load(f.at(D, get("key"))))]
-                + f.loop("tr", i32(0), i32(n), [f.store(f.at2("(local.get $out0)", get("tr"), get("k"), n),
-                                                      f.load(f.at2(W, get("key"), get("tr"), n)))],
-                         "rows of column k"), "output column k"))
-    fn = f.text("(func $matrix (param $out0 i32) (param $out1 i32) (param $in0 i32) (param $scratch i32)",
-                body, f"eigh of one {n}x{n} matrix: one-sided Jacobi on the shifted matrix")
-    notes = {"algorithm": ("one-sided (Hestenes) Jacobi on A + 2|A|_F I",
-                           "the shifted matrix is positive definite with eigenvalues of one "
-                           "scale: its orthogonalised rows are A's eigenvectors, no rotations "
-                           "are accumulated; eigenvalues are Rayleigh quotients (error ~ eps |A|)"),
-             "layout": ("rows", "each rotation and dot product runs over two contiguous rows "
-                        "(SIMD)"),
-             "max_sweeps": (MAX_SWEEPS, "until every pair satisfies |w_p.w_q| <= eps |w_p| |w_q|"),
-             "flops_per_sweep": (_sweep_flops(n, n, False), "a dot product and a rotation per "
-                                 "pair, the norms updated")}
-    return Body([fn], ["out0", "out1", "in0"], lay, notes, None)
-
-
 def _svd(routine: Routine, ft: FloatType) -> Body:
     (shape, _), = routine.inputs
     m, n = shape[-2:]
@@ -311,4 +247,4 @@ def _qr(routine: Routine, ft: FloatType) -> Body:
                 max(flops, 0))
 
 
-GENERATORS = {"eigh": _eigh, "svd": _svd, "qr": _qr}
+GENERATORS = {"eigh": tridiagonal.eigh, "svd": _svd, "qr": _qr}

@@ -4,6 +4,8 @@ algorithm walks is stored transposed), so that every inner loop is one of
 vector_loops' SIMD runs: a rotation of two rows, a dot product, an axpy."""
 from __future__ import annotations
 
+import math
+
 from jaxlab.backends.wasm import tridiagonal
 from jaxlab.backends.wasm.routine_text import (Body, Fn, get, i32, identity, layout, perm_at,
                                                sort_order, transposed_copy)
@@ -31,11 +33,13 @@ def _rotation(f: Fn, diff: str, off: str) -> list[str]:
     ]
 
 
-def _worth_rotating(f: Fn, off: str, a: str, b: str) -> str:
-    """|off| above eps * sqrt(|a| |b|) (relative: Jacobi's accuracy) and above the
-    smallest normal (so underflowing values stop the sweeps)."""
+def _worth_rotating(f: Fn, off: str, a: str, b: str, length: int) -> str:
+    """|off| above sqrt(length) eps sqrt(|a| |b|) (relative: Jacobi's accuracy, with
+    LAPACK gesvj's sqrt(m) for the rounding of a dot product of m terms: a tighter test
+    keeps rotating pairs whose products are rounding noise, sweep after sweep) and
+    above the smallest normal (so underflowing values stop the sweeps)."""
     ft = f.ft
-    bound = f.op("mul", f.const(ft.eps),
+    bound = f.op("mul", f.const(ft.eps * math.sqrt(length)),
                  f.op("mul", f.op("sqrt", f.op("abs", a)), f.op("sqrt", f.op("abs", b))))
     return (f"(i32.and {f.op('gt', f.op('abs', off), bound)} "
             f"{f.op('gt', f.op('abs', off), f.const(ft.tiny))})")
@@ -121,7 +125,7 @@ def _one_sided_sweeps(f: Fn, W: str, VT: str, NRM: str, n: int, m: int,
         "(local.set $rotated (i32.const 1))"]
     pair = [f"(local.set $alpha {f.load(norm_p)})", f"(local.set $beta {f.load(norm_q)})",
             f"(local.set $gamma (call $dot {w_p} {w_q} {i32(m)}))",
-            f"(if {_worth_rotating(f, get('gamma'), get('alpha'), get('beta'))} (then"] + \
+            f"(if {_worth_rotating(f, get('gamma'), get('alpha'), get('beta'), m)} (then"] + \
         [f"  {line}" for line in rotate] + ["))"]
     w_k = row(W, get("k"), m * sz)
     sweep = (["(local.set $rotated (i32.const 0))"]
@@ -137,6 +141,32 @@ def _one_sided_sweeps(f: Fn, W: str, VT: str, NRM: str, n: int, m: int,
                f"{i32(MAX_SWEEPS)}))))"])
 
 
+def _precondition(f: Fn, W: str, VT: str, T: str, n: int, m: int) -> list[str]:
+    """W <- VT W and VT <- V^T with V the eigenvectors of the Gram matrix G = W W^T
+    (a^T a): W's rows become nearly orthogonal, so the Jacobi sweeps that follow
+    rotate few pairs; they still run to convergence, so s keeps Jacobi's relative
+    accuracy (the Gram matrix's squared condition only touches V, not the answer)."""
+    sz = f.ft.size
+    G = "(local.get $EIG_A)"
+    row = lambda base, r, bytes_: f"(i32.add {base} (i32.mul {r} {i32(bytes_)}))"  # noqa: E731
+    w_i, w_j = row(W, get("gi"), m * sz), row(W, get("gj"), m * sz)
+    gram = f.loop("gi", i32(0), i32(n), f.loop("gj", get("gi"), i32(n), [
+        f"(local.set $gram (call $dot {w_i} {w_j} {i32(m)}))",
+        f.store(f.at2(G, get("gi"), get("gj"), n), get("gram")),
+        f.store(f.at2(G, get("gj"), get("gi"), n), get("gram"))], "columns j >= i"), "rows i")
+    f.fvar("gram")
+    arrays = " ".join(VT if k == "zt" else f"(local.get $EIG_{k.upper()})"
+                      for k in tridiagonal.EIGEN_ARRAYS)
+    t_k = row(T, get("gi"), m * sz)
+    combine = f.loop("gi", i32(0), i32(n), [f"(memory.fill {t_k} (i32.const 0) {i32(m * sz)})"]
+                     + f.loop("gj", i32(0), i32(n), [
+                         f"(call $axpy {w_j} {t_k} {i32(m)} {f.load(f.at2(VT, get('gi'), get('gj'), n))})"],
+                         "rows j of W"), "rows i of VT W")
+    return ([";; G = W W^T; VT <- its eigenvectors as rows; W <- VT W"] + gram
+            + [f"(call $symmetric_eigen {arrays})"]
+            + combine + [f"(memory.copy {W} {T} {i32(n * m * sz)})"])
+
+
 def _sweep_flops(n: int, m: int, vectors: bool) -> int:
     """A sweep's count: the norms (2nm), then per pair a dot product (2m) and the
     rotations (6m, and 6n for the vectors)."""
@@ -149,8 +179,9 @@ def _svd(routine: Routine, ft: FloatType) -> Body:
     uv = routine.param["compute_uv"]
     ucols = m if routine.param["full_matrices"] else n
     sz = ft.size
+    eigen = {f"eig_{k}": v for k, v in tridiagonal.eigen_sizes(n, sz).items() if k != "zt"}
     lay = layout(w=n * m * sz, vt=n * n * sz, d=n * sz, perm=n * 4, t=n * m * sz, tau=n * sz,
-                  qt=ucols * m * sz, nrm=n * sz)
+                  qt=ucols * m * sz, nrm=n * sz, **eigen)
     f = Fn(ft)
     for k in lay.offsets:
         f.var(k.upper())
@@ -162,7 +193,7 @@ def _svd(routine: Routine, ft: FloatType) -> Body:
              for k, v in lay.offsets.items()]
             + [";; W <- a transposed: its rows are a's columns"]
             + transposed_copy(f, "(local.get $in0)", W, m, n)
-            + (identity(f, VT, n, n) if uv else [])
+            + _precondition(f, W, VT, T, n, m)
             + _one_sided_sweeps(f, W, VT, NRM, n, m, vectors=uv)
             + [";; singular values: the columns' norms, descending"]
             + f.loop("k", i32(0), i32(n), [
@@ -197,14 +228,16 @@ def _svd(routine: Routine, ft: FloatType) -> Body:
         args = ["out0", "out1", "out2", "in0"]
     fn = f.text(f"(func $matrix {' '.join(f'(param ${a} i32)' for a in args)} (param $scratch i32)",
                 body, f"svd of one {m}x{n} matrix: one-sided Jacobi on its columns (rows of W)")
-    notes = {"algorithm": ("one-sided (Hestenes) Jacobi",
-                           "rotates column pairs of a until orthogonal: s to relative accuracy"),
+    notes = {"algorithm": ("one-sided (Hestenes) Jacobi, preconditioned by eigh(a^T a)",
+                           "rotates column pairs of a V until orthogonal: s to relative "
+                           "accuracy; V, the eigenvectors of a^T a, leaves 2-3 sweeps that "
+                           "mostly only test pairs"),
              "layout": ("columns as rows", "a's columns and V's are stored as rows: each "
                         "rotation and dot product runs over contiguous memory (SIMD)"),
-             "max_sweeps": (MAX_SWEEPS, "until every pair satisfies |a_p.a_q| <= eps |a_p| |a_q|"),
+             "max_sweeps": (MAX_SWEEPS, "until every pair satisfies |a_p.a_q| <= sqrt(m) eps |a_p| |a_q|"),
              "flops_per_sweep": (_sweep_flops(n, m, uv), "a dot product and the rotations "
                                  "per pair, the norms updated")}
-    fns = [fn]
+    fns = [fn] + tridiagonal.symmetric_eigen_fn(ft, n)
     if uv:
         fns += _householder_fns(ft, n, m, n, ucols)
         notes["u"] = ("Householder QR of the normalised columns",

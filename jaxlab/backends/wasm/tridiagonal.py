@@ -196,32 +196,56 @@ def _ql_steps(f: Fn, D: str, E: str, ZT: str, n: int) -> list[str]:
             + f.loop("l", i32(0), i32(n), per_l, "eigenvalue l"))
 
 
+# the arrays of $symmetric_eigen, by name (pw: the vector p, then w, of a reflection)
+EIGEN_ARRAYS = ("a", "zt", "d", "e", "tau", "pw")
+
+
+def eigen_sizes(n: int, size: int) -> dict[str, int]:
+    """Byte sizes of $symmetric_eigen's arrays, for a routine's scratch layout."""
+    return {"a": n * n * size, "zt": n * n * size, "d": n * size, "e": n * size,
+            "tau": n * size, "pw": n * size}
+
+
+def symmetric_eigen_fn(ft: FloatType, n: int) -> list[str]:
+    """$symmetric_eigen (a, zt, d, e, tau, pw): the eigenvalues of the full symmetric
+    n x n matrix at a (destroyed) into d, unsorted, and its eigenvectors as zt's rows;
+    with $hypot, which it calls."""
+    f = Fn(ft)
+    A, ZT, D, E, TAU, P = (f"(local.get ${k})" for k in EIGEN_ARRAYS)
+    body = ([";; T = Q^T A Q: d on the diagonal, e beside it"]
+            + _tridiagonalize(f, A, D, E, TAU, P, n)
+            + [";; ZT <- Q^T (its rows become the eigenvectors)"]
+            + _form_qt(f, A, TAU, ZT, n)
+            + [";; T's eigenvalues into d, its rotations into ZT's rows"]
+            + _ql_steps(f, D, E, ZT, n))
+    params = " ".join(f"(param ${k} i32)" for k in EIGEN_ARRAYS)
+    fn = f.text(f"(func $symmetric_eigen {params}", body,
+                f"eigenvalues and vectors of a symmetric {n}x{n} matrix: Householder to "
+                "tridiagonal, then implicit QL")
+    return [fn, _hypot(ft)]
+
+
 def eigh(routine: Routine, ft: FloatType) -> Body:
     (shape, _), = routine.inputs
     n = shape[-1]
-    sz = ft.size
-    lay = layout(a=n * n * sz, zt=n * n * sz, d=n * sz, e=n * sz, tau=n * sz, p=n * sz, perm=n * 4)
+    lay = layout(**eigen_sizes(n, ft.size), perm=n * 4)
     f = Fn(ft)
     for k in lay.offsets:
         f.var(k.upper())
-    A, ZT, D, E, TAU, P, PERM = (f"(local.get ${k.upper()})" for k in lay.offsets)
+    A, ZT, D, PERM = (f"(local.get ${k.upper()})" for k in ("a", "zt", "d", "perm"))
     f.var("key"), f.fvar("value")
     out = lambda r, c: f.at2("(local.get $out0)", r, c, n)  # noqa: E731
     # a NaN eigenvalue's vector is NaN too (as LAPACK's, JAX's)
     vector = (f"(select {f.const(float('nan'))} {f.load(f.at2(ZT, get('key'), get('tr'), n))} "
               f"{f.op('ne', get('value'), get('value'))})")
+    arrays = " ".join(f"(local.get ${k.upper()})" for k in EIGEN_ARRAYS)
     body = ([f"(local.set ${k.upper()} (i32.add (local.get $scratch) {i32(v)}))"
              for k, v in lay.offsets.items()]
             + [";; A <- the symmetric matrix of the " + ("lower" if routine.param["lower"] else "upper")
                + " triangle"]
             + _symmetric_copy(f, A, n, routine.param["lower"])
-            + [";; T = Q^T A Q: d on the diagonal, e beside it"]
-            + _tridiagonalize(f, A, D, E, TAU, P, n)
-            + [";; ZT <- Q^T (its rows become the eigenvectors)"]
-            + _form_qt(f, A, TAU, ZT, n)
-            + [";; T's eigenvalues into d, its rotations into ZT's rows"]
-            + _ql_steps(f, D, E, ZT, n)
-            + [";; ascending eigenvalues, the vectors as columns"]
+            + [f"(call $symmetric_eigen {arrays})",
+               ";; ascending eigenvalues, the vectors as columns"]
             + sort_order(f, D, PERM, n, descending=False)
             + f.loop("k", i32(0), i32(n), [
                 f"(local.set $key (i32.load {perm_at(PERM, get('k'))}))",
@@ -238,4 +262,4 @@ def eigh(routine: Routine, ft: FloatType) -> Body:
                         "beside it, and a rotation turns two rows: every inner loop is a SIMD run"),
              "max_steps": (MAX_STEPS_PER_VALUE * n, "QL steps in all before giving up (LAPACK: 30 "
                            "per eigenvalue)")}
-    return Body([fn, _hypot(ft)], ["out0", "out1", "in0"], lay, notes, None)
+    return Body([fn] + symmetric_eigen_fn(ft, n), ["out0", "out1", "in0"], lay, notes, None)

@@ -302,7 +302,12 @@ def _tile_plan(form: AxisForm, deps: Deps, reasons: dict[str, str], width: int) 
         reasons["tile"] = (f"{rows} rows x {vectors * width} columns of accumulators: one input "
                            "varies only along rows and another only along columns, so each "
                            f"loaded row value serves {vectors} vectors and each column vector "
-                           f"serves {rows} rows (measured against 4x8, 4x12, 5x8, 3x16 and 8x4)")
+                           f"serves {rows} rows (measured against 4x8, 4x12, 5x8, 3x16 and 8x4; "
+                           "Cranelift's loop: 160 instructions per 48 multiply-adds, 42 of "
+                           "them spill moves and 24 copies, as its FMA overwrites a "
+                           "multiplicand: 0.83-0.87 of an FMA-only loop's rate on a core; "
+                           "rows interleaved per step in the panel, two-step pair loads, "
+                           "exit tests between steps: no faster, measured)")
         pack = _packable(form, deps, width)
         pack_rows = pack and _row_panel_pays(form, deps)
         if pack_rows:

@@ -420,7 +420,10 @@ def override(kernel: Kernel, plan: Plan, form: AxisForm, name: str, value: Any) 
         rows, vectors = value
         if plan.lane == RIDX or (plan.lane == ROW and rows != 1) or rows > form.rows:
             raise bad
-        return dataclasses.replace(plan, tile_rows=rows, tile_vectors=vectors, reasons=why)
+        # blocks of rows hold whole tiles of the new height
+        block = _row_block(form, rows, why) if plan.pack else 0
+        return dataclasses.replace(plan, tile_rows=rows, tile_vectors=vectors, row_block=block,
+                                   reasons=why)
     if name == "unroll":
         if not red or value not in _KNOB_VALUES["unroll"]:
             raise bad

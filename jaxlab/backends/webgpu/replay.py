@@ -47,9 +47,7 @@ class ProgramReplay:
         backend = self._backend
         if backend._generation != self._generation:
             return False
-        # the wgpu buffers, not the handles (new each call): a pooled buffer comes back;
-        # the key holds them, so no id is reused while the binding is kept
-        key = tuple([h.buffer for h in handles])
+        key = backend.binding_key(handles)
         with backend.batch():
             bound = self._bound.get(key)
             if bound is None:

@@ -143,10 +143,14 @@ class PreparedSteps:
         device, planned = self.device, Buffer.planned
         outs = [planned(device, *spec) for spec in self._returned]
         bufs = inputs + outs
-        if self._replay is not None and not events.listening() and \
-                self._replay([b.handle for b in bufs]):
+        if events.listening():
+            table = self._template.copy()
+            table[:len(bufs)] = [b.handle for b in bufs]
+            self._run_observed(table, bufs, first_call)
             return bufs
-        if self._direct is not None and not events.listening():
+        if self._replay is not None and self._replay([b.handle for b in bufs]):
+            return bufs
+        if self._direct is not None:
             ins, outs = [b.handle for b in inputs], [b.handle for b in outs]
             if self._batches:
                 with device.backend.batch():
@@ -156,9 +160,7 @@ class PreparedSteps:
             return bufs
         table = self._template.copy()
         table[:len(bufs)] = [b.handle for b in bufs]
-        if events.listening():
-            self._run_observed(table, bufs, first_call)
-        elif self._batches:
+        if self._batches:
             with device.backend.batch():
                 self._launch_all(table)
         else:

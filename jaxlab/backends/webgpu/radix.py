@@ -329,29 +329,34 @@ def _prefix_sum(b: "_Builder", values: int, prefix: int, length: int, scan: _Thr
              [values, prefix, carries], [prefix])
 
 
-def radix_sort(b: "_Builder", rows: int, n: int, keys: int, key_bits: int,
-               payload: Optional[int] = None) -> int:
-    """Sort `rows` rows of n u32 keys (buffer `keys`; only their low `key_bits` bits
-    vary) stably with their payload (`payload`, or each key's position in its row).
-    Returns the buffer holding the sorted payload; the keys buffer is overwritten."""
+def radix_sort(b: "_Builder", rows: int, n: int, keys: int, key_bits: int, result: int,
+               payload: Optional[int] = None) -> None:
+    """Sort `rows` rows of n u32 keys (buffer `keys`, overwritten; only their low
+    `key_bits` bits vary) stably, and write their payload in sorted order to `result`:
+    the u32 words of buffer `payload`, or each key's position in its row."""
     items = items_per_thread(b.limits)
     tile = THREADS * items
     tiles = math.ceil(n / tile)
     subgroups = b.lang.subgroups
     pair_scan, count_scan = _ThreadScan(subgroups, "vec2<u32>"), _ThreadScan(subgroups, "u32")
     counts, offsets = b.temp(4 * rows * DIGITS * tiles), b.temp(4 * rows * DIGITS * tiles)
-    source = (keys, payload if payload is not None else b.temp(4 * rows * n))
-    target = (b.temp(4 * rows * n), b.temp(4 * rows * n))
     histogram, scatter = _histogram(n, tiles, items), _scatter(n, tiles, items, pair_scan)
     passes = key_passes(key_bits)
+    # passes alternate between two buffers of keys and two of payloads; the first
+    # reads `payload` (when it makes positions, it binds its keys in that place),
+    # the last writes `result`
+    key_buffers = (keys, b.temp(4 * rows * n))
+    payloads = (b.temp(4 * rows * n), b.temp(4 * rows * n)) if passes > 1 else ()
     for p in range(passes):
         params = struct.pack("<4I", p * DIGIT_BITS, int(p == 0 and payload is None), 0, 0)
+        first_payload = keys if payload is None else payload
+        source = (key_buffers[p % 2], first_payload if p == 0 else payloads[p % 2])
+        target = (key_buffers[1 - p % 2], result if p == passes - 1 else payloads[1 - p % 2])
         b.shader(histogram, "radix_histogram", rows * tiles, THREADS, [source[0], counts],
                  [counts], params)
         _prefix_sum(b, counts, offsets, rows * DIGITS * tiles, count_scan)
         b.shader(scatter, "radix_scatter", rows * tiles, THREADS,
                  [*source, offsets, *target], list(target), params)
-        source, target = target, source
     b.notes.update({
         "algorithm": ("LSD radix sort, 8-bit digits",
                       "per tile: histogram, prefix sum over (digit, tile), stable scatter"),
@@ -360,4 +365,3 @@ def radix_sort(b: "_Builder", rows: int, n: int, keys: int, key_bits: int,
         "thread_scan": ("subgroup" if subgroups else "shared memory",
                         "prefix sums over a workgroup's threads"),
     })
-    return source[1]

@@ -33,9 +33,10 @@ DIGIT_BITS = 8
 DIGITS = 1 << DIGIT_BITS
 THREADS = 256          # threads of every radix workgroup (WebGPU guarantees 256)
 MAX_ITEMS = 8          # keys per thread in a tile, at most (shared memory may allow fewer)
+SPLIT_BITS = 4         # a tile sorts by a digit in stable splits of this many bits
 SCAN_ITEMS = 8         # counts per thread in a block of the prefix sum
 SCAN_BLOCK = THREADS * SCAN_ITEMS
-_FIXED_SHARED = 4 * DIGITS * 2 + 8 * THREADS   # offsets, run starts, the thread scan
+_FIXED_SHARED = 4 * DIGITS * 3 + 16 * THREADS   # offsets, run starts, buckets, thread scan
 
 
 @dataclass(frozen=True)
@@ -210,8 +211,14 @@ def _block_scan(length: int, carried: bool, scan: _ThreadScan) -> HandWritten:
 """)
 
 
-def _scatter(n: int, tiles: int, items: int, scan: _ThreadScan) -> HandWritten:
+def _scatter(n: int, tiles: int, items: int, split_bits: int, scan: _ThreadScan) -> HandWritten:
     tile = THREADS * items
+    buckets = 1 << split_bits
+    # a thread's counts of the buckets, 16 bits each, packed in vec4s: 8 buckets a vec4
+    parts = [f"counts{q}" for q in range(math.ceil(buckets / 8))]
+
+    def per_part(line: str) -> str:   # a line for each vec4 of counts
+        return "\n".join(line.format(part=part, q=q) for q, part in enumerate(parts))
     return scan.shader(f"""{_PASS_PARAMS}
 @group(0) @binding(0) var<storage, read> keys: array<u32>;
 @group(0) @binding(1) var<storage, read> payload: array<u32>;
@@ -224,6 +231,7 @@ var<workgroup> tile_keys: array<u32, {tile + tile // 32}>;
 var<workgroup> tile_payload: array<u32, {tile + tile // 32}>;
 var<workgroup> digit_offset: array<u32, {DIGITS}>;   // where the tile's digit d goes
 var<workgroup> digit_start: array<u32, {DIGITS}>;    // where its run starts in the tile
+var<workgroup> bucket_start: array<u32, {buckets}>;   // where a split's bucket starts
 
 fn slot(e: u32) -> u32 {{
   // a word of padding after every 32: a thread's consecutive keys start on different
@@ -235,14 +243,16 @@ fn digit_of(key: u32) -> u32 {{
   return (key >> params.shift) & {DIGITS - 1}u;
 }}
 
-fn one_of(bucket: u32) -> vec2<u32> {{
-  // counts of the four 2-bit buckets, 16 bits each: 0 and 1 in x, 2 and 3 in y
-  let unit = 1u << (16u * (bucket & 1u));
-  return select(vec2<u32>(unit, 0u), vec2<u32>(0u, unit), bucket >= 2u);
+fn one_of(bucket: u32, part: u32) -> vec4<u32> {{
+  // bucket b counts in bits 16 (b % 2) of word (b / 2) % 4 of vec4 number b / 8
+  let word = vec4<u32>(0u, 1u, 2u, 3u) == vec4<u32>((bucket >> 1u) & 3u);
+  let unit = vec4<u32>(1u << (16u * (bucket & 1u)));
+  return select(vec4<u32>(), unit, word & vec4<bool>(bucket >> 3u == part));
 }}
 
-fn count_of(counts: vec2<u32>, bucket: u32) -> u32 {{
-  return (select(counts.x, counts.y, bucket >= 2u) >> (16u * (bucket & 1u))) & 0xffffu;
+fn count_of(counts: vec4<u32>, bucket: u32) -> u32 {{
+  // (counts: the vec4 that holds this bucket)
+  return (counts[(bucket >> 1u) & 3u] >> (16u * (bucket & 1u))) & 0xffffu;
 }}
 """, f"""  let row = group / {tiles}u;
   let tile = group % {tiles}u;
@@ -270,21 +280,31 @@ fn count_of(counts: vec2<u32>, bucket: u32) -> u32 {{
     key[i] = tile_keys[slot(pos * {items}u + i)];
     value[i] = tile_payload[slot(pos * {items}u + i)];
   }}
-  // sort the tile by the digit: four stable splits by its 2-bit parts, low to high
-  for (var bit = 0u; bit < {DIGIT_BITS}u; bit += 2u) {{
+  // sort the tile by the digit: stable splits by its {split_bits}-bit parts, low to high
+  for (var bit = 0u; bit < {DIGIT_BITS}u; bit += {split_bits}u) {{
     let shift = params.shift + bit;
-    var mine = vec2<u32>();
-    for (var i = 0u; i < {items}u; i++) {{ mine += one_of((key[i] >> shift) & 3u); }}
-    let scanned = {scan.call("mine")};
-    // the buckets' starts in the tile
-    let sizes = vec4<u32>(count_of(scanned.total, 0u), count_of(scanned.total, 1u),
-                          count_of(scanned.total, 2u), 0u);
-    let starts = vec4<u32>(0u, sizes.x, sizes.x + sizes.y, sizes.x + sizes.y + sizes.z);
-    var before = scanned.before;
+{per_part("    var {part} = vec4<u32>();")}
     for (var i = 0u; i < {items}u; i++) {{
-      let bucket = (key[i] >> shift) & 3u;
-      let to = starts[bucket] + count_of(before, bucket);
-      before += one_of(bucket);
+      let bucket = (key[i] >> shift) & {buckets - 1}u;
+{per_part("      {part} += one_of(bucket, {q}u);")}
+    }}
+    // the counts of the threads before this one, and of all
+{per_part("    let scanned{q} = " + scan.call("{part}") + ";")}
+    // where each bucket starts in the tile: the sizes of the buckets before it
+    if (lid < {buckets}u) {{
+      var before = 0u;
+      for (var b = 0u; b < lid; b++) {{
+{per_part("        if (b >> 3u == {q}u) {{ before += count_of(scanned{q}.total, b); }}")}
+      }}
+      bucket_start[lid] = before;
+    }}
+    workgroupBarrier();
+{per_part("    var before{q} = scanned{q}.before;")}
+    for (var i = 0u; i < {items}u; i++) {{
+      let bucket = (key[i] >> shift) & {buckets - 1}u;
+      var to = bucket_start[bucket];
+{per_part("      if (bucket >> 3u == {q}u) {{ to += count_of(before{q}, bucket); }}")}
+{per_part("      before{q} += one_of(bucket, {q}u);")}
       tile_keys[slot(to)] = key[i];
       tile_payload[slot(to)] = value[i];
     }}
@@ -338,9 +358,10 @@ def radix_sort(b: "_Builder", rows: int, n: int, keys: int, key_bits: int, resul
     tile = THREADS * items
     tiles = math.ceil(n / tile)
     subgroups = b.lang.subgroups
-    pair_scan, count_scan = _ThreadScan(subgroups, "vec2<u32>"), _ThreadScan(subgroups, "u32")
+    packed_scan, count_scan = _ThreadScan(subgroups, "vec4<u32>"), _ThreadScan(subgroups, "u32")
     counts, offsets = b.temp(4 * rows * DIGITS * tiles), b.temp(4 * rows * DIGITS * tiles)
-    histogram, scatter = _histogram(n, tiles, items), _scatter(n, tiles, items, pair_scan)
+    histogram, scatter = _histogram(n, tiles, items), _scatter(n, tiles, items, SPLIT_BITS,
+                                                            packed_scan)
     passes = key_passes(key_bits)
     # passes alternate between two buffers of keys and two of payloads; the first
     # reads `payload` (when it makes positions, it binds its keys in that place),
@@ -362,6 +383,8 @@ def radix_sort(b: "_Builder", rows: int, n: int, keys: int, key_bits: int, resul
                       "per tile: histogram, prefix sum over (digit, tile), stable scatter"),
         "radix_passes": (passes, f"{key_bits} key bits that vary, 8 per pass"),
         "tile": (tile, f"{THREADS} threads x {items} keys: what shared memory holds"),
+        "split_bits": (SPLIT_BITS, "a tile sorts by the digit in stable splits this wide, "
+                                   "each a prefix sum of packed bucket counts"),
         "thread_scan": ("subgroup" if subgroups else "shared memory",
                         "prefix sums over a workgroup's threads"),
     })

@@ -15,6 +15,7 @@ from jaxlab.backends.wasm.routine_text import Body, Fn, get, i32, layout, matrix
 from jaxlab.backends.wasm.vector_loops import FloatType
 from jaxlab.ir.kernel import Routine
 
+SOLVE_BLOCK = 16   # a blocked triangular solve's unknowns a step (measured at 512: 16 best of 16-64)
 BLOCK = 16   # Cholesky's columns a step (measured at 512: 8-16 best, 32 and 64 slower)
 
 
@@ -76,7 +77,7 @@ def _cholesky(routine: Routine, ft: FloatType) -> Body:
         f"  (call $update_tile {f.at2(L, get('i0'), get('j0'), n)} "
         f"(i32.add {XT} (i32.shl (i32.sub {get('i0')} {get('c0')}) {i32(ft.shift)})) "
         f"(i32.add {XT} (i32.shl (i32.sub {get('j0')} {get('c0')}) {i32(ft.shift)})) "
-        f"(i32.sub {get('end')} {get('k0')}) {get('stride')})",
+        f"(i32.sub {get('end')} {get('k0')}) {get('stride')} {get('stride')})",
         f"  (local.set $j0 (i32.add {get('j0')} {i32(tc)}))",
         "  (br $tiles)))"] + f.loop("r", get("i0"), f"(i32.add {get('i0')} {i32(tile_rows)})", f.loop(
             "c", get("j0"), f"(i32.add {get('r')} {i32(1)})",
@@ -127,31 +128,38 @@ def _cholesky(routine: Routine, ft: FloatType) -> Body:
 
 
 def _triangular_solve(routine: Routine, ft: FloatType) -> Body:
+    """Substitution a row of x (one per unknown) at a time. With as many right-hand sides
+    as a tile is wide, blocked: each block of unknowns by substitution among
+    themselves, then the unknowns not yet solved lose t(them, block) x(block) in
+    register tiles (the block's coefficients packed transposed)."""
     (a_shape, _), (b_shape, _) = routine.inputs
     p = routine.param
     n, left = a_shape[-1], p["left_side"]
     rhs = b_shape[-1] if left else b_shape[-2]     # right-hand sides per matrix
     flipped = p["transpose_a"] == left              # t = a^T (see numpy_routines)
     forward = p["lower"] != flipped                 # t is lower triangular
-    sz = ft.size
-    lay = layout(x=0 if left else n * rhs * sz)
+    sz, tc, tr = ft.size, tiles.tile_columns(ft), tiles.TILE_ROWS
+    nb = SOLVE_BLOCK if rhs >= tc and n > SOLVE_BLOCK else n
+    lay = layout(x=0 if left else n * rhs * sz, panel=nb * n * sz if nb < n else 0)
     f = Fn(ft)
     A, OUT, B = "(local.get $in0)", "(local.get $out0)", "(local.get $in1)"
-    X = OUT if left else "(local.get $X)"
-    if not left:
-        f.var("X")
+    X, P = (OUT if left else "(local.get $X)"), "(local.get $P)"
+    for name in ("X", "P", "row", "bs", "be", "rs", "m", "i", "c"):
+        f.var(name)
 
     def t(r: str, c: str) -> str:
         return f.load(f.at2(A, c, r, n) if flipped else f.at2(A, r, c, n))
-    f.var("row")
-    x_i, x_j = matrix_row(f, X, get("row"), rhs), matrix_row(f, X, get("j"), rhs)
-    known = (i32(0), get("row")) if forward else (f"(i32.add {get('row')} {i32(1)})", i32(n))
-    step = get("s") if forward else f"(i32.sub {i32(n - 1)} {get('s')})"
-    solve_row = ([f"(local.set $row {step})"]
-                 + f.loop("j", *known, [f"(call $axpy {x_j} {x_i} {i32(rhs)} {f.op('neg', t(get('row'), get('j')))})"],
-                          "minus each solved row times its coefficient")
+    x_row = lambda r: matrix_row(f, X, r, rhs)  # noqa: E731
+    known = (get("bs"), get("row")) if forward else (f"(i32.add {get('row')} {i32(1)})", get("be"))
+    kth = (f"(i32.add {get('bs')} {get('k')})" if forward else
+           f"(i32.sub {get('be')} (i32.add {get('k')} {i32(1)}))")
+    solve_row = ([f"(local.set $row {kth})"]
+                 + f.loop("j", *known, [f"(call $axpy {x_row(get('j'))} {x_row(get('row'))} {i32(rhs)} {f.op('neg', t(get('row'), get('j')))})"],
+                          "minus each solved row of the block times its coefficient")
                  + ([] if p["unit_diagonal"] else
-                    [f"(call $scale {x_i} {i32(rhs)} {f.op('div', f.const(1.0), t(get('row'), get('row')))})"]))
+                    [f"(call $scale {x_row(get('row'))} {i32(rhs)} {f.op('div', f.const(1.0), t(get('row'), get('row')))})"]))
+    block = f.loop("k", i32(0), f"(i32.sub {get('be')} {get('bs')})", solve_row,
+                   f"{'forward' if forward else 'back'} substitution within the block, a row at a time")
     if left:
         setup = [f"(memory.copy {X} {B} {i32(n * rhs * sz)})"]
         finish: list[str] = []
@@ -159,18 +167,55 @@ def _triangular_solve(routine: Routine, ft: FloatType) -> Body:
         setup = [f"(local.set $X (i32.add (local.get $scratch) {i32(lay.offsets['x'])}))"] + \
             transposed_copy(f, B, X, rhs, n)
         finish = transposed_copy(f, X, OUT, n, rhs)
+    # the block's rows [bs, be); the rows still unknown after it [rs, rs + m)
+    bounds = ([f"(local.set $bs (i32.mul {get('s')} {i32(nb)}))",
+               f"(local.set $be (select {i32(n)} (i32.add {get('bs')} {i32(nb)}) (i32.gt_s (i32.add {get('bs')} {i32(nb)}) {i32(n)})))",
+               f"(local.set $rs {get('be')}) (local.set $m (i32.sub {i32(n)} {get('be')}))"] if forward else
+              [f"(local.set $be (i32.sub {i32(n)} (i32.mul {get('s')} {i32(nb)})))",
+               f"(local.set $bs (select (i32.const 0) (i32.sub {get('be')} {i32(nb)}) (i32.lt_s (i32.sub {get('be')} {i32(nb)}) (i32.const 0))))",
+               f"(local.set $rs (i32.const 0)) (local.set $m {get('bs')})"])
+    depth = f"(i32.sub {get('be')} {get('bs')})"
+    coeff = lambda r, d: f.op("neg", t(r, f"(i32.add {get('bs')} {d})"))  # noqa: E731
+    whole_rows, whole_cols = f"(i32.and {get('m')} {i32(-tr)})", rhs // tc * tc
+    pack = f.loop("d", i32(0), depth, f.loop("i", i32(0), get("m"), [
+        f.store(f.at(f"(i32.add {P} (i32.mul {get('d')} (i32.shl {get('m')} {i32(ft.shift)})))", get("i")),
+                t(f"(i32.add {get('rs')} {get('i')})", f"(i32.add {get('bs')} {get('d')})"))], "rows still unknown"),
+        "the block's coefficients, transposed: a row per unknown of the block")
+    tiled = f.loop("i", i32(0), f"(i32.shr_u {whole_rows} {i32(tiles.TILE_ROWS.bit_length() - 1)})", [
+        f"(local.set $row (i32.add {get('rs')} (i32.shl {get('i')} {i32(tr.bit_length() - 1)})))"] + f.loop(
+        "c", i32(0), i32(rhs // tc), [
+            f"(call $update_tile (i32.add {x_row(get('row'))} (i32.mul {get('c')} {i32(tc * sz)})) "
+            f"(i32.add {P} (i32.shl (i32.sub {get('row')} {get('rs')}) {i32(ft.shift)})) "
+            f"(i32.add {x_row(get('bs'))} (i32.mul {get('c')} {i32(tc * sz)})) {depth} "
+            f"(i32.shl {get('m')} {i32(ft.shift)}) {i32(rhs * sz)})"], "whole tiles of the row's right-hand sides"),
+        f"rows still unknown, {tr} at a time: minus their coefficients times the block's solutions")
+    solved = x_row(f"(i32.add {get('bs')} {get('d')})")
+    past = lambda r, first, count: f.loop("d", i32(0), depth, [  # noqa: E731
+        f"(call $axpy (i32.add {solved} {i32(first * sz)}) "
+        f"(i32.add {x_row(r)} {i32(first * sz)}) {count} {coeff(r, get('d'))})"], "the block's solved rows")
+    edges = (f.loop("row", f"(i32.add {get('rs')} {whole_rows})", f"(i32.add {get('rs')} {get('m')})",
+                    past(get("row"), 0, i32(rhs)), "rows past the last whole tile row")
+             + (f.loop("row", get("rs"), f"(i32.add {get('rs')} {whole_rows})",
+                       past(get("row"), whole_cols, i32(rhs - whole_cols)), "right-hand sides past the last whole tile")
+                if whole_cols < rhs else []))
+    update = [f"(if (i32.gt_s {get('m')} (i32.const 0)) (then"] + [f"  {line}" for line in pack + tiled + edges] + ["))"]
+    steps = f.loop("s", i32(0), i32(-(-n // nb)), bounds + block + (update if nb < n else []),
+                   f"blocks of {nb} unknowns")
     body = ([";; x <- the right-hand sides, one row per unknown (b transposed for the right side)"]
-            + setup + f.loop("s", i32(0), i32(n), solve_row,
-                             f"{'forward' if forward else 'back'} substitution, a row at a time")
-            + finish)
+            + ([f"(local.set $P (i32.add (local.get $scratch) {i32(lay.offsets['panel'])}))"] if nb < n else [])
+            + setup + steps + finish)
     fn = f.text("(func $matrix (param $out0 i32) (param $in0 i32) (param $in1 i32) (param $scratch i32)",
                 body, f"triangular solve with one {n}x{n} matrix and {rhs} right-hand sides")
-    notes = {"algorithm": (f"{'forward' if forward else 'back'} substitution",
+    notes = {"algorithm": (f"{'forward' if forward else 'back'} substitution"
+                           + (f", blocks of {nb} unknowns" if nb < n else ""),
                            "each unknown's row of solutions (one per right-hand side) loses the "
-                           "solved rows times their coefficients: axpy over contiguous rows"),
+                           "solved rows times their coefficients: axpy over contiguous rows"
+                           + ("; the rows after a block lose its part in register tiles" if nb < n else
+                              " (blocked only with at least a tile's width of right-hand sides)")),
              "orientation": ("a transposed" if flipped else "a as stored",
                              "x op(a) = b is solved as op(a)^T x^T = b^T")}
-    return Body([fn], ["out0", "in0", "in1"], lay, notes, n * n * rhs)
+    extra = [tiles.update_tile(ft, rhs * sz)] if nb < n else []
+    return Body([fn] + extra, ["out0", "in0", "in1"], lay, notes, n * n * rhs)
 
 
 def _lu(routine: Routine, ft: FloatType) -> Body:

@@ -5,8 +5,9 @@ of zero or NaN leaves its multipliers as they are.
 
 Each is row-oriented, so that its inner loops are vector_loops' SIMD runs over
 contiguous rows: substitution's axpy of solved rows into the next one, LU's rank-1
-update of each row below the pivot. Cholesky is blocked: most of its work is the
-trailing update, in tiles.py's register tiles.
+update of each row below the pivot. Cholesky, and a triangular solve with many
+right-hand sides, are blocked: most of their work is then an update in tiles.py's
+register tiles.
 """
 from __future__ import annotations
 

@@ -206,7 +206,8 @@ def test_lax_triangular_solve(backend, rng, left_side, lower, transpose_a, unit_
     assert_close(out, expected, **SOLVE_TOL)
 
 
-@pytest.mark.parametrize("shape", [(4, 4), (2, 5, 5), (3, 5), (5, 3)])
+@pytest.mark.parametrize("shape", [(4, 4), (2, 5, 5), (3, 5), (5, 3),
+                                   (2, 37, 37), (23, 40)])   # blocks of 16 columns on wasm
 def test_lax_lu(backend, rng, shape):
     a = _general(rng, shape)
     lu, pivots, perm = (np.asarray(v) for v in lax_linalg.lu(jnp.asarray(a)))

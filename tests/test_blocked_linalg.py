@@ -1,7 +1,7 @@
-"""Cholesky and triangular solve on shapes that cross blocks: webgpu factors and solves
-in blocks of up to 64 rows (backends/webgpu/blocked.py), so n = 80 is a full block and
-a partial one, and n = 136 adds a trailing update wider than one 64 x 64 tile. Every
-device runs them against NumPy (float64) and JAX."""
+"""Cholesky, triangular solve and LU on shapes that cross blocks: webgpu works in
+blocks of up to 64 rows (backends/webgpu/blocked.py, blocked_lu.py), so n = 80 is a
+full block and a partial one, and n = 136 adds a trailing update wider than one 64 x 64
+tile. Every device runs them against NumPy (float64) and JAX."""
 import jax
 import numpy as np
 import pytest
@@ -72,3 +72,15 @@ def test_solve_many_right_hand_sides_across_tiles(backend, rng):
     out = jsp_linalg.cho_solve(jsp_linalg.cho_factor(jnp.asarray(a)), jnp.asarray(b))
     assert_close(out, np.linalg.solve(a.astype(np.float64), b).astype(np.float32),
                  rtol=1e-3, atol=1e-4)
+
+
+@pytest.mark.parametrize("shape", [(2, 80, 80), (70, 100), (100, 70)])
+def test_lu_across_blocks(backend, rng, shape):
+    a = rng.standard_normal(shape).astype(np.float32)
+    if shape[0] == 2:
+        a[1, :, 70] = 0.0   # a zero pivot in the second block: its multipliers stay
+    lu, pivots, perm = lax_linalg.lu(jnp.asarray(a))
+    expected = jax.lax.linalg.lu(a)
+    np.testing.assert_array_equal(np.asarray(pivots), np.asarray(expected[1]))
+    np.testing.assert_array_equal(np.asarray(perm), np.asarray(expected[2]))
+    assert_close(lu, np.asarray(expected[0]), rtol=1e-3, atol=1e-4)

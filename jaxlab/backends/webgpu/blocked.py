@@ -64,7 +64,7 @@ def choose_block(n: int, limits: Limits) -> BlockChoice:
     return BlockChoice(nb, reason)
 
 
-_PARAMS = """struct Params {
+PARAMS = """struct Params {
   k0: u32,       // the block's first (logical) row
   bk: u32,       // its rows
   groups: u32,   // workgroups per matrix
@@ -73,11 +73,11 @@ _PARAMS = """struct Params {
 """
 
 
-def _params(k0: int, bk: int, groups: int, tiles_n: int = 0) -> bytes:
+def params(k0: int, bk: int, groups: int, tiles_n: int = 0) -> bytes:
     return struct.pack("<4I", k0, bk, groups, tiles_n)
 
 
-def _binding(i: int, name: str, writable: bool, kind: str = "f32") -> str:
+def binding(i: int, name: str, writable: bool, kind: str = "f32") -> str:
     access = "read_write" if writable else "read"
     return f"@group(0) @binding({i}) var<storage, {access}> {name}: array<{kind}>;\n"
 
@@ -98,7 +98,7 @@ def block_solve(ops: Operands, nb: int, vectors: str, factor: str = "",
     `vectors` (a WGSL expression) vectors, one a thread; `factor` runs first on the
     block in workgroup memory (Cholesky's diagonal block)."""
     divide = "" if unit else "\n      total = total / m[j * NB + j];"
-    return HandWritten(f"""{ops.bindings}{_PARAMS}
+    return HandWritten(f"""{ops.bindings}{PARAMS}
 @group(0) @binding({ops.bindings.count('@binding')}) var<uniform> params: Params;
 const NB = {nb}u;
 var<workgroup> m: array<f32, {nb * nb}>;   // the diagonal block, row-major, lower
@@ -121,7 +121,7 @@ var<workgroup> m: array<f32, {nb * nb}>;   // the diagonal block, row-major, low
     // forward substitution: each unknown from those before it in the block
     for (var j = 0u; j < bk; j++) {{
       var total = {ops.vector('v', 'k0 + j')};
-      for (var c = 0u; c < j; c++) {{ total -= m[j * NB + c] * solved[c]; }}{divide}
+      for (var c = 0u; c < j; c++) {{ total -= m[j * NB + c] * solved[c]; }}   // known ones{divide}
       solved[j] = total;
       {ops.vector('v', 'k0 + j')} = total;
     }}
@@ -160,7 +160,7 @@ def update(bindings: str, bases: str, nb: int, tile: UpdateTile, a: Address, b: 
                     f"sb[kk * {tn}u + tx + {SIDE * y}u];" for x, y in cells)
     above = "\n  if (ti * TM + TM <= tj * TN) { return; }   // above the diagonal" if lower else ""
     keep = " && j <= i" if lower else ""
-    return HandWritten(f"""{bindings}{_PARAMS}
+    return HandWritten(f"""{bindings}{PARAMS}
 @group(0) @binding({bindings.count('@binding')}) var<uniform> params: Params;
 const TM = {tm}u;
 const TN = {tn}u;
@@ -178,6 +178,7 @@ var<workgroup> sb: array<f32, {K_SLICE * tn}>;   // [k][j]
   let tx = lid % {SIDE}u;
   let ty = lid / {SIDE}u;
   var acc: array<f32, {len(cells)}>;
+  // the block's columns, a slice at a time
   for (var k = 0u; k < {nb}u; k += {K_SLICE}u) {{
     // stage A's rows and B's columns of this slice
     for (var e = lid; e < {K_SLICE * tm}u; e += {SIDE * SIDE}u) {{
@@ -186,6 +187,7 @@ var<workgroup> sb: array<f32, {K_SLICE * tn}>;   // [k][j]
       if (i < rows) {{ value = {a('i', 'k + e % ' + str(K_SLICE) + 'u')}; }}
       sa[(e % {K_SLICE}u) * TM + e / {K_SLICE}u] = value;
     }}
+    // ... and B's
     for (var e = lid; e < {K_SLICE * tn}u; e += {SIDE * SIDE}u) {{
       let j = tj * TN + e / {K_SLICE}u;
       var value = 0.0;
@@ -193,6 +195,7 @@ var<workgroup> sb: array<f32, {K_SLICE * tn}>;   // [k][j]
       sb[(e % {K_SLICE}u) * TN + e / {K_SLICE}u] = value;
     }}
     workgroupBarrier();
+    // each thread's outer products over the slice
     for (var kk = 0u; kk < {K_SLICE}u; kk++) {{
 {fma}
     }}
@@ -200,6 +203,7 @@ var<workgroup> sb: array<f32, {K_SLICE * tn}>;   // [k][j]
   }}
   // each thread's outputs, strided so that neighbours write neighbours
   for (var down = 0u; down < {tile.reg_m}u; down++) {{
+    // along the thread's columns
     for (var across = 0u; across < {tile.reg_n}u; across++) {{
       let i = ti * TM + ty + {SIDE}u * down;
       let j = tj * TN + tx + {SIDE}u * across;
@@ -233,20 +237,20 @@ def _walk(b: "_Builder", n: int, nb: int, matrices: int, block: Launch,
         below = n - k0 - bk
         groups = max(1, math.ceil(vectors(below) / SOLVE_THREADS))
         b.shader(block.shader, block.label, matrices * groups, SOLVE_THREADS, block.args,
-                 block.writable, _params(k0, bk, groups))
+                 block.writable, params(k0, bk, groups))
         if below:
             tiles_m, tiles_n = math.ceil(below / tile.m), math.ceil(cols(below) / tile.n)
             b.shader(rest.shader, rest.label, matrices * tiles_m * tiles_n, SIDE * SIDE,
-                     rest.args, rest.writable, _params(k0, bk, tiles_m * tiles_n, tiles_n))
+                     rest.args, rest.writable, params(k0, bk, tiles_m * tiles_n, tiles_n))
 
 
-def _notes(algorithm: str, how: str, block: BlockChoice, n: int, tile: UpdateTile,
-           ) -> dict[str, tuple[object, str]]:
+def notes(algorithm: str, how: str, block: BlockChoice, steps: int, tile: UpdateTile,
+          ) -> dict[str, tuple[object, str]]:
+    """The tuning record of a blocked routine."""
     return {
         "algorithm": (algorithm, how),
         "block": (block.nb, block.reason),
-        "steps": (len(_blocks(n, block.nb)),
-                  "a block pass and an update pass each, for the whole batch"),
+        "steps": (steps, "each a dispatch per pass for the whole batch"),
         "update_tile": (f"{tile.m}x{tile.n}", f"{SIDE}x{SIDE} threads, {tile.reg_m}x"
                         f"{tile.reg_n} outputs each, K staged {K_SLICE} at a time"),
     }
@@ -259,6 +263,7 @@ _FACTOR = """  // factor the block in place, one barrier per column: column j's 
   // column j - 1, which nobody reads any more
   var previous = 1.0;
   var failed_here = false;
+  // the block's columns in order
   for (var j = 0u; j < bk; j++) {
     let d = m[j * NB + j];
     // a pivot <= 0 fails the matrix; a NaN one is no failure, it propagates (as potrf)
@@ -266,6 +271,7 @@ _FACTOR = """  // factor the block in place, one barrier per column: column j's 
     if (j > 0u) {
       let root = sqrt(previous);
       let inverse = 1.0 / root;
+      // column j - 1 down from its diagonal
       for (var r = j - 1u + lid; r < bk; r += THREADS) {
         m[r * NB + j - 1u] = select(m[r * NB + j - 1u] * inverse, root, r == j - 1u);
       }
@@ -287,6 +293,7 @@ _FACTOR = """  // factor the block in place, one barrier per column: column j's 
     // one workgroup per matrix writes the factored block (aside: the others may
     // still be reading the unfactored one) and the failure flag
     let at = (matrix * BLOCKS + k0 / NB) * NB * NB;
+    // its lower triangle
     for (var e = lid; e < bk * bk; e += THREADS) {
       let r = e / bk;
       let c = e % bk;
@@ -314,8 +321,8 @@ def plan_cholesky(b: "_Builder") -> None:
     b.kernel(Kernel((count,), ((dtype, count),),
                     inside.where(AluExp.load(0, gidx, dtype).cast(F32), 0.0).simplify(),
                     label="cholesky_lower"), [0], work)
-    ops = Operands(_binding(0, "l", True) + _binding(1, "failed", True, "u32") +
-                   _binding(2, "diagonal", True),
+    ops = Operands(binding(0, "l", True) + binding(1, "failed", True, "u32") +
+                   binding(2, "diagonal", True),
                    f"  let base = matrix * {n * n}u;\n",
                    lambda r, c: f"l[base + ({r}) * N + {c}]",
                    lambda v, e: f"l[base + (k0 + bk + {v}) * N + {e}]")
@@ -324,7 +331,7 @@ def plan_cholesky(b: "_Builder") -> None:
     panel = block_solve(ops, nb, "N - k0 - bk", factor=_FACTOR)
     panel = HandWritten(constants + panel.declarations, panel.body)
     tile = update_tile(n)
-    trailing = update(_binding(0, "l", True), ops.bases, nb, tile,
+    trailing = update(binding(0, "l", True), ops.bases, nb, tile,
                       a=lambda i, k: f"l[base + (s + {i}) * {n}u + k0 + {k}]",
                       b=lambda k, j: f"l[base + (s + {j}) * {n}u + k0 + {k}]",
                       c=lambda i, j: f"l[base + (s + {i}) * {n}u + s + {j}]",
@@ -342,9 +349,9 @@ def plan_cholesky(b: "_Builder") -> None:
     inputs = ((F32, count), (U32, matrices), (F32, matrices * len(steps) * nb * nb))
     b.kernel(Kernel((count,), inputs, inside.where(value, 0.0).cast(dtype).simplify(),
                     label="cholesky_factor"), [work, failed, diagonal], b.output(0))
-    b.notes = _notes("blocked right-looking Cholesky",
+    b.notes = notes("blocked right-looking Cholesky",
                      "per block: factor it and solve the panel below (many workgroups), "
-                     "then a tiled SYRK update of the trailing matrix", block, n, tile)
+                     "then a tiled SYRK update of the trailing matrix", block, len(steps), tile)
 
 
 # --- triangular solve --------------------------------------------------------------
@@ -375,7 +382,7 @@ def plan_triangular_solve(b: "_Builder") -> None:
         return f"x[cbase + {phys(i)} * {rhs}u + {r}]" if left else \
             f"x[cbase + ({r}) * {n}u + {phys(i)}]"
 
-    ops = Operands(_binding(0, "a", False) + _binding(1, "x", True),
+    ops = Operands(binding(0, "a", False) + binding(1, "x", True),
                    f"  let abase = matrix * {n * n}u;\n  let cbase = matrix * {n * rhs}u;\n",
                    t, lambda v, e: element(e, v))
     block = choose_block(n, b.limits)
@@ -389,6 +396,7 @@ def plan_triangular_solve(b: "_Builder") -> None:
     _walk(b, n, nb, matrices, Launch(solve, "solve_block", [a, x], [x]), lambda below: rhs,
           Launch(rest, "solve_update", [a, x], [x]), tile, lambda below: rhs)
     finish()
-    b.notes = _notes(f"blocked {'forward' if forward else 'back'} substitution",
+    b.notes = notes(f"blocked {'forward' if forward else 'back'} substitution",
                      "per block: its triangle solved for every right-hand side (a thread "
-                     "each), then a tiled GEMM update of the later rows", block, n, tile)
+                     "each), then a tiled GEMM update of the later rows", block,
+                    len(_blocks(n, nb)), tile)

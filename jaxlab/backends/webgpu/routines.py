@@ -1,6 +1,6 @@
 """Routines as WGSL passes: a bitonic sort (and stable argsort) along the last
-axis and LU with partial pivoting (and, from blocked.py, Cholesky and triangular
-solve; from decompositions.py, eigh, svd and qr; from fft.py, fft).
+axis here; from blocked.py Cholesky and triangular solve, from blocked_lu.py LU
+with partial pivoting, from decompositions.py eigh, svd and qr, from fft.py fft.
 
 Element-wise steps (sort keys, gathers, f16 <-> f32) are Kernels written in the
 IR and compiled by codegen like any other; the rest is hand-written WGSL. The
@@ -279,93 +279,9 @@ def _bitonic_merge(pairs: int, padded: int) -> HandWritten:
 """)
 
 
-# --- LU: one workgroup per matrix --------------------------------------------------
-
-def _matrices(shape: Sequence[int]) -> int:
-    return math.prod(shape[:-2])
-
-
-def _lu(b: _Builder) -> None:
-    (shape, dtype), = b.routine.inputs
-    m, n = shape[-2:]
-    k = min(m, n)
-    count = math.prod(shape)
-    a = b.as_f32(0, dtype, count)
-    lu, finish = b.f32_output(0, dtype, count)
-    threads = _threads(max(m, n), b.limits)
-    b.shader(HandWritten(f"""@group(0) @binding(0) var<storage, read> a: array<f32>;
-@group(0) @binding(1) var<storage, read_write> lu: array<f32>;
-@group(0) @binding(2) var<storage, read_write> pivots: array<i32>;
-@group(0) @binding(3) var<storage, read_write> perm: array<i32>;
-
-var<workgroup> pivot_row: u32;
-
-fn isnan_f32(x: f32) -> bool {{
-  return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
-}}
-""", f"""  let matrix = group;
-  let base = matrix * {m * n}u;
-  // lu starts as a copy of a
-  for (var e = lid; e < {m * n}u; e += {threads}u) {{ lu[base + e] = a[base + e]; }}
-  // the permutation as the identity
-  for (var r = lid; r < {m}u; r += {threads}u) {{ perm[matrix * {m}u + r] = i32(r); }}
-  storageBarrier();
-  // one column j at a time: pivot, swap, eliminate below
-  for (var j = 0u; j < {k}u; j++) {{
-    if (lid == 0u) {{
-      // the first largest |value| in column j at or below the diagonal (NaN wins, as argmax)
-      var best = j;
-      var top = abs(lu[base + j * {n}u + j]);
-      // scan the rows below
-      for (var r = j + 1u; r < {m}u; r++) {{
-        let v = abs(lu[base + r * {n}u + j]);
-        if (!isnan_f32(top) && (v > top || isnan_f32(v))) {{
-          best = r;
-          top = v;
-        }}
-      }}
-      pivot_row = best;
-      pivots[matrix * {k}u + j] = i32(best);
-      let moved = perm[matrix * {m}u + j];
-      perm[matrix * {m}u + j] = perm[matrix * {m}u + best];
-      perm[matrix * {m}u + best] = moved;
-    }}
-    let p = workgroupUniformLoad(&pivot_row);
-    // swap rows j and p, threads taking columns
-    for (var c = lid; c < {n}u; c += {threads}u) {{
-      let v = lu[base + j * {n}u + c];
-      lu[base + j * {n}u + c] = lu[base + p * {n}u + c];
-      lu[base + p * {n}u + c] = v;
-    }}
-    storageBarrier();
-    let pivot = lu[base + j * {n}u + j];
-    // multipliers below the pivot; a zero or NaN pivot leaves them as they are (as JAX)
-    for (var r = j + 1u + lid; r < {m}u; r += {threads}u) {{
-      let v = lu[base + r * {n}u + j];
-      lu[base + r * {n}u + j] = select(v, v / pivot, pivot != 0.0 && !isnan_f32(pivot));
-    }}
-    storageBarrier();
-    let width = {n}u - j - 1u;
-    // the trailing submatrix loses multiplier * pivot row, one element per thread
-    for (var e = lid; e < ({m}u - j - 1u) * width; e += {threads}u) {{
-      let r = j + 1u + e / width;
-      let c = j + 1u + e % width;
-      lu[base + r * {n}u + c] -= lu[base + r * {n}u + j] * lu[base + j * {n}u + c];
-    }}
-    storageBarrier();
-  }}
-"""), "lu", _matrices(shape), threads, [a, lu, b.output(1), b.output(2)],
-             [lu, b.output(1), b.output(2)])
-    finish()
-    b.notes = {"algorithm": ("LU with partial pivoting, a workgroup per matrix",
-                             "pivot search by one thread, swaps and elimination by all"),
-               "workgroup": (threads, "a power of two covering a row or column")}
-
-
 _PLANNERS: dict[str, Callable[[_Builder], None]] = {
     "sort": lambda b: _sort(b, indices=False),
     "argsort": lambda b: _sort(b, indices=True),
-    "lu": _lu,
 }
 
 from jaxlab.backends.webgpu.decompositions import PLANNERS as _DECOMPOSITIONS  # noqa: E402
@@ -373,7 +289,9 @@ from jaxlab.backends.webgpu.decompositions import PLANNERS as _DECOMPOSITIONS  #
 _PLANNERS.update(_DECOMPOSITIONS)
 from jaxlab.backends.webgpu.fft import plan_fft  # noqa: E402
 from jaxlab.backends.webgpu.blocked import plan_cholesky, plan_triangular_solve  # noqa: E402
+from jaxlab.backends.webgpu.blocked_lu import plan_lu  # noqa: E402
 
 _PLANNERS["fft"] = plan_fft
 _PLANNERS["cholesky"] = plan_cholesky
 _PLANNERS["triangular_solve"] = plan_triangular_solve
+_PLANNERS["lu"] = plan_lu

@@ -1,6 +1,7 @@
-"""Routines as WGSL passes: a bitonic sort (and stable argsort) along the last
-axis here; from blocked.py Cholesky and triangular solve, from blocked_lu.py LU
-with partial pivoting, from decompositions.py eigh, svd and qr, from fft.py fft.
+"""Routines as WGSL passes: sort (and stable argsort) along the last axis here,
+bitonic or by radix.py for long rows; from blocked.py Cholesky and triangular
+solve, from blocked_lu.py LU with partial pivoting, from decompositions.py eigh,
+svd and qr, from fft.py fft.
 
 Element-wise steps (sort keys, gathers, f16 <-> f32) are Kernels written in the
 IR and compiled by codegen like any other; the rest is hand-written WGSL. The

@@ -4,9 +4,9 @@ many workgroups, one dispatch per step covering every matrix of the batch.
 Both walk the matrix in blocks of `nb` (logical) rows. A step k (rows k0..k0+bk):
   - block pass: each workgroup loads the bk x bk diagonal block into workgroup
     memory (Cholesky factors it there first, every workgroup redundantly, so no
-    extra dispatch waits on one), then solves it for its share of the vectors, one
-    thread per vector (Cholesky: the panel rows below the block, X L_kk^T = A;
-    triangular solve: the right-hand sides);
+    extra dispatch waits on one), then solves it for its 64 vectors, staged there
+    too, 4 threads each and a barrier per column (Cholesky: the panel rows below the
+    block, X L_kk^T = A; triangular solve: the right-hand sides);
   - update pass: C -= A B over everything after the block, tiled like a matmul
     (Cholesky: the trailing lower triangle, a SYRK; triangular solve: the later
     rows of every right-hand side, a GEMM).
@@ -33,7 +33,9 @@ if TYPE_CHECKING:
 
 F32, U32 = DType.float32, DType.uint32
 ENV_BLOCK = "JAXLAB_WEBGPU_LINALG_BLOCK"   # another block size, to measure
-SOLVE_THREADS = 64    # vectors (panel rows, right-hand sides) per workgroup
+VECTORS = 64          # vectors (panel rows, right-hand sides) per block-pass workgroup
+BLOCK_THREADS = 256   # threads of a block-pass workgroup: LANES per vector
+LANES = BLOCK_THREADS // VECTORS
 K_SLICE = 16          # block columns staged per round of the update
 SIDE = 16             # the update's workgroup is SIDE x SIDE threads
 # (largest n, block): small matrices in one block; larger ones in blocks whose
@@ -52,16 +54,22 @@ class BlockChoice:
 
 def choose_block(n: int, limits: Limits) -> BlockChoice:
     """The block size for n x n matrices: from _BLOCKS (or ENV_BLOCK), a multiple of
-    K_SLICE whose square block fits workgroup memory."""
+    K_SLICE whose block and vectors fit workgroup memory."""
     text = os.environ.get(ENV_BLOCK, "")
     if text and not (text.isdigit() and int(text) % K_SLICE == 0 and int(text) > 0):
         raise ValueError(f"{ENV_BLOCK}={text!r}: expected a positive multiple of {K_SLICE}")
     nb = int(text) if text else next(b for top, b in _BLOCKS if n <= top)
     reason = f"{ENV_BLOCK}" if text else "table: one block up to 64, else 64-row blocks"
-    while 4 * nb * nb > limits.max_shared_bytes and nb > K_SLICE:
+    while _block_bytes(nb) > limits.max_shared_bytes and nb > K_SLICE:
         nb -= K_SLICE
         reason += f"; cut to {nb} to fit {limits.max_shared_bytes} bytes of workgroup memory"
     return BlockChoice(nb, reason)
+
+
+def _block_bytes(nb: int) -> int:
+    """Workgroup memory of a block pass: the block and its vectors, rows padded by one
+    float (a column's elements then fall in different banks)."""
+    return 4 * (nb + VECTORS) * (nb + 1)
 
 
 PARAMS = """struct Params {
@@ -95,36 +103,62 @@ class Operands:
 def block_solve(ops: Operands, nb: int, vectors: str, factor: str = "",
                 unit: bool = False) -> HandWritten:
     """x_j = (c_j - sum_{c<j} M[j][c] x_c) / M[j][j] over the block's rows, for each of
-    `vectors` (a WGSL expression) vectors, one a thread; `factor` runs first on the
-    block in workgroup memory (Cholesky's diagonal block)."""
-    divide = "" if unit else "\n      total = total / m[j * NB + j];"
+    `vectors` (a WGSL expression) vectors, VECTORS a workgroup, staged in workgroup
+    memory with LANES threads each; `factor` runs first on the block there (Cholesky's
+    diagonal block)."""
+    scale = "1.0" if unit else "1.0 / m[j * MS + j]"
+    rescale = "" if unit else """
+    if (j > 0u && lane == 0u) { tile[tv * MS + j - 1u] *= last_scale; }   // final now"""
+    last = "" if unit else """
+  if (lane == 0u) { tile[tv * MS + bk - 1u] *= last_scale; }
+  workgroupBarrier();"""
     return HandWritten(f"""{ops.bindings}{PARAMS}
 @group(0) @binding({ops.bindings.count('@binding')}) var<uniform> params: Params;
 const NB = {nb}u;
-var<workgroup> m: array<f32, {nb * nb}>;   // the diagonal block, row-major, lower
+const MS = {nb + 1}u;   // row stride of the block and of the vectors
+const THREADS = {BLOCK_THREADS}u;
+var<workgroup> m: array<f32, {nb * (nb + 1)}>;   // the diagonal block, lower
+var<workgroup> tile: array<f32, {VECTORS * (nb + 1)}>;   // this workgroup's vectors, a row each
 """, f"""  let matrix = group / params.groups;
   let part = group % params.groups;
   let k0 = params.k0;
   let bk = params.bk;
 {ops.bases}
   // load the block's lower triangle (the rest is never used)
-  for (var e = lid; e < bk * bk; e += {SOLVE_THREADS}u) {{
+  for (var e = lid; e < bk * bk; e += THREADS) {{
     let r = e / bk;
     let c = e % bk;
-    if (c <= r) {{ m[r * NB + c] = {ops.lower('k0 + r', 'k0 + c')}; }}
+    if (c <= r) {{ m[r * MS + c] = {ops.lower('k0 + r', 'k0 + c')}; }}
   }}
   workgroupBarrier();
 {factor}
-  let v = part * {SOLVE_THREADS}u + lid;
-  if (v < {vectors}) {{
-    var solved: array<f32, {nb}>;
-    // forward substitution: each unknown from those before it in the block
-    for (var j = 0u; j < bk; j++) {{
-      var total = {ops.vector('v', 'k0 + j')};
-      for (var c = 0u; c < j; c++) {{ total -= m[j * NB + c] * solved[c]; }}   // known ones{divide}
-      solved[j] = total;
-      {ops.vector('v', 'k0 + j')} = total;
+  let first = part * {VECTORS}u;
+  let count = {vectors};
+  // this workgroup's vectors, a row of tile each
+  for (var e = lid; e < {VECTORS}u * bk; e += THREADS) {{
+    let v = e / bk;
+    if (first + v < count) {{ tile[v * MS + e % bk] = {ops.vector('first + v', 'k0 + e % bk')}; }}
+  }}
+  workgroupBarrier();
+  let tv = lid / {LANES}u;     // this thread's vector
+  let lane = lid % {LANES}u;   // and its share of the elements
+  var last_scale = 1.0;
+  // substitution by columns, one barrier each: element j, scaled as it is read,
+  // leaves the later ones; it is scaled in place a column later, when none reads it
+  for (var j = 0u; j < bk; j++) {{
+    let scale = {scale};{rescale}
+    let known = tile[tv * MS + j] * scale;
+    // the later elements of the vector, a lane's share
+    for (var c = j + 1u + lane; c < bk; c += {LANES}u) {{
+      tile[tv * MS + c] -= known * m[c * MS + j];
     }}
+    last_scale = scale;
+    workgroupBarrier();
+  }}{last}
+  // the solved vectors back
+  for (var e = lid; e < {VECTORS}u * bk; e += THREADS) {{
+    let v = e / bk;
+    if (first + v < count) {{ {ops.vector('first + v', 'k0 + e % bk')} = tile[v * MS + e % bk]; }}
   }}
 """)
 
@@ -235,8 +269,8 @@ def _walk(b: "_Builder", n: int, nb: int, matrices: int, block: Launch,
     while rows remain below it, its update pass (cols(rows below) wide)."""
     for k0, bk in _blocks(n, nb):
         below = n - k0 - bk
-        groups = max(1, math.ceil(vectors(below) / SOLVE_THREADS))
-        b.shader(block.shader, block.label, matrices * groups, SOLVE_THREADS, block.args,
+        groups = max(1, math.ceil(vectors(below) / VECTORS))
+        b.shader(block.shader, block.label, matrices * groups, BLOCK_THREADS, block.args,
                  block.writable, params(k0, bk, groups))
         if below:
             tiles_m, tiles_n = math.ceil(below / tile.m), math.ceil(cols(below) / tile.n)
@@ -263,9 +297,11 @@ _FACTOR = """  // factor the block in place, one barrier per column: column j's 
   // column j - 1, which nobody reads any more
   var previous = 1.0;
   var failed_here = false;
+  let row_lane = lid / 16u;      // this thread's rows and columns of the block: 16 x 16
+  let column_lane = lid % 16u;
   // the block's columns in order
   for (var j = 0u; j < bk; j++) {
-    let d = m[j * NB + j];
+    let d = m[j * MS + j];
     // a pivot <= 0 fails the matrix; a NaN one is no failure, it propagates (as potrf)
     failed_here = failed_here || ((bitcast<u32>(d) & 0x7fffffffu) <= 0x7f800000u && d <= 0.0);
     if (j > 0u) {
@@ -273,21 +309,22 @@ _FACTOR = """  // factor the block in place, one barrier per column: column j's 
       let inverse = 1.0 / root;
       // column j - 1 down from its diagonal
       for (var r = j - 1u + lid; r < bk; r += THREADS) {
-        m[r * NB + j - 1u] = select(m[r * NB + j - 1u] * inverse, root, r == j - 1u);
+        m[r * MS + j - 1u] = select(m[r * MS + j - 1u] * inverse, root, r == j - 1u);
       }
     }
     let inverse = 1.0 / sqrt(d);
-    let w = bk - j - 1u;
-    // the rest of the block loses column j's outer product
-    for (var e = lid; e < w * w; e += THREADS) {
-      let r = j + 1u + e / w;
-      let c = j + 1u + e % w;
-      if (c <= r) { m[r * NB + c] -= (m[r * NB + j] * inverse) * (m[c * NB + j] * inverse); }
+    // the rest of the block loses column j's outer product, rows by row_lane
+    for (var r = j + 1u + row_lane; r < bk; r += 16u) {
+      let left = m[r * MS + j] * inverse;
+      // along the row up to the diagonal, columns by column_lane
+      for (var c = j + 1u + column_lane; c <= r; c += 16u) {
+        m[r * MS + c] -= left * (m[c * MS + j] * inverse);
+      }
     }
     previous = d;
     workgroupBarrier();
   }
-  if (lid == 0u) { m[(bk - 1u) * NB + bk - 1u] = sqrt(previous); }
+  if (lid == 0u) { m[(bk - 1u) * MS + bk - 1u] = sqrt(previous); }
   workgroupBarrier();
   if (part == 0u) {
     // one workgroup per matrix writes the factored block (aside: the others may
@@ -297,7 +334,7 @@ _FACTOR = """  // factor the block in place, one barrier per column: column j's 
     for (var e = lid; e < bk * bk; e += THREADS) {
       let r = e / bk;
       let c = e % bk;
-      if (c <= r) { diagonal[at + r * NB + c] = m[r * NB + c]; }
+      if (c <= r) { diagonal[at + r * NB + c] = m[r * MS + c]; }
     }
     if (lid == 0u) {
       failed[matrix] = select(0u, failed[matrix], k0 > 0u) | select(0u, 1u, failed_here);
@@ -326,8 +363,7 @@ def plan_cholesky(b: "_Builder") -> None:
                    f"  let base = matrix * {n * n}u;\n",
                    lambda r, c: f"l[base + ({r}) * N + {c}]",
                    lambda v, e: f"l[base + (k0 + bk + {v}) * N + {e}]")
-    constants = (f"const N = {n}u;\nconst THREADS = {SOLVE_THREADS}u;\n"
-                 f"const BLOCKS = {len(steps)}u;\n")
+    constants = f"const N = {n}u;\nconst BLOCKS = {len(steps)}u;\n"
     panel = block_solve(ops, nb, "N - k0 - bk", factor=_FACTOR)
     panel = HandWritten(constants + panel.declarations, panel.body)
     tile = update_tile(n)

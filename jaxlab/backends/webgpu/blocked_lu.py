@@ -15,9 +15,9 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from jaxlab.backends.webgpu.blocked import (PARAMS, SIDE, SOLVE_THREADS, Operands, binding,
-                                            block_solve, choose_block, notes, params,
-                                            update, update_tile)
+from jaxlab.backends.webgpu.blocked import (BLOCK_THREADS, PARAMS, SIDE, VECTORS, Operands,
+                                            binding, block_solve, choose_block, notes,
+                                            params, update, update_tile)
 from jaxlab.backends.webgpu.codegen import HandWritten
 from jaxlab.ir.alu import AluExp
 from jaxlab.ir.dtypes import DType
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 F32 = DType.float32
 PANEL_THREADS = 256
+SWAP_THREADS = 64    # columns a workgroup of the swaps pass
 
 
 def _panel(m: int, n: int, k: int) -> HandWritten:
@@ -119,7 +120,7 @@ def _swaps(m: int, n: int, k: int) -> HandWritten:
     return HandWritten(f"""{binding(0, "lu", True)}{binding(1, "pivots", False, "i32")}{PARAMS}
 @group(0) @binding(2) var<uniform> params: Params;
 """, f"""  let matrix = group / params.groups;
-  let v = (group % params.groups) * {SOLVE_THREADS}u + lid;
+  let v = (group % params.groups) * {SWAP_THREADS}u + lid;
   let k0 = params.k0;
   let bk = params.bk;
   if (v >= {n}u - bk) {{ return; }}
@@ -164,12 +165,12 @@ def plan_lu(b: "_Builder") -> None:
                  [lu, pivots, perm], params(k0, bk, 1))
         below, right = m - k0 - bk, n - k0 - bk
         if n > bk:
-            groups = math.ceil((n - bk) / SOLVE_THREADS)
-            b.shader(swaps, "lu_swaps", matrices * groups, SOLVE_THREADS, [lu, pivots], [lu],
+            groups = math.ceil((n - bk) / SWAP_THREADS)
+            b.shader(swaps, "lu_swaps", matrices * groups, SWAP_THREADS, [lu, pivots], [lu],
                      params(k0, bk, groups))
         if right:
-            groups = math.ceil(right / SOLVE_THREADS)
-            b.shader(right_of, "lu_solve", matrices * groups, SOLVE_THREADS, [lu], [lu],
+            groups = math.ceil(right / VECTORS)
+            b.shader(right_of, "lu_solve", matrices * groups, BLOCK_THREADS, [lu], [lu],
                      params(k0, bk, groups))
         if right and below:
             tiles_m, tiles_n = math.ceil(below / tile.m), math.ceil(right / tile.n)

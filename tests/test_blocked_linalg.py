@@ -1,7 +1,7 @@
 """Cholesky, triangular solve and LU on shapes that cross blocks: webgpu works in
-blocks of up to 64 rows (backends/webgpu/blocked.py, blocked_lu.py), so n = 80 is a
-full block and a partial one, and n = 136 adds a trailing update wider than one 64 x 64
-tile. Every device runs them against NumPy (float64) and JAX."""
+blocks of 32 rows (backends/webgpu/blocked.py, blocked_lu.py), so n = 80 is full blocks
+and a partial one, and n = 136 adds a trailing update wider than one 64 x 64 tile.
+Every device runs them against NumPy (float64) and JAX."""
 import jax
 import numpy as np
 import pytest
@@ -31,7 +31,7 @@ def test_cholesky_failure_is_per_matrix_and_late_pivots_count(backend, rng):
     a pivot that fails in a later block fails the matrix as one in the first does."""
     good = _spd(rng, (80, 80))
     late = good.copy()
-    late[75, 75] = -5.0                   # fails at column 75, in the second block
+    late[75, 75] = -5.0                   # fails at column 75, in the last block
     early = good.copy()
     early[0, 0] = 0.0
     out = np.asarray(jnp.linalg.cholesky(jnp.asarray(np.stack([good, late, early]))))
@@ -78,7 +78,7 @@ def test_solve_many_right_hand_sides_across_tiles(backend, rng):
 def test_lu_across_blocks(backend, rng, shape):
     a = rng.standard_normal(shape).astype(np.float32)
     if shape[0] == 2:
-        a[1, :, 70] = 0.0   # a zero pivot in the second block: its multipliers stay
+        a[1, :, 70] = 0.0   # a zero pivot in a later block: its multipliers stay
     lu, pivots, perm = lax_linalg.lu(jnp.asarray(a))
     expected = jax.lax.linalg.lu(a)
     np.testing.assert_array_equal(np.asarray(pivots), np.asarray(expected[1]))

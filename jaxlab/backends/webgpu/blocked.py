@@ -38,10 +38,11 @@ BLOCK_THREADS = 256   # threads of a block-pass workgroup: LANES per vector
 LANES = BLOCK_THREADS // VECTORS
 K_SLICE = 16          # block columns staged per round of the update
 SIDE = 16             # the update's workgroup is SIDE x SIDE threads
-# (largest n, block): small matrices in one block; larger ones in blocks whose
-# serial work (a column step per row of the block, a block solve per vector) stays
-# short while the update's K stays deep enough to be worth a tile
-_BLOCKS = ((16, 16), (32, 32), (64, 64), (1 << 62, 64))
+# (largest n, block): small matrices in one block, larger ones in 32-row blocks. Each
+# step costs a serial factor and solve of its block (a barrier per column) and two
+# dispatches; measured on the H200 (benchmarks.gpu CHOL, CHOLB), 32-row blocks beat
+# 64: 512x512 0.71 ms vs 0.86, (64, 256, 256) 0.48 ms vs 0.59
+_BLOCKS = ((16, 16), (1 << 62, 32))
 
 Address = Callable[[str, str], str]   # WGSL index expressions -> a WGSL element
 
@@ -59,7 +60,8 @@ def choose_block(n: int, limits: Limits) -> BlockChoice:
     if text and not (text.isdigit() and int(text) % K_SLICE == 0 and int(text) > 0):
         raise ValueError(f"{ENV_BLOCK}={text!r}: expected a positive multiple of {K_SLICE}")
     nb = int(text) if text else next(b for top, b in _BLOCKS if n <= top)
-    reason = f"{ENV_BLOCK}" if text else "table: one block up to 64, else 64-row blocks"
+    reason = f"{ENV_BLOCK}" if text else "table: one block up to 16, else 32-row blocks " \
+        "(faster than 64 on the H200)"
     while _block_bytes(nb) > limits.max_shared_bytes and nb > K_SLICE:
         nb -= K_SLICE
         reason += f"; cut to {nb} to fit {limits.max_shared_bytes} bytes of workgroup memory"

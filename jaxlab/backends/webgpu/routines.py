@@ -1,6 +1,7 @@
-"""Routines as WGSL passes: a bitonic sort (and stable argsort) along the last
-axis, triangular solve, Cholesky, and LU with partial pivoting (and, from
-decompositions.py, eigh, svd and qr).
+"""Routines as WGSL passes: sort (and stable argsort) along the last axis here,
+bitonic or by radix.py for long rows; from blocked.py Cholesky and triangular
+solve, from blocked_lu.py LU with partial pivoting, from decompositions.py eigh,
+svd and qr, from fft.py fft.
 
 Element-wise steps (sort keys, gathers, f16 <-> f32) are Kernels written in the
 IR and compiled by codegen like any other; the rest is hand-written WGSL. The
@@ -328,206 +329,19 @@ def _bitonic_merge(pairs: int, padded: int) -> HandWritten:
 """)
 
 
-# --- linear algebra: one workgroup per matrix ------------------------------------
-
-def _matrices(shape: Sequence[int]) -> int:
-    return math.prod(shape[:-2])
-
-
-def _cholesky(b: _Builder) -> None:
-    (shape, dtype), = b.routine.inputs
-    n, count = shape[-1], math.prod(shape)
-    a = b.as_f32(0, dtype, count)
-    out, finish = b.f32_output(0, dtype, count)
-    threads = _threads(n, b.limits)
-    b.shader(HandWritten(f"""@group(0) @binding(0) var<storage, read> a: array<f32>;
-@group(0) @binding(1) var<storage, read_write> l: array<f32>;
-
-var<workgroup> diagonal: f32;
-var<workgroup> failed: u32;
-""", f"""  let base = group * {n * n}u;
-  // the lower triangle of a; its upper triangle is never read
-  for (var e = lid; e < {n * n}u; e += {threads}u) {{
-    l[base + e] = select(0.0, a[base + e], e % {n}u <= e / {n}u);
-  }}
-  if (lid == 0u) {{ failed = 0u; }}
-  storageBarrier();
-  // Cholesky-Crout, one column j at a time
-  for (var j = 0u; j < {n}u; j++) {{
-    // rows i >= j: subtract row i . row j over the columns already done
-    for (var i = j + lid; i < {n}u; i += {threads}u) {{
-      var s = l[base + i * {n}u + j];
-      // over the columns k < j
-      for (var k = 0u; k < j; k++) {{
-        s -= l[base + i * {n}u + k] * l[base + j * {n}u + k];
-      }}
-      l[base + i * {n}u + j] = s;
-    }}
-    storageBarrier();
-    if (lid == 0u) {{
-      let d = l[base + j * {n}u + j];
-      // not positive definite; a NaN pivot is no failure, it propagates (as potrf)
-      if ((bitcast<u32>(d) & 0x7fffffffu) <= 0x7f800000u && d <= 0.0) {{ failed = 1u; }}
-      diagonal = sqrt(d);
-      l[base + j * {n}u + j] = diagonal;
-    }}
-    workgroupBarrier();
-    storageBarrier();
-    // scale the column below the diagonal
-    for (var i = j + 1u + lid; i < {n}u; i += {threads}u) {{
-      l[base + i * {n}u + j] = l[base + i * {n}u + j] / diagonal;
-    }}
-    storageBarrier();
-  }}
-  // as jax.lax.linalg.cholesky: a failed factorization is NaN in its lower triangle
-  if (workgroupUniformLoad(&failed) != 0u) {{
-    let bits = 0x7fc00000u;
-    // every element on or below the diagonal
-    for (var e = lid; e < {n * n}u; e += {threads}u) {{
-      if (e % {n}u <= e / {n}u) {{ l[base + e] = bitcast<f32>(bits); }}
-    }}
-  }}
-"""), "cholesky", _matrices(shape), threads, [a, out], [out])
-    finish()
-    b.notes = {"algorithm": ("Cholesky-Crout, a workgroup per matrix",
-                             "each column's rows are independent: threads take rows"),
-               "workgroup": (threads, "a power of two covering the rows, within the limit")}
-
-
-def _triangular_solve(b: _Builder) -> None:
-    (a_shape, dtype), (b_shape, _) = b.routine.inputs
-    p = b.routine.param
-    n, left = a_shape[-1], p["left_side"]
-    rhs = b_shape[-1] if left else b_shape[-2]   # independent systems per matrix
-    systems = _matrices(a_shape) * rhs
-    a = b.as_f32(0, dtype, math.prod(a_shape))
-    rhs_in = b.as_f32(1, dtype, math.prod(b_shape))
-    out, finish = b.f32_output(0, dtype, math.prod(b_shape))
-    # solve t y = c per right-hand side c; x op(a) = b is op(a)^T x^T = b^T
-    flipped = p["transpose_a"] if left else not p["transpose_a"]
-    forward = p["lower"] != flipped    # t is lower triangular
-
-    def t(row: str, col: str) -> str:
-        return f"a[abase + {col} * {n}u + {row}]" if flipped else f"a[abase + {row} * {n}u + {col}]"
-
-    def at(r: str) -> str:   # element r of this system's right-hand side (and solution)
-        return f"cbase + {r} * {rhs}u" if left else f"cbase + {r}"
-    divide = "" if p["unit_diagonal"] else f"\n    total = total / {t('r', 'r')};"
-    b.shader(HandWritten(f"""@group(0) @binding(0) var<storage, read> a: array<f32>;
-@group(0) @binding(1) var<storage, read> rhs: array<f32>;
-@group(0) @binding(2) var<storage, read_write> x: array<f32>;
-""", f"""  let system = group * 64u + lid;
-  if (system >= {systems}u) {{ return; }}
-  let matrix = system / {rhs}u;
-  let abase = matrix * {n * n}u;
-  // a column of b (left side) or a row of b (right side)
-  let cbase = matrix * {n * rhs}u + {'system % ' + str(rhs) + 'u' if left
-                                      else f'(system % {rhs}u) * {n}u'};
-  // {'forward' if forward else 'back'} substitution: each unknown from those found before
-  for (var s = 0u; s < {n}u; s++) {{
-    let r = {'s' if forward else f'{n - 1}u - s'};
-    var total = rhs[{at('r')}];
-    // minus the known unknowns times their coefficients
-    for (var c = {'0u' if forward else 'r + 1u'}; c < {'r' if forward else f'{n}u'}; c++) {{
-      total -= {t('r', 'c')} * x[{at('c')}];
-    }}{divide}
-    x[{at('r')}] = total;
-  }}
-"""), "triangular_solve", math.ceil(systems / 64), 64, [a, rhs_in, out], [out])
-    finish()
-    b.notes = {"algorithm": (f"{'forward' if forward else 'back'} substitution",
-                             "one thread per right-hand side: the systems are independent"),
-               "workgroup": (64, "small groups: often only a few systems")}
-
-
-def _lu(b: _Builder) -> None:
-    (shape, dtype), = b.routine.inputs
-    m, n = shape[-2:]
-    k = min(m, n)
-    count = math.prod(shape)
-    a = b.as_f32(0, dtype, count)
-    lu, finish = b.f32_output(0, dtype, count)
-    threads = _threads(max(m, n), b.limits)
-    b.shader(HandWritten(f"""@group(0) @binding(0) var<storage, read> a: array<f32>;
-@group(0) @binding(1) var<storage, read_write> lu: array<f32>;
-@group(0) @binding(2) var<storage, read_write> pivots: array<i32>;
-@group(0) @binding(3) var<storage, read_write> perm: array<i32>;
-
-var<workgroup> pivot_row: u32;
-
-fn isnan_f32(x: f32) -> bool {{
-  return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
-}}
-""", f"""  let matrix = group;
-  let base = matrix * {m * n}u;
-  // lu starts as a copy of a
-  for (var e = lid; e < {m * n}u; e += {threads}u) {{ lu[base + e] = a[base + e]; }}
-  // the permutation as the identity
-  for (var r = lid; r < {m}u; r += {threads}u) {{ perm[matrix * {m}u + r] = i32(r); }}
-  storageBarrier();
-  // one column j at a time: pivot, swap, eliminate below
-  for (var j = 0u; j < {k}u; j++) {{
-    if (lid == 0u) {{
-      // the first largest |value| in column j at or below the diagonal (NaN wins, as argmax)
-      var best = j;
-      var top = abs(lu[base + j * {n}u + j]);
-      // scan the rows below
-      for (var r = j + 1u; r < {m}u; r++) {{
-        let v = abs(lu[base + r * {n}u + j]);
-        if (!isnan_f32(top) && (v > top || isnan_f32(v))) {{
-          best = r;
-          top = v;
-        }}
-      }}
-      pivot_row = best;
-      pivots[matrix * {k}u + j] = i32(best);
-      let moved = perm[matrix * {m}u + j];
-      perm[matrix * {m}u + j] = perm[matrix * {m}u + best];
-      perm[matrix * {m}u + best] = moved;
-    }}
-    let p = workgroupUniformLoad(&pivot_row);
-    // swap rows j and p, threads taking columns
-    for (var c = lid; c < {n}u; c += {threads}u) {{
-      let v = lu[base + j * {n}u + c];
-      lu[base + j * {n}u + c] = lu[base + p * {n}u + c];
-      lu[base + p * {n}u + c] = v;
-    }}
-    storageBarrier();
-    let pivot = lu[base + j * {n}u + j];
-    // multipliers below the pivot; a zero or NaN pivot leaves them as they are (as JAX)
-    for (var r = j + 1u + lid; r < {m}u; r += {threads}u) {{
-      let v = lu[base + r * {n}u + j];
-      lu[base + r * {n}u + j] = select(v, v / pivot, pivot != 0.0 && !isnan_f32(pivot));
-    }}
-    storageBarrier();
-    let width = {n}u - j - 1u;
-    // the trailing submatrix loses multiplier * pivot row, one element per thread
-    for (var e = lid; e < ({m}u - j - 1u) * width; e += {threads}u) {{
-      let r = j + 1u + e / width;
-      let c = j + 1u + e % width;
-      lu[base + r * {n}u + c] -= lu[base + r * {n}u + j] * lu[base + j * {n}u + c];
-    }}
-    storageBarrier();
-  }}
-"""), "lu", _matrices(shape), threads, [a, lu, b.output(1), b.output(2)],
-             [lu, b.output(1), b.output(2)])
-    finish()
-    b.notes = {"algorithm": ("LU with partial pivoting, a workgroup per matrix",
-                             "pivot search by one thread, swaps and elimination by all"),
-               "workgroup": (threads, "a power of two covering a row or column")}
-
-
 _PLANNERS: dict[str, Callable[[_Builder], None]] = {
     "sort": lambda b: _sort(b, indices=False),
     "argsort": lambda b: _sort(b, indices=True),
-    "cholesky": _cholesky,
-    "triangular_solve": _triangular_solve,
-    "lu": _lu,
 }
 
 from jaxlab.backends.webgpu.decompositions import PLANNERS as _DECOMPOSITIONS  # noqa: E402
 
 _PLANNERS.update(_DECOMPOSITIONS)
 from jaxlab.backends.webgpu.fft import plan_fft  # noqa: E402
+from jaxlab.backends.webgpu.blocked import plan_cholesky, plan_triangular_solve  # noqa: E402
+from jaxlab.backends.webgpu.blocked_lu import plan_lu  # noqa: E402
 
 _PLANNERS["fft"] = plan_fft
+_PLANNERS["cholesky"] = plan_cholesky
+_PLANNERS["triangular_solve"] = plan_triangular_solve
+_PLANNERS["lu"] = plan_lu

@@ -123,8 +123,8 @@ fn scan_threads(value: {t}, pos: u32) -> Scanned {{
 
 def items_per_thread(limits: Limits) -> int:
     """Keys per thread in a tile: as many as shared memory holds (keys and payloads)."""
-    def shared_bytes(items: int) -> int:   # two copies of keys and payloads, padded (slot())
-        return 16 * THREADS * items * 33 // 32 + _FIXED_SHARED
+    def shared_bytes(items: int) -> int:   # keys and payloads, padded (slot() in WGSL)
+        return 8 * THREADS * items * 33 // 32 + _FIXED_SHARED
 
     items = MAX_ITEMS
     while items > 1 and shared_bytes(items) > limits.max_shared_bytes:
@@ -227,9 +227,8 @@ def _scatter(n: int, tiles: int, items: int, split_bits: int, scan: _ThreadScan)
 @group(0) @binding(4) var<storage, read_write> payload_out: array<u32>;
 @group(0) @binding(5) var<uniform> params: Pass;
 
-// two copies: each split reads one and writes the other
-var<workgroup> tile_keys: array<array<u32, {tile + tile // 32}>, 2>;
-var<workgroup> tile_payload: array<array<u32, {tile + tile // 32}>, 2>;
+var<workgroup> tile_keys: array<u32, {tile + tile // 32}>;
+var<workgroup> tile_payload: array<u32, {tile + tile // 32}>;
 var<workgroup> digit_offset: array<u32, {DIGITS}>;   // where the tile's digit d goes
 var<workgroup> digit_start: array<u32, {DIGITS}>;    // where its run starts in the tile
 var<workgroup> bucket_start: array<u32, {buckets}>;   // where a split's bucket starts
@@ -270,19 +269,23 @@ fn count_of(counts: vec4<u32>, bucket: u32) -> u32 {{
       key = keys[start + e];
       value = select(payload[start + e], tile * {tile}u + e, params.first == 1u);
     }}
-    tile_keys[0][slot(e)] = key;
-    tile_payload[0][slot(e)] = value;
+    tile_keys[slot(e)] = key;
+    tile_payload[slot(e)] = value;
   }}
   workgroupBarrier();
-  // sort the tile by the digit: stable splits by its {split_bits}-bit parts, low to high;
-  // each thread takes {items} consecutive keys, so their order within a thread is the tile's
-  let first = pos * {items}u;
+  // each thread takes consecutive keys: their order within a thread is the tile's
+  var key: array<u32, {items}>;
+  var value: array<u32, {items}>;
+  for (var i = 0u; i < {items}u; i++) {{
+    key[i] = tile_keys[slot(pos * {items}u + i)];
+    value[i] = tile_payload[slot(pos * {items}u + i)];
+  }}
+  // sort the tile by the digit: stable splits by its {split_bits}-bit parts, low to high
   for (var bit = 0u; bit < {DIGIT_BITS}u; bit += {split_bits}u) {{
     let shift = params.shift + bit;
-    let side = (bit / {split_bits}u) % 2u;
 {per_part("    var {part} = vec4<u32>();")}
-    for (var e = first; e < first + {items}u; e++) {{
-      let bucket = (tile_keys[side][slot(e)] >> shift) & {buckets - 1}u;
+    for (var i = 0u; i < {items}u; i++) {{
+      let bucket = (key[i] >> shift) & {buckets - 1}u;
 {per_part("      {part} += one_of(bucket, {q}u);")}
     }}
     // the counts of the threads before this one, and of all
@@ -297,32 +300,35 @@ fn count_of(counts: vec4<u32>, bucket: u32) -> u32 {{
     }}
     workgroupBarrier();
 {per_part("    var before{q} = scanned{q}.before;")}
-    for (var e = first; e < first + {items}u; e++) {{
-      let key = tile_keys[side][slot(e)];
-      let bucket = (key >> shift) & {buckets - 1}u;
+    for (var i = 0u; i < {items}u; i++) {{
+      let bucket = (key[i] >> shift) & {buckets - 1}u;
       var to = bucket_start[bucket];
 {per_part("      if (bucket >> 3u == {q}u) {{ to += count_of(before{q}, bucket); }}")}
 {per_part("      before{q} += one_of(bucket, {q}u);")}
-      tile_keys[1u - side][slot(to)] = key;
-      tile_payload[1u - side][slot(to)] = tile_payload[side][slot(e)];
+      tile_keys[slot(to)] = key[i];
+      tile_payload[slot(to)] = value[i];
     }}
     workgroupBarrier();
+    for (var i = 0u; i < {items}u; i++) {{
+      key[i] = tile_keys[slot(pos * {items}u + i)];
+      value[i] = tile_payload[slot(pos * {items}u + i)];
+    }}
   }}
-  // (an even number of splits: the sorted tile is copy 0 again)
   // where each digit's run starts in the sorted tile
-  for (var e = first; e < first + {items}u; e++) {{
-    let digit = digit_of(tile_keys[0][slot(e)]);
-    if (e == 0u || digit_of(tile_keys[0][slot(e - 1u)]) != digit) {{ digit_start[digit] = e; }}
+  for (var i = 0u; i < {items}u; i++) {{
+    let e = pos * {items}u + i;
+    let digit = digit_of(key[i]);
+    if (e == 0u || digit_of(tile_keys[slot(e - 1u)]) != digit) {{ digit_start[digit] = e; }}
   }}
   workgroupBarrier();
   // write back: a key's place is its digit's offset plus its rank in the digit's run
   for (var i = 0u; i < {items}u; i++) {{
     let e = i * {THREADS}u + lid;
     if (e < count) {{
-      let digit = digit_of(tile_keys[0][slot(e)]);
+      let digit = digit_of(tile_keys[slot(e)]);
       let to = digit_offset[digit] + e - digit_start[digit];
-      keys_out[to] = tile_keys[0][slot(e)];
-      payload_out[to] = tile_payload[0][slot(e)];
+      keys_out[to] = tile_keys[slot(e)];
+      payload_out[to] = tile_payload[slot(e)];
     }}
   }}
 """)

@@ -27,8 +27,9 @@ from jaxlab.ir.kernel import GIDX, Kernel, Routine
 F32, I32, U32 = DType.float32, DType.int32, DType.uint32
 LOCAL_THREADS = 256   # threads of a workgroup that owns a sort block or a whole matrix
 # rows this long sort by radix (radix.py), shorter ones bitonic: on an H200 (4M keys in
-# rows) bitonic took 0.93 ms for rows of 64K and radix 1.04 ms at every row length
-RADIX_MIN_LENGTH = 1 << 16
+# rows) radix took 1.04 ms at every row length, bitonic 0.93 ms for rows of 64K and
+# 1.22 ms for rows of 256K
+RADIX_MIN_LENGTH = 1 << 17
 
 
 class _Builder:

@@ -41,20 +41,23 @@ def _symmetric_copy(f: Fn, dst: str, n: int, lower: bool) -> list[str]:
 
 
 def _tridiagonalize(f: Fn, A: str, D: str, E: str, TAU: str, P: str, n: int) -> list[str]:
-    """A <- Q^T A Q tridiagonal (sytrd, both triangles kept): step k reflects row k's
+    """A <- Q^T A Q tridiagonal (sytrd on the upper triangle): step k reflects row k's
     part right of the diagonal, x = A[k, k+1:], onto beta e_1 with H = I - tau v v^T
     (v[0] = 1, LAPACK's signs), then A22 <- H A22 H as a rank-2 update
-    A22 -= v w^T + w v^T with p = tau A22 v, w = p - (tau/2)(p.v) v. v stays in row k
-    for forming Q; d, e and tau go to D, E and TAU."""
+    A22 -= v w^T + w v^T with p = tau A22 v, w = p - (tau/2)(p.v) v. Only each row's
+    part from the diagonal on is read or written: p comes from one pass over those
+    parts (a row's dot product, and its column's share as an axpy), the update from
+    another. v stays in row k for forming Q; d, e and tau go to D, E and TAU."""
     sz = f.ft.size
     f.var("x0"), f.var("row"), f.fvar("alpha"), f.fvar("xn"), f.fvar("beta"), f.fvar("tk")
+    f.fvar("vi")
     f.var("len")   # L = n - 1 - k, the length of x
     x0 = f"(i32.add {f.at2(A, get('k'), get('k'), n)} {i32(sz)})"
     tail = f"(i32.add {get('x0')} {i32(sz)})"
     tail_len = f"(i32.sub {get('len')} {i32(1)})"
-    below_k = f"(i32.add {get('k')} (i32.add {get('i')} {i32(1)}))"   # row k + 1 + i
-    row_i = f"(i32.add {f.at2(A, below_k, get('k'), n)} {i32(sz)})"
-    v_i = f.load(f.at(get("x0"), get("i")))
+    r = f"(i32.add {get('k')} (i32.add {get('i')} {i32(1)}))"   # row k + 1 + i of A
+    after = lambda base: f.at(base, f"(i32.add {get('i')} {i32(1)})")  # noqa: E731
+    rest = f"(i32.sub {tail_len} {get('i')})"   # the row's length right of the diagonal
     p_i = f.at(P, get("i"))
     update = [
         f"(local.set $beta {f.op('neg', f.op('copysign', f.op('sqrt', f.op('add', f.op('mul', get('alpha'), get('alpha')), get('xn'))), get('alpha')))})",
@@ -62,20 +65,26 @@ def _tridiagonalize(f: Fn, A: str, D: str, E: str, TAU: str, P: str, n: int) -> 
         f"(call $scale {tail} {tail_len} {f.op('div', f.const(1.0), f.op('sub', get('alpha'), get('beta')))})",
         f.store(f.at(E, get("k")), get("beta")),
         f.store(get("x0"), f.const(1.0)),
-        ";; p = tau A22 v, a row of A22 at a time"]
-    update += f.loop("i", i32(0), get("len"), [
-        f"(local.set $row {row_i})",
-        f.store(p_i, f.op("mul", get("tk"), f"(call $dot {get('row')} {get('x0')} {get('len')})"))],
-        "rows of A22")
+        ";; p = A22 v from the upper triangle: row i gives p[i] its dot product and",
+        ";; p[i+1:] its column's share",
+        f"(memory.fill {P} (i32.const 0) (i32.shl {get('len')} {i32(f.ft.shift)}))"]
+    symv = [f"(local.set $row {f.at2(A, r, r, n)})",
+            f"(local.set $vi {f.load(f.at(get('x0'), get('i')))})",
+            f.store(p_i, f.op("add", f.load(p_i), f.op(
+                "add", f.op("mul", f.load(get("row")), get("vi")),
+                f"(call $dot_axpy (i32.add {get('row')} {i32(sz)}) {after(get('x0'))} {after(P)} "
+                f"{rest} {get('vi')})")))]
+    update += f.loop("i", i32(0), get("len"), symv, "rows of A22")
     p_dot_v = f"(call $dot {P} {get('x0')} {get('len')})"
-    update += [";; w = p - (tau/2)(p.v) v, in place of p",
+    update += [f"(call $scale {P} {get('len')} {get('tk')})",
+               ";; w = p - (tau/2)(p.v) v, in place of p",
                f"(call $axpy {get('x0')} {P} {get('len')} "
                f"{f.op('mul', f.const(-0.5), f.op('mul', get('tk'), p_dot_v))})",
-               ";; A22 -= v w^T + w v^T, row by row"]
+               ";; A22 -= v w^T + w v^T, each row from its diagonal on"]
     update += f.loop("i", i32(0), get("len"), [
-        f"(local.set $row {row_i})",
-        f"(call $axpy {get('x0')} {get('row')} {get('len')} {f.op('neg', f.load(p_i))})",
-        f"(call $axpy {P} {get('row')} {get('len')} {f.op('neg', v_i)})"], "rows of A22")
+        f"(call $axpy2 {p_i} {f.at(get('x0'), get('i'))} {f.at2(A, r, r, n)} "
+        f"(i32.sub {get('len')} {get('i')}) {f.op('neg', f.load(f.at(get('x0'), get('i'))))} "
+        f"{f.op('neg', f.load(p_i))})"], "rows of A22")
     step = [
         f"(local.set $len (i32.sub {i32(n - 1)} {get('k')}))",
         f"(local.set $x0 {x0})",

@@ -7,6 +7,7 @@ routine calls, each once.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Callable
 
@@ -144,11 +145,50 @@ def _scale(ft: FloatType) -> str:
         + [f"  {line}" for line in body] + [")"])
 
 
+def _dot_axpy(ft: FloatType) -> str:
+    t, v = ft.name, ft.vec
+    body = _lanes_then_scalars(
+        ft, ("x", "y", "z"),
+        ["(local.set $a (v128.load (local.get $x)))",
+         f"(local.set $acc ({v}.relaxed_madd (local.get $a) (v128.load (local.get $y)) (local.get $acc)))",
+         f"(v128.store (local.get $z) ({v}.relaxed_madd (local.get $vs) (local.get $a) "
+         "(v128.load (local.get $z))))"],
+        [f"(local.set $sa ({t}.load (local.get $x)))",
+         f"(local.set $sum ({t}.add (local.get $sum) ({t}.mul (local.get $sa) ({t}.load (local.get $y)))))",
+         f"({t}.store (local.get $z) ({t}.add ({t}.load (local.get $z)) ({t}.mul (local.get $s) (local.get $sa))))"])
+    return "\n".join(
+        [f"(func $dot_axpy (param $x i32) (param $y i32) (param $z i32) (param $n i32) (param $s {t}) (result {t})",
+         "  ;; x.y, and z <- z + s x, in one pass over x (a symmetric matrix-vector product",
+         "  ;; from one triangle: a row's dot product and its column's update)",
+         f"  (local $end i32) (local $a v128) (local $acc v128) (local $vs v128) (local $sa {t}) (local $sum {t})",
+         f"  (local.set $vs ({v}.splat (local.get $s)))"]
+        + [f"  {line}" for line in body]
+        + [f"  ({t}.add {_hsum(ft, 'acc')} (local.get $sum))", ")"])
+
+
+def _axpy2(ft: FloatType) -> str:
+    t, v = ft.name, ft.vec
+    body = _lanes_then_scalars(
+        ft, ("x", "y", "z"),
+        [f"(v128.store (local.get $z) ({v}.relaxed_madd (local.get $va) (v128.load (local.get $x)) "
+         f"({v}.relaxed_madd (local.get $vb) (v128.load (local.get $y)) (v128.load (local.get $z)))))"],
+        [f"({t}.store (local.get $z) ({t}.add ({t}.add ({t}.load (local.get $z)) "
+         f"({t}.mul (local.get $b) ({t}.load (local.get $y)))) ({t}.mul (local.get $a) ({t}.load (local.get $x)))))"])
+    return "\n".join(
+        [f"(func $axpy2 (param $x i32) (param $y i32) (param $z i32) (param $n i32) (param $a {t}) (param $b {t})",
+         "  ;; z <- z + a x + b y over runs of n values (a rank-2 update of a row)",
+         "  (local $end i32) (local $va v128) (local $vb v128)",
+         f"  (local.set $va ({v}.splat (local.get $a)))",
+         f"  (local.set $vb ({v}.splat (local.get $b)))"]
+        + [f"  {line}" for line in body] + [")"])
+
+
 FUNCTIONS: dict[str, Callable[[FloatType], str]] = {
-    "rot": _rot, "dot": _dot, "axpy": _axpy, "scale": _scale,
+    "rot": _rot, "dot": _dot, "axpy": _axpy, "scale": _scale, "dot_axpy": _dot_axpy,
+    "axpy2": _axpy2,
 }
 
 
 def functions(code: str, ft: FloatType) -> list[str]:
     """The texts of the functions `code` calls (`call $rot`, ...), each once."""
-    return [FUNCTIONS[name](ft) for name in FUNCTIONS if f"call ${name}" in code]
+    return [FUNCTIONS[name](ft) for name in FUNCTIONS if re.search(rf"call \${name}\b", code)]

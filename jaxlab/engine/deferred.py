@@ -1,0 +1,90 @@
+"""Deferred reductions: a fold whose result is broadcast back over the values it folded
+(softmax's max and sum of exp, a layer norm's mean and variance) need not be stored.
+
+Where a backend holds whole rows in one workgroup (`Backend.max_row_length`), a pending
+reduction broadcast into a wider op becomes a view of a `Deferred` source instead of a
+stored value: a virtual buffer of the reduction's output shape that movement and
+elementwise ops treat like any other. engine/lower.py decides when a kernel reading it
+is lowered: a Deferred whose position depends only on the kernel's row becomes one of
+the row kernel's folds (the row is read once, folded, and used by the epilogue);
+otherwise it is realized as the reduction kernel it would have been.
+"""
+from __future__ import annotations
+
+import math
+import threading
+from typing import TYPE_CHECKING, Optional
+
+from jaxlab.engine.buffer import Buffer
+from jaxlab.engine.devices import Device
+from jaxlab.engine.fusion import Break, Reason
+from jaxlab.ir.alu import AluExp, AluOp
+from jaxlab.ir.dtypes import DType
+from jaxlab.ir.kernel import acc_variable
+from jaxlab.ir.shape import ShapeTracker
+
+if TYPE_CHECKING:
+    from jaxlab.engine.lazy import Lazy
+
+
+class Deferred:
+    """A reduction not yet run, read through views like a buffer of `out_shape`:
+    fold `body` (shape out_shape + red_shape) over its trailing red_shape dims."""
+
+    __slots__ = ("op", "body", "out_shape", "red_shape", "dtype", "device", "origin",
+                 "_buf", "_lock", "__weakref__")
+
+    def __init__(self, op: AluOp, body: AluExp, out_shape: tuple, red_shape: tuple,
+                 device: Device, origin: tuple) -> None:
+        self.op, self.body, self.out_shape, self.red_shape = op, body, out_shape, red_shape
+        self.dtype: DType = body.dtype
+        self.device, self.origin = device, origin
+        self._buf: Optional[Buffer] = None
+        self._lock = threading.Lock()
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.out_shape)
+
+    @property
+    def row_length(self) -> int:
+        return math.prod(self.red_shape)
+
+    @property
+    def name(self) -> str:
+        return f"{self.op.name.lower()}{id(self) % 10000:04d}"
+
+    def inputs(self) -> dict:
+        """What a kernel that folds this reads: the body's buffers and scalar arguments."""
+        from jaxlab.engine.lazy import Lazy   # lazy.py builds on this module
+        return Lazy(self.out_shape + self.red_shape, self.dtype, self.device,
+                    self.body)._inputs()
+
+    def realize(self, why: str) -> Buffer:
+        """The reduction computed into a buffer (once), for a kernel that cannot fold it."""
+        with self._lock:
+            if self._buf is None:
+                from jaxlab.engine.dispatch import realize_lazy
+                from jaxlab.engine.lazy import Lazy, Pending
+                pending = Pending(self.op, self.body, self.out_shape, self.red_shape)
+                lz = Lazy(self.out_shape, self.dtype, self.device, acc_variable(self.dtype),
+                          pending, self.origin)
+                self._buf = realize_lazy(lz, Reason(Break.REDUCE_THEN_BROADCAST, why)).buffer
+        return self._buf
+
+
+def can_defer(device: Device, body: AluExp, red_shape: tuple) -> bool:
+    """Could a row kernel of this device fold this reduction?"""
+    backend = device.backend
+    return 0 < math.prod(red_shape) <= backend.max_row_length and \
+        body.dtype in backend.row_dtypes
+
+
+def defer(lz: "Lazy") -> "Lazy":
+    """`lz` (a pending reduction) with its fold read through a view of a Deferred."""
+    from jaxlab.engine.lazy import Lazy
+    p = lz.pending
+    src = Deferred(p.op, p.body, p.out_shape, p.red_shape, lz.device, lz.origin)
+    view = AluExp.view(src, ShapeTracker.contiguous(p.out_shape), src.dtype)
+    exp = lz.exp.substitute({acc_variable(src.dtype): view})
+    return Lazy(lz.shape, lz.dtype, lz.device, exp, origin=lz.origin)

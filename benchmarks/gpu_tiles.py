@@ -53,7 +53,7 @@ def _device_ms(name: str, autotuned: bool) -> tuple[float, list]:
 def _settings(choices: dict) -> str:
     if choices.get("strategy") != "tiled":
         return f"{choices.get('strategy')} wg {choices.get('workgroup')} " \
-               f"unroll {choices.get('unroll')}"
+               f"upcast {choices.get('upcast')} unroll {choices.get('unroll')}"
     return (f"tiled {choices['tile']} reg {choices['register_block']} split "
             f"{choices['split_k']} {'double' if choices['double_buffer'] else 'single'} "
             f"{'vec4' if choices['vector_loads'] else 'scalar'}")

@@ -29,12 +29,14 @@ def _kernels(log) -> list:
     return [e for e in log if e.kind == "kernel"]
 
 
-@pytest.mark.parametrize("n", [1, 7, 300, 4096, 4097])
+@pytest.mark.parametrize("n", [1, 7, 300, 4096, "longest", "past"])
 def test_softmax_one_kernel_while_a_row_fits(backend, rng, n):
+    longest = jaxlab.devices(backend)[0].backend.max_row_length or 4096
+    n = {"longest": longest, "past": longest + 1}.get(n, n)
     x = rng.standard_normal((2, n)).astype(np.float32) * 4
     with jaxlab.capture() as log:
         got = np.asarray(jaxlab.jit(softmax)(jnp.asarray(x)))
-    assert_close(got, np_softmax(x), rtol=2e-5, atol=1e-7)
+    assert_close(got, np_softmax(x), rtol=1e-4, atol=1e-7)   # (long sums round)
     if holds_rows(backend) and n > 1:   # (a fold over one value is no reduction)
         fits = n <= jaxlab.devices(backend)[0].backend.max_row_length
         kernels = _kernels(log)
@@ -94,7 +96,7 @@ def test_integer_rows_and_the_gradient(backend, rng):
     assert_close(grad, s * (w - (s * w).sum(-1, keepdims=True)), rtol=1e-4, atol=1e-6)
 
 
-@settings(max_examples=6, deadline=None)
+@settings(max_examples=4, deadline=None)
 @given(rows=st.integers(1, 3), n=st.integers(1, 200), scale=st.sampled_from([0.1, 10.0]))
 def test_softmax_matches_numpy(rows, n, scale):
     x = (np.random.default_rng(rows * 1000 + n).standard_normal((rows, n)) * scale

@@ -75,9 +75,20 @@ class Deferred:
 
 def can_defer(device: Device, body: AluExp, red_shape: tuple) -> bool:
     """Could a row kernel of this device fold this reduction?"""
-    backend = device.backend
-    return 0 < math.prod(red_shape) <= backend.max_row_length and \
-        body.dtype in backend.row_dtypes
+    return not refusal(device, body, red_shape)
+
+
+def refusal(device: Device, body: AluExp, red_shape: tuple) -> str:
+    """Why a row kernel of this device cannot fold this reduction ("" where it can)."""
+    backend, n = device.backend, math.prod(red_shape)
+    if not backend.max_row_length:
+        return f"{device.platform} has no row kernels"
+    if n > backend.max_row_length:
+        return f"rows of {n} values are longer than one workgroup holds " \
+               f"({backend.max_row_length})"
+    if body.dtype not in backend.row_dtypes:
+        return f"row kernels fold 32-bit values, not {body.dtype.name}"
+    return "" if n else "an empty row"
 
 
 def defer(lz: "Lazy") -> "Lazy":

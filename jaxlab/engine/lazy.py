@@ -21,7 +21,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from jaxlab.engine.buffer import Buffer
-from jaxlab.engine.deferred import Deferred, can_defer, defer
+from jaxlab.engine.deferred import Deferred, can_defer, defer, refusal
 from jaxlab.engine.devices import Device
 from jaxlab.engine.fusion import READ_TEXT, Break, Reason
 from jaxlab.ir.alu import COMPARE, UNARY_FLOAT, VIEW_LEAVES, AluExp, AluOp
@@ -336,12 +336,15 @@ def movement(lz: Lazy, method: str, *args: Any) -> Lazy:
     """reshape/permute/expand/pad/shrink/flip/step, by ShapeTracker method name."""
     if lz.pending is not None and method in ("permute", "reshape"):
         return _move_pending(lz, method, args)
-    if lz.pending is not None and method == "expand" and \
-            can_defer(lz.device, lz.pending.body, lz.pending.red_shape):
+    refused = lz.pending is not None and method == "expand" and \
+        refusal(lz.device, lz.pending.body, lz.pending.red_shape)
+    if lz.pending is not None and method == "expand" and not refused:
         lz = defer(lz)   # folded where it is used, when the consumer can hold the rows
     elif lz.pending is not None:
         kind = Break.REDUCE_THEN_BROADCAST if method == "expand" else Break.REDUCE_THEN_MOVE
-        lz = realize(lz, Reason(kind, f"end of a reduction's epilogue ({method} follows)"))
+        lz = realize(lz, Reason(kind, f"end of a reduction's epilogue ({method} follows)" +
+                                (f"; not folded where it is used: {refused}"
+                                 if lz.device.backend.max_row_length else "")))
     probe = getattr(ShapeTracker.contiguous(lz.shape), method)(*args)
     if method == "expand" and probe.size > lz.size and not is_cheap(lz):
         lz = realize(lz, Reason(Break.EXPENSIVE_BROADCAST,

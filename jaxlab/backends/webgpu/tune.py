@@ -44,7 +44,7 @@ BUSY_THREADS = 65536       # threads that keep a large GPU's memory system busy
 LARGE_ELEMENTWISE = 1 << 20   # from here on a GPU thread takes two outputs
 TILED_MIN_DIM = 8          # smaller M or N would waste most of a tile
 UNROLL_MAX_NODES = 48      # bigger bodies are not copied (code size, registers)
-ROW_THREADS = 256          # a row kernel's threads per workgroup, at most
+ROW_THREADS = 256          # a row kernel's threads per workgroup (more for longer rows)
 ROW_VALUES = 16            # values of a row each thread holds (registers), at most
 
 
@@ -228,15 +228,14 @@ def vector_slots(kernel: Kernel) -> Optional[frozenset[int]]:
 
 def max_row_length(limits: Limits) -> int:
     """The longest row a row kernel holds in one workgroup's registers."""
-    return ROW_VALUES * min(ROW_THREADS, _pow2_floor(limits.max_threads))
+    return ROW_VALUES * _pow2_floor(limits.max_threads)
 
 
 def _rows(kernel: Kernel, limits: Limits, threads: Optional[int] = None) -> Tuning:
     n = kernel.row_length
-    cap = min(ROW_THREADS, _pow2_floor(limits.max_threads))
     fewest = 1 << max(0, (math.ceil(n / ROW_VALUES) - 1).bit_length())   # registers cap
-    wg = threads or min(cap, max(fewest, min(cap if limits.hardware else 64,
-                                             1 << max(0, (n - 1).bit_length()))))
+    preferred = min(ROW_THREADS if limits.hardware else 64, 1 << max(0, (n - 1).bit_length()))
+    wg = threads or min(_pow2_floor(limits.max_threads), max(fewest, preferred))
     per = math.ceil(n / wg)
     folds = ", ".join(f.op.name.lower() for f in kernel.folds)
     return Tuning(Strategy.ROWS, wg, per, reasons=(

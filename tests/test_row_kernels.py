@@ -118,3 +118,18 @@ def test_row_folds_without_subgroups(rng):
     np.testing.assert_allclose(got, np_softmax(x), rtol=2e-5, equal_nan=True)
     (event,) = _kernels(log)
     assert "partial_f32[lid]" in event.source and "subgroup" not in event.source
+
+
+def test_a_shared_contraction_keeps_its_own_kernel(backend, rng):
+    a = rng.standard_normal((16, 8)).astype(np.float32)
+    b = rng.standard_normal((8, 12)).astype(np.float32)
+
+    def f(p, q):
+        h = p @ q   # used by three equations: computed once, never refolded per row
+        return jnp.maximum(h, 0) + h * 2, h.sum(axis=1)
+    with jaxlab.capture() as log:
+        got, sums = jaxlab.jit(f)(jnp.asarray(a), jnp.asarray(b))
+    h = a @ b
+    assert_close(got, np.maximum(h, 0) + 2 * h, rtol=1e-5, atol=1e-5)
+    assert_close(sums, h.sum(1), rtol=1e-5, atol=1e-5)
+    assert "rows" not in [e.tuning.value("strategy") for e in _kernels(log) if e.tuning]

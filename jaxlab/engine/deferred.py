@@ -24,7 +24,7 @@ from jaxlab.ir.kernel import acc_variable
 from jaxlab.ir.shape import ShapeTracker
 
 if TYPE_CHECKING:
-    from jaxlab.engine.lazy import Lazy
+    from jaxlab.engine.lazy import Lazy, Pending
 
 
 class Deferred:
@@ -73,22 +73,34 @@ class Deferred:
         return self._buf
 
 
-def can_defer(device: Device, body: AluExp, red_shape: tuple) -> bool:
+def can_defer(device: Device, pending: "Pending") -> bool:
     """Could a row kernel of this device fold this reduction?"""
-    return not refusal(device, body, red_shape)
+    return not refusal(device, pending)
 
 
-def refusal(device: Device, body: AluExp, red_shape: tuple) -> str:
+def refusal(device: Device, pending: "Pending") -> str:
     """Why a row kernel of this device cannot fold this reduction ("" where it can)."""
-    backend, n = device.backend, math.prod(red_shape)
+    backend, n = device.backend, math.prod(pending.red_shape)
     if not backend.max_row_length:
         return f"{device.platform} has no row kernels"
     if n > backend.max_row_length:
         return f"rows of {n} values are longer than one workgroup holds " \
                f"({backend.max_row_length})"
-    if body.dtype not in backend.row_dtypes:
-        return f"row kernels fold 32-bit values, not {body.dtype.name}"
+    if pending.body.dtype not in backend.row_dtypes:
+        return f"row kernels fold 32-bit values, not {pending.body.dtype.name}"
+    if _shared_operand(pending):
+        return "an operand is shared by several outputs (a contraction): its own kernel " \
+               "reuses it"
     return "" if n else "an empty row"
+
+
+def _shared_operand(pending: "Pending") -> bool:
+    """Does the body read a value for several outputs (an operand of a matmul or conv,
+    which a tiled kernel reuses; a row kernel would read it once per row)?"""
+    spread = [i for i, d in enumerate(pending.out_shape) if d > 1]
+    return any(node.arg[1].views[-1].strides[i] == 0 for node in pending.body.toposort()
+               if node.op is AluOp.GlobalView and not isinstance(node.arg[0], Deferred)
+               for i in spread)
 
 
 def defer(lz: "Lazy") -> "Lazy":

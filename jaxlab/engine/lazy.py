@@ -327,7 +327,7 @@ def share(lz: Lazy, reason: Reason) -> Lazy:
     """A value several equations use: a pending reduction the device can fold where it is
     used stays deferred (each kernel reading it folds its rows), anything else is stored."""
     p = lz.pending
-    if p is not None and can_defer(lz.device, p.body, p.red_shape):
+    if p is not None and can_defer(lz.device, p):
         return defer(lz)
     return realize(lz, reason)
 
@@ -337,7 +337,7 @@ def movement(lz: Lazy, method: str, *args: Any) -> Lazy:
     if lz.pending is not None and method in ("permute", "reshape"):
         return _move_pending(lz, method, args)
     refused = lz.pending is not None and method == "expand" and \
-        refusal(lz.device, lz.pending.body, lz.pending.red_shape)
+        refusal(lz.device, lz.pending)
     if lz.pending is not None and method == "expand" and not refused:
         lz = defer(lz)   # folded where it is used, when the consumer can hold the rows
     elif lz.pending is not None:

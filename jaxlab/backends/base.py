@@ -115,6 +115,7 @@ class Backend(abc.ABC):
     # reduction broadcast back over its rows is folded where it is used (softmax in one
     # read: engine/deferred.py); 0: never. Its folds and outputs have these dtypes.
     max_row_length: int = 0
+    min_row_length: int = 1            # shorter rows would leave a workgroup's lanes idle
     row_dtypes: frozenset = frozenset()
     max_elements: int = (1 << 31) - 1  # kernels index in int32 (ir: Special gidx/ridx)
     max_buffer_bytes: int = 1 << 62    # the largest array the device holds (engine/limits.py)

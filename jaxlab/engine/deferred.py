@@ -86,6 +86,9 @@ def refusal(device: Device, pending: "Pending") -> str:
     if n > backend.max_row_length:
         return f"rows of {n} values are longer than one workgroup holds " \
                f"({backend.max_row_length})"
+    if n < backend.min_row_length:
+        return f"rows of {n} values would leave most of a workgroup idle (from " \
+               f"{backend.min_row_length})"
     if pending.body.dtype not in backend.row_dtypes:
         return f"row kernels fold 32-bit values, not {pending.body.dtype.name}"
     if _shared_operand(pending):

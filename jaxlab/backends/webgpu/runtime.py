@@ -30,7 +30,8 @@ from jaxlab.backends.webgpu.errors import (DeviceLostError, WebGpuError, WebGpuM
                                            WgslCompileError)
 from jaxlab.backends.webgpu.ops import Lang
 from jaxlab.backends.webgpu.plan import Pass, Plan, kernel_plan
-from jaxlab.backends.webgpu.tune import Limits, Tuning, knobs, max_row_length, tune
+from jaxlab.backends.webgpu.tune import (Limits, Tuning, knobs, max_row_length, min_row_length,
+                                         tune)
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import Kernel, Routine
 from jaxlab.ir.widen import widen
@@ -122,6 +123,7 @@ class WebGpuBackend(Backend):
             max_buffer_bytes=min(got["max-storage-buffer-binding-size"], got["max-buffer-size"]))
         self.max_kernel_inputs = got["max-storage-buffers-per-shader-stage"] - 1
         self.max_row_length = max_row_length(self.limits)
+        self.min_row_length = min_row_length(self.limits)
         self.max_binding = min(got["max-storage-buffer-binding-size"], got["max-buffer-size"])
         self.max_buffer_bytes = self.max_binding
         self.buffer_limit_reason = "the adapter's largest storage buffer binding"

@@ -46,6 +46,7 @@ TILED_MIN_DIM = 8          # smaller M or N would waste most of a tile
 UNROLL_MAX_NODES = 48      # bigger bodies are not copied (code size, registers)
 ROW_THREADS = 256          # a row kernel's threads per workgroup (more for longer rows)
 ROW_VALUES = 16            # values of a row each thread holds (registers), at most
+ROW_MIN_GPU = 32           # a row kernel's shortest row on a GPU (one subgroup's lanes)
 
 
 @dataclass(frozen=True)
@@ -229,6 +230,12 @@ def vector_slots(kernel: Kernel) -> Optional[frozenset[int]]:
 def max_row_length(limits: Limits) -> int:
     """The longest row a row kernel holds in one workgroup's registers."""
     return ROW_VALUES * _pow2_floor(limits.max_threads)
+
+
+def min_row_length(limits: Limits) -> int:
+    """The shortest row worth a workgroup: on a GPU a subgroup's worth (shorter rows are
+    reduced a row per thread and broadcast); a CPU adapter takes any."""
+    return ROW_MIN_GPU if limits.hardware else 1
 
 
 def _rows(kernel: Kernel, limits: Limits, threads: Optional[int] = None) -> Tuning:

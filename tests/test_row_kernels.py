@@ -128,9 +128,16 @@ def test_a_shared_contraction_keeps_its_own_kernel(backend, rng):
     def f(p, q):
         h = p @ q   # used by three equations: computed once, never refolded per row
         return jnp.maximum(h, 0) + h * 2, h.sum(axis=1)
+
+    def g(p, q):   # a row's fold added to a matmul's outputs: the matmul stays a matmul
+        return p @ q + jnp.max(p - jnp.max(p, axis=1, keepdims=True), axis=1, keepdims=True)
     with jaxlab.capture() as log:
         got, sums = jaxlab.jit(f)(jnp.asarray(a), jnp.asarray(b))
+        added = jaxlab.jit(g)(jnp.asarray(a), jnp.asarray(b))
     h = a @ b
     assert_close(got, np.maximum(h, 0) + 2 * h, rtol=1e-5, atol=1e-5)
     assert_close(sums, h.sum(1), rtol=1e-5, atol=1e-5)
-    assert "rows" not in [e.tuning.value("strategy") for e in _kernels(log) if e.tuning]
+    assert_close(added, h + (a - a.max(1, keepdims=True)).max(1, keepdims=True), rtol=1e-5,
+                 atol=1e-5)
+    matmuls = [e for e in _kernels(log) if e.name == "r_16_12_8"]
+    assert len(matmuls) == 2 and not any(e.tuning.choices[0].value == "rows" for e in matmuls)

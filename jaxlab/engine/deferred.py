@@ -91,13 +91,13 @@ def refusal(device: Device, pending: "Pending") -> str:
                f"{backend.min_row_length})"
     if pending.body.dtype not in backend.row_dtypes:
         return f"row kernels fold 32-bit values, not {pending.body.dtype.name}"
-    if _shared_operand(pending):
+    if shared_operand(pending):
         return "an operand is shared by several outputs (a contraction): its own kernel " \
                "reuses it"
     return "" if n else "an empty row"
 
 
-def _shared_operand(pending: "Pending") -> bool:
+def shared_operand(pending: "Pending") -> bool:
     """Does the body read a value for several outputs (an operand of a matmul or conv,
     which a tiled kernel reuses; a row kernel would read it once per row)?"""
     spread = [i for i, d in enumerate(pending.out_shape) if d > 1]

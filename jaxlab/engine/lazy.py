@@ -101,7 +101,9 @@ class Lazy:
         for root in roots:
             for n in root.toposort():
                 if n.op is AluOp.GlobalView and isinstance(n.arg[0], Deferred):
-                    seen.update(n.arg[0].inputs())   # a row kernel reads what it folds
+                    # stored where it is not folded, what it folds read where it is
+                    seen.setdefault(id(n.arg[0]), n.arg[0])
+                    seen.update(n.arg[0].inputs())
                 elif n.op is AluOp.GlobalView:
                     seen.setdefault(id(n.arg[0]), n.arg[0])
                 elif n.op is AluOp.GlobalIndex and isinstance(n.arg, Buffer):

@@ -204,8 +204,9 @@ def _row_kernel(lz: Lazy) -> Optional[tuple[Kernel, list[Buffer]]]:
         fold = folds.add(p.op, body)
         exp = _lower_exp(lz.exp, [(row, out_dims)], slots, lz.device, folds)
         exp = exp.substitute({acc_variable(body.dtype): fold})
-    if not folds.found or any(f.body.dtype not in backend.row_dtypes for f in folds.found):
-        return None   # what could not be folded is realized now; the kernel is an ordinary one
+    if not folds.found or any(f.body.dtype not in backend.row_dtypes for f in folds.found) \
+            or len(slots.buffers) > backend.max_kernel_inputs:
+        return None   # what is not folded is realized then: the kernel is an ordinary one
     inputs = tuple((b.dtype, b.size) for b in slots.buffers)
     return Kernel(shape=tuple(d for d in lz.shape if d != 1), inputs=inputs, exp=exp,
                   folds=tuple(folds.found), rows=rows, row_length=n), slots.buffers

@@ -1,6 +1,7 @@
-"""The webgpu tuner's contraction layouts, timed on the GPU by jaxlab.autotune().
+"""The webgpu tuner's layouts (contraction tiles, row kernels, elementwise upcasts),
+timed on the GPU by jaxlab.autotune().
 
-    python -m benchmarks.gpu_tiles [--workloads W3,W5,W4]
+    python -m benchmarks.gpu_tiles [--workloads W3,W5,W4,W1,W2]
 
 For each workload (its GPU size), every kernel compiled is tuned by measurement in a
 fresh autotune cache; the table lists, per kernel, each candidate layout's device time
@@ -53,7 +54,7 @@ def _device_ms(name: str, autotuned: bool) -> tuple[float, list]:
 def _settings(choices: dict) -> str:
     if choices.get("strategy") != "tiled":
         return f"{choices.get('strategy')} wg {choices.get('workgroup')} " \
-               f"unroll {choices.get('unroll')}"
+               f"upcast {choices.get('upcast')} unroll {choices.get('unroll')}"
     return (f"tiled {choices['tile']} reg {choices['register_block']} split "
             f"{choices['split_k']} {'double' if choices['double_buffer'] else 'single'} "
             f"{'vec4' if choices['vector_loads'] else 'scalar'}")
@@ -66,8 +67,7 @@ def report(name: str) -> list[str]:
     lines = [f"## {name}", ""]
     for default, tuned in zip(default_log, tuned_log):
         record = tuned.tuning.autotuned if tuned.tuning else None
-        if record is None or not any(dict(c.settings).get("strategy") == "tiled"
-                                     for c in record.candidates):
+        if record is None or len(record.candidates) < 2:
             continue
         shape = "x".join(map(str, tuned.output_shapes[0]))
         lines += [f"### {tuned.name} -> {shape}", "",

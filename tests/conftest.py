@@ -31,6 +31,13 @@ def computes(platform: str, dtype) -> bool:
     return uncanonical(dtype) in device.backend.dtypes
 
 
+def holds_rows(platform: str) -> bool:
+    """Whether the device `platform` folds a reduction broadcast back over its rows in
+    the kernel that uses it (engine/deferred.py)."""
+    device = next(d for d in jaxlab.devices() if d.platform == platform)
+    return device.backend.max_row_length > 0
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)

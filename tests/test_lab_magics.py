@@ -377,7 +377,8 @@ def test_backend_moves_the_cells_arrays_there_and_back(ip, lab2):
 
 TEN_KERNELS = """x = jnp.asarray(np.random.default_rng(0).standard_normal((64, 96)).astype(np.float32))
 for i in range(5):   # a shape per step: the scalar (i + 1) alone is a kernel argument
-    y = jnp.exp(x[:, i:] * (i + 1) - x[:, i:].max(axis=1, keepdims=True))
+    m = x[:, i:].max(axis=1, keepdims=True).block_until_ready()   # a kernel of its own
+    y = jnp.exp(x[:, i:] * (i + 1) - m)
     y = (y / y.sum(axis=1, keepdims=True)).block_until_ready()
 """
 

@@ -266,13 +266,25 @@ def test_constants_never_hit_the_constant_evaluator():
     assert not re.search(r"\d(e\+?\d+)?f?\s*/\s*0\.0", src)
 
 
+def test_vec4_elementwise_on_a_gpu():
+    kernel = elementwise(1 << 20, [F32, F32], lambda a, b: a * b + 1.0)
+    t = tune(kernel, LANG, LIMITS)
+    assert t.upcast == 4 and "vec4" in t.record().reason("upcast")
+    src = main_of(wgsl(kernel).source)
+    assert "let v0 = in0[thread];" in src and "v1.w" in src
+    assert "out[thread] = vec4<f32>(" in src and "gidx" not in src.replace("g3", "")
+    assert tune(elementwise(1 << 20, [F16], lambda a: a * 2.0), LANG, LIMITS).upcast != 4
+
+
 def test_helpers_come_from_the_ops_written():
     # exp arrives as primitive ops; float max needs its NaN-propagating helper and that
     # its NaN test; nothing else is defined
     src = wgsl(elementwise(4, [F32], lambda a: a.unary(AluOp.Exp).max(a))).source
     assert "fn exp_" not in src and "floor(" in src   # exp rounds n = x log2(e) by floor
     defined = set(re.findall(r"^fn (\w+)\(", src, re.M)) - {"main"}
-    assert defined == {"max_f32", "min_f32", "isnan_f32", "f32_to_i32"}   # exp clamps its x
+    # exp clamps its x between constants: one NaN bit test each
+    assert defined == {"max_f32", "max_bound_f32", "min_bound_f32", "isnan_f32"}
+    assert "max_bound_f32(min_bound_f32(t0, 88.8f), -103.98f)" in src
     f16 = wgsl(elementwise(4, [F16], lambda a: a.unary(AluOp.Sin))).source
     assert "fn sin_f16" in f16 and "fn sin_f32" in f16 and "fn to_f16" in f16
 

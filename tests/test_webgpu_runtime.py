@@ -219,6 +219,24 @@ def test_every_strategy_agrees_with_numpy(backend, device, rng, strategy):
     assert ran >= 1
 
 
+def test_vec4_elementwise_agrees_with_numpy(backend, device, rng):
+    x = rng.standard_normal((16, 12), np.float32)
+    bias = rng.standard_normal(12).astype(np.float32)
+    ints = rng.integers(-9, 9, (16, 12)).astype(np.int32)
+    cases = [(lambda a: jnp.tanh(a * 1.5 + 0.3) * jnp.exp(-a * a) + jnp.sin(a) + bias,
+              np.tanh(x * 1.5 + 0.3) * np.exp(-x * x) + np.sin(x) + bias),
+             (lambda a: a.T * 2.0 + a[0, 0], x.T * 2.0 + x[0, 0]),   # no operand at gidx
+             (lambda a: a + jnp.asarray(ints).astype(np.float32), x + ints)]
+    for build, expected in cases:
+        got, tuning = _run_with(backend, build(jnp.asarray(x)), {"upcast": 4})
+        assert tuning.value("upcast") == 4
+        assert_close(got.reshape(expected.shape), expected, rtol=2e-6, atol=1e-6)
+    odd, _ = _run_with(backend, jnp.asarray(x[:, :5]) + 1.0, {"upcast": 4})   # 80 % 4 == 0
+    assert_close(odd, x[:, :5] + 1.0)
+    shaded = backend.prepare_kernel(_kernel_of(jnp.asarray(x) * 2.0)[0], {"upcast": 4}).source
+    assert "array<vec4<f32>>" in shaded and "out[thread] = vec4<f32>(" in shaded
+
+
 @pytest.mark.parametrize("subgroups", [None, False])
 def test_workgroup_folds_with_and_without_subgroups(rng, subgroups):
     dev = Device("webgpu", WebGpuBackend(subgroups=subgroups))

@@ -112,6 +112,12 @@ class Backend(abc.ABC):
     # ops nested on one path of a fused expression; past it operands are realized
     # first (shader compilers slow down sharply on deep expressions)
     max_fused_depth: int = 1 << 30
+    # a row kernel holds rows of at most this many values in one workgroup, so a
+    # reduction broadcast back over its rows is folded where it is used (softmax in one
+    # read: engine/deferred.py); 0: never. Its folds and outputs have these dtypes.
+    max_row_length: int = 0
+    min_row_length: int = 1            # shorter rows would leave a workgroup's lanes idle
+    row_dtypes: frozenset = frozenset()
     max_elements: int = (1 << 31) - 1  # kernels index in int32 (ir: Special gidx/ridx)
     max_buffer_bytes: int = 1 << 62    # the largest array the device holds (engine/limits.py)
     buffer_limit_reason: str = ""      # what sets max_buffer_bytes, for the error message

@@ -273,7 +273,7 @@ def lower_jaxpr(closed: ClosedJaxpr, inputs: Sequence[lz.Lazy], device: Device,
         for v, o in zip(eqn.out_binders, outs):
             note_origin(o, ins, origin)
             if uses.get(id(v), 0) > 1 and _worth_sharing(o):
-                o = lz.realize(o, Reason(Break.CONSUMERS, f"used by {uses[id(v)]} equations"))
+                o = lz.share(o, Reason(Break.CONSUMERS, f"used by {uses[id(v)]} equations"))
             env[id(v)] = o
     return [read(a) for a in jaxpr.outs]
 

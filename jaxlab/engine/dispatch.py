@@ -42,7 +42,7 @@ def _tracing(kernel: Kernel) -> Iterator[Callable[[Executable], None]]:
     """Inside, preparing `kernel` traces the tuned nodes each generated line computes back
     to the kernel's own nodes (tuning rewrites them: upcasts, unrolls, contraction
     indices); the callable yielded then sets an executable's `line_marks`."""
-    roots = [kernel.exp] + ([kernel.reduction.epilogue] if kernel.reduction else [])
+    roots = kernel.roots()
     own = {n for r in roots for n in r.toposort() if n.src}
     with provenance.lineage(lambda n: frozenset([n]) if n in own else frozenset()) as found:
         def mark(exe: Executable) -> None:

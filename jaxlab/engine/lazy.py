@@ -21,6 +21,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from jaxlab.engine.buffer import Buffer
+from jaxlab.engine.deferred import Deferred, can_defer, defer, refusal
 from jaxlab.engine.devices import Device
 from jaxlab.engine.fusion import READ_TEXT, Break, Reason
 from jaxlab.ir.alu import COMPARE, UNARY_FLOAT, VIEW_LEAVES, AluExp, AluOp
@@ -81,7 +82,8 @@ class Lazy:
         e = self._exp
         if self.pending is None and e.op is AluOp.GlobalView:
             buf, st = e.arg
-            if st.is_contiguous and buf.size == self.size and buf.dtype is self.dtype:
+            if isinstance(buf, Buffer) and st.is_contiguous and buf.size == self.size and \
+                    buf.dtype is self.dtype:
                 return buf
         return None
 
@@ -98,7 +100,11 @@ class Lazy:
         seen: dict = {}
         for root in roots:
             for n in root.toposort():
-                if n.op is AluOp.GlobalView:
+                if n.op is AluOp.GlobalView and isinstance(n.arg[0], Deferred):
+                    # stored where it is not folded, what it folds read where it is
+                    seen.setdefault(id(n.arg[0]), n.arg[0])
+                    seen.update(n.arg[0].inputs())
+                elif n.op is AluOp.GlobalView:
                     seen.setdefault(id(n.arg[0]), n.arg[0])
                 elif n.op is AluOp.GlobalIndex and isinstance(n.arg, Buffer):
                     seen.setdefault(id(n.arg), n.arg)
@@ -308,18 +314,39 @@ def broadcast(lz: Lazy, shape: tuple) -> Lazy:
 
 
 def is_cheap(lz: Lazy) -> bool:
-    """Small and free of transcendental ops: recomputing it per use costs little."""
+    """Small and free of transcendental ops, or computed from deferred folds alone (a row
+    kernel computes it per value it writes: arithmetic, no memory): recomputing it per
+    use costs little."""
     nodes = lz.exp.toposort()
+    loads = [n for n in nodes if n.op in (AluOp.GlobalView, AluOp.GlobalIndex)]
+    if lz.pending is None and loads and all(
+            n.op is AluOp.GlobalView and isinstance(n.arg[0], Deferred) for n in loads):
+        return len(nodes) <= MAX_FUSED_NODES // 4
     return len(nodes) <= _CHEAP_EXPAND_NODES and not any(n.op in _EXPENSIVE for n in nodes)
+
+
+def share(lz: Lazy, reason: Reason) -> Lazy:
+    """A value several equations use: a pending reduction the device can fold where it is
+    used stays deferred (each kernel reading it folds its rows), anything else is stored."""
+    p = lz.pending
+    if p is not None and can_defer(lz.device, p):
+        return defer(lz)
+    return realize(lz, reason)
 
 
 def movement(lz: Lazy, method: str, *args: Any) -> Lazy:
     """reshape/permute/expand/pad/shrink/flip/step, by ShapeTracker method name."""
     if lz.pending is not None and method in ("permute", "reshape"):
         return _move_pending(lz, method, args)
-    if lz.pending is not None:
+    refused = lz.pending is not None and method == "expand" and \
+        refusal(lz.device, lz.pending)
+    if lz.pending is not None and method == "expand" and not refused:
+        lz = defer(lz)   # folded where it is used, when the consumer can hold the rows
+    elif lz.pending is not None:
         kind = Break.REDUCE_THEN_BROADCAST if method == "expand" else Break.REDUCE_THEN_MOVE
-        lz = realize(lz, Reason(kind, f"end of a reduction's epilogue ({method} follows)"))
+        lz = realize(lz, Reason(kind, f"end of a reduction's epilogue ({method} follows)" +
+                                (f"; not folded where it is used: {refused}"
+                                 if lz.device.backend.max_row_length else "")))
     probe = getattr(ShapeTracker.contiguous(lz.shape), method)(*args)
     if method == "expand" and probe.size > lz.size and not is_cheap(lz):
         lz = realize(lz, Reason(Break.EXPENSIVE_BROADCAST,

@@ -37,7 +37,7 @@ def check_dtype(device: Device, dtype: DType) -> None:
 
 def check_kernel_dtypes(device: Device, kernel: Kernel) -> None:
     """check_dtype for every value a kernel computes."""
-    roots = [kernel.exp] + ([kernel.reduction.epilogue] if kernel.reduction else [])
+    roots = kernel.roots()
     for dtype in {node.dtype for root in roots for node in root.toposort()}:
         check_dtype(device, dtype)
 

@@ -17,7 +17,8 @@ REDUCE_OPS = (AluOp.Add, AluOp.Mul, AluOp.Max, AluOp.Min)
 ACC = "acc"  # the name of the accumulated value inside an epilogue
 
 GIDX = "gidx"  # output element index
-RIDX = "ridx"  # reduction step index
+RIDX = "ridx"  # reduction step index (in a row kernel: the column)
+ROW = "row"    # a row kernel's row
 
 
 def reduce_identity(op: AluOp, dtype: DType) -> Any:
@@ -47,6 +48,16 @@ class Reduction:
 
 
 @dataclass(frozen=True)
+class RowFold:
+    """One fold over a row of a row kernel: `name` (a Variable later expressions read)
+    = fold of `body` (an expression of row, ridx and earlier folds) with `op` for
+    ridx < the kernel's row length."""
+    name: str
+    op: AluOp
+    body: AluExp
+
+
+@dataclass(frozen=True)
 class KernelPipeline:
     """A kernel as lowered, before simplification, and the simplifier's rules that
     fired on it (name, times)."""
@@ -57,12 +68,18 @@ class KernelPipeline:
 @dataclass(frozen=True)
 class Kernel:
     """out[gidx] = body(gidx) for gidx < size, or with a reduction
-    out[gidx] = epilogue(fold_{ridx < reduction.size} body(gidx, ridx))."""
+    out[gidx] = epilogue(fold_{ridx < reduction.size} body(gidx, ridx)), or with
+    `folds` (a row kernel, rows of `row_length` values) each fold over its row in
+    order, then out[row * row_length + ridx] = exp(row, ridx, folds) (or out[row] =
+    exp(row, folds) when the kernel has one output per row)."""
     shape: tuple[int, ...]          # output shape (for names and reports)
     inputs: tuple[tuple[DType, int], ...]  # (dtype, element count) per input slot
     exp: AluExp
     reduction: Reduction | None = None
     reduce_shape: tuple[int, ...] = ()
+    folds: tuple[RowFold, ...] = ()
+    rows: int = 0           # a row kernel's rows (0: not a row kernel)
+    row_length: int = 0     # ... and the values in each
     label: str = field(default="", compare=False)  # which ops it came from
     # the equations behind its nodes (engine/lower.py); not part of its identity
     origins: KernelOrigins | None = field(default=None, compare=False, repr=False)
@@ -78,9 +95,22 @@ class Kernel:
         return self.reduction.epilogue.dtype if self.reduction else self.exp.dtype
 
     @property
+    def per_row(self) -> bool:
+        """Does a row kernel write one value per row (a fold's epilogue)?"""
+        return bool(self.folds) and self.size == self.rows
+
+    def roots(self) -> list[AluExp]:
+        """Every expression the kernel computes: its body, epilogue and folds."""
+        return [self.exp] + ([self.reduction.epilogue] if self.reduction else []) + \
+            [f.body for f in self.folds]
+
+    @property
     def name(self) -> str:
-        """tinygrad-like: E_ for elementwise, r_ for reductions, then the shapes."""
+        """tinygrad-like: E_ for elementwise, r_ for reductions, then the shapes (F_
+        for a row kernel, then its rows and row length)."""
         dims = "_".join(map(str, self.shape)) or "1"
+        if self.folds:
+            return f"F_{self.rows}_{self.row_length}"
         if self.reduction is None:
             return f"E_{dims}"
         return f"r_{dims}_{'_'.join(map(str, self.reduce_shape)) or '1'}"
@@ -89,6 +119,11 @@ class Kernel:
         """The IR a person reads in reports."""
         ins = ", ".join(f"in{i}: {d.short}[{n}]" for i, (d, n) in enumerate(self.inputs))
         head = f"kernel {self.name}({ins}) -> {self.dtype.short}[{self.size}]"
+        if self.folds:
+            lines = [f"  {f.name} = {f.op.name.lower()} over ridx < {self.row_length} of "
+                     f"{_indent(render(f.body))}" for f in self.folds]
+            where = "row" if self.per_row else f"row * {self.row_length} + ridx"
+            return "\n".join([head, *lines, f"  out[{where}] = {_indent(render(self.exp))}"])
         if self.reduction is None:
             return f"{head}\n  out[gidx] = {_indent(render(self.exp))}"
         r = self.reduction
@@ -105,7 +140,8 @@ class Kernel:
         steps = self.reduction.size if self.reduction else 1
         body = _count_ops(self.exp) + (1 if self.reduction else 0)
         epilogue = _count_ops(self.reduction.epilogue) if self.reduction else 0
-        return self.size * (steps * body + epilogue)
+        folds = sum(_count_ops(f.body) + 1 for f in self.folds) * self.rows * self.row_length
+        return self.size * (steps * body + epilogue) + folds
 
     def widest_index(self) -> int:
         """The largest magnitude the kernel's index math reaches: the output and
@@ -113,8 +149,9 @@ class Kernel:
         Data arithmetic is left out (int32 values wrap by design), and so is any part
         of a position that depends on loaded values or runtime scalars (a gather's
         index is clamped or checked when it runs, not bounded here)."""
-        roots = [self.exp] + ([self.reduction.epilogue] if self.reduction else [])
-        widest = max(self.size, self.reduction.size if self.reduction else 0)
+        roots = self.roots()
+        widest = max(self.size, self.reduction.size if self.reduction else 0,
+                     self.rows * self.row_length)
         runtime: set[AluExp] = set()
         for root in roots:
             for load in root.leaves((AluOp.GlobalIndex,)):

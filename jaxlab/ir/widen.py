@@ -36,11 +36,14 @@ def register(dtype: DType) -> DType:
 def widen(kernel: Kernel) -> Kernel:
     """`kernel` with every narrow value computed in its register dtype (the same
     kernel when it has none)."""
-    roots = [kernel.exp] + ([kernel.reduction.epilogue] if kernel.reduction else [])
+    roots = kernel.roots()
     if not any(n.dtype in REGISTER for r in roots for n in r.toposort()):
         return kernel
     done: dict[AluExp, AluExp] = {}
     exp = _widened(kernel.exp, done)
+    if kernel.folds:   # a row kernel's folds are 32-bit values (engine/deferred.py)
+        folds = tuple(replace(f, body=_widened(f.body, done)) for f in kernel.folds)
+        return replace(kernel, exp=_stored(exp, kernel.exp.dtype), folds=folds)
     if kernel.reduction is None:
         return replace(kernel, exp=_stored(exp, kernel.exp.dtype))
     epilogue = kernel.reduction.epilogue

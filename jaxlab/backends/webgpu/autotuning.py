@@ -35,6 +35,8 @@ def candidates(kernel: Kernel, lang: Lang, limits: Limits) -> list[dict[str, Any
         tries += [{"tile": replace(base.tile, split=s).knob()} for s in SPLITS]
     else:
         tries += [{"workgroup": w} for w in (64, 128, 256) if w != base.workgroup]
+    if base.strategy is Strategy.ELEMENTWISE:
+        tries += [{"upcast": u} for u in (1, 2, 4) if u != base.upcast]
     if base.strategy in (Strategy.REDUCE, Strategy.GROUP_REDUCE):
         tries += [{"unroll": u} for u in (1, 2, 4, 8) if u != base.unroll]
     if base.strategy is Strategy.GROUP_REDUCE:

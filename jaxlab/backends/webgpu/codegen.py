@@ -18,7 +18,9 @@ from jaxlab.backends.webgpu.contraction import (BIDX, MIDX, NIDX, VECTOR, Vector
                                                 operand_vectors)
 from jaxlab.backends.webgpu.expr import ExpWriter, Name
 from jaxlab.backends.webgpu.ops import Lang, bare, cast_text, const_text, library, op_text
-from jaxlab.backends.webgpu.tune import SHARED_PAD, Limits, Strategy, Tile, Tuning, grid_for
+from jaxlab.backends.webgpu.rows import RowWriter
+from jaxlab.backends.webgpu.tune import (SHARED_PAD, VECTOR_OUTPUTS, Limits, Strategy, Tile,
+                                         Tuning, grid_for, vector_slots)
 from jaxlab.ir.alu import AluExp, AluOp
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.evaluate import evaluate
@@ -112,7 +114,8 @@ class _Shader:
         self.acc_dtype = DType.float32 if body_dtype is DType.float16 else body_dtype
         self.words = math.ceil(kernel.size / self.pack)   # stored u32 words (or elements)
         self.needs: set[str] = set()   # the library helpers the written code calls
-        self.vector_slots: set[int] = set()   # inputs bound as array<vec4<f32>>
+        self.vector_slots: set[int] = set()   # inputs bound as array<vec4<...>>
+        self.vector_out = False               # the output too
         self.subgroups = False   # main takes the subgroup builtins
 
     # --- the frame ---------------------------------------------------------
@@ -120,7 +123,7 @@ class _Shader:
         body = Src(1)
         make = {Strategy.ELEMENTWISE: self._elementwise, Strategy.REDUCE: self._reduce,
                 Strategy.GROUP_REDUCE: self._group_reduce,
-                Strategy.TILED: self._tiled}[self.t.strategy]
+                Strategy.TILED: self._tiled, Strategy.ROWS: self._rows}[self.t.strategy]
         groups, shared, functions = make(body)
         grid, prologue = group_prologue(groups, self.limits)
         main = Src()
@@ -138,7 +141,7 @@ class _Shader:
 
     def _uses_f16(self) -> bool:
         k = self.k
-        roots = [k.exp] + ([k.reduction.epilogue] if k.reduction else [])
+        roots = k.roots()
         dtypes = {d for d, _ in k.inputs} | {n.dtype for r in roots for n in r.toposort()}
         return self.lang.f16 and DType.float16 in dtypes
 
@@ -148,6 +151,9 @@ class _Shader:
             return (f"tiled, {t.tile.m}x{t.tile.n} outputs per workgroup, "
                     f"{t.tile.reg_m}x{t.tile.reg_n} per thread")
         extra = f", unroll {t.unroll}" if t.unroll > 1 else ""
+        if t.strategy is Strategy.ROWS:
+            return f"rows, a workgroup of {t.workgroup} threads per row of " \
+                   f"{self.k.row_length}, {t.upcast} values per thread"
         if t.strategy is Strategy.GROUP_REDUCE:
             return f"group_reduce, {t.workgroup // t.group_outputs} threads per output, " \
                    f"{t.group_outputs} outputs per workgroup{extra}"
@@ -156,11 +162,12 @@ class _Shader:
 
     def _declarations(self) -> list[str]:
         lang = self.lang
-        decls = [f"@group(0) @binding({i}) var<storage, read> in{i}: "
-                 f"array<{_vec(VECTOR, 'f32') if i in self.vector_slots else lang.storage(d)}>;"
+        decls = [f"@group(0) @binding({i}) var<storage, read> in{i}: array<"
+                 f"{_vec(VECTOR if i in self.vector_slots else 1, lang.storage(d))}>;"
                  for i, (d, _) in enumerate(self.k.inputs)]
+        out = _vec(VECTOR if self.vector_out else 1, lang.storage(self.k.dtype))
         decls.append(f"@group(0) @binding({len(self.k.inputs)}) var<storage, read_write> "
-                     f"out: array<{lang.storage(self.k.dtype)}>;")
+                     f"out: array<{out}>;")
         helpers = [_packed_loader(i, d, lang) for i, (d, _) in enumerate(self.k.inputs)
                    if lang.packed(d) > 1]
         return ["\n".join(decls), *helpers]
@@ -203,6 +210,9 @@ class _Shader:
     # --- strategies: each fills main's body and returns (groups, shared, functions)
     def _elementwise(self, src: Src) -> tuple[int, list[str], list[str]]:
         t, k = self.t, self.k
+        slots = vector_slots(k) if t.upcast == VECTOR_OUTPUTS else None
+        if slots is not None:
+            return self._vector_elementwise(src, slots)
         threads = math.ceil(k.size / t.upcast)
         src(f"let thread = group * {t.workgroup}u + lid;",
             f"if (thread >= {threads}u) {{ return; }}")
@@ -215,6 +225,43 @@ class _Shader:
         self._outputs(src, f"thread * {t.upcast}u" if t.upcast > 1 else "thread", t.upcast,
                       compute)
         return math.ceil(threads / t.workgroup), [], []
+
+    def _vector_elementwise(self, src: Src, slots: frozenset[int]) -> tuple[int, list[str],
+                                                                             list[str]]:
+        """4 neighbouring outputs per thread: the operands read at gidx come in as one vec4
+        per input, the outputs leave as one vec4."""
+        t, k = self.t, self.k
+        threads, lanes = k.size // VECTOR_OUTPUTS, "xyzw"
+        self.vector_slots, self.vector_out = set(slots), True
+        gidx = AluExp.special(GIDX, k.size)
+        operands = {AluExp.load(s, gidx, d): AluExp.variable(f"v{s}", d)
+                    for s, (d, _) in enumerate(k.inputs) if s in slots}
+        exp = k.exp.substitute(operands)
+        w = self._writer([exp], {GIDX: Name("gidx")})
+        src(f"let thread = group * {t.workgroup}u + lid;",
+            f"if (thread >= {threads}u) {{ return; }}",
+            *(f"let v{s} = in{s}[thread];" for s in sorted(slots)))
+        steps, values = [], []
+        for j, lane in enumerate(lanes):
+            w.bind(GIDX, f"g{j}", 1)
+            for s in slots:
+                w.bind(f"v{s}", f"v{s}.{lane}", 1)
+            value = w.value(exp)
+            steps += [f"let g{j} = i32(thread) * 4i + {j}i;", *w.take(1)]
+            values.append(value)
+        src(*w.take(0), *steps)
+        vec = _vec(VECTOR, self.lang.storage(k.dtype))
+        src(like(f"out[thread] = {vec}({', '.join(bare(v) for v in values)});", *values))
+        return math.ceil(threads / t.workgroup), [], []
+
+    def _rows(self, src: Src) -> tuple[int, list[str], list[str]]:
+        rows = RowWriter(self.k, self.t.workgroup, self.lang, self.needs,
+                         lambda names, prefix: ExpWriter(self.lang, names, self.k.roots(),
+                                                         self._load, self.needs, prefix,
+                                                         share_roots=True))
+        groups, shared = rows.write(src)
+        self.subgroups = rows.subgroups
+        return groups, shared, []
 
     def _reduce(self, src: Src) -> tuple[int, list[str], list[str]]:
         t, k = self.t, self.k

@@ -33,13 +33,14 @@ class ExpWriter:
 
     `load(slot, index_text, dtype)` spells a load from an input. `names` binds
     Special/Variable leaves by name. `roots` are every expression this writer
-    will be asked for, so shared subexpressions are known up front. The helpers
-    the written ops call are added to `needs`.
+    will be asked for, so shared subexpressions are known up front (with
+    `share_roots`, a node in several roots is named too, so a later root reads what an
+    earlier one computed). The helpers the written ops call are added to `needs`.
     """
 
     def __init__(self, lang: Lang, names: dict[str, Name], roots: Sequence[AluExp],
                  load: Callable[[int, str, object], str], needs: set[str],
-                 prefix: str = "t") -> None:
+                 prefix: str = "t", share_roots: bool = False) -> None:
         self.lang, self.names, self.load, self.prefix = lang, dict(names), load, prefix
         self.needs = needs
         self._expanded: dict[AluExp, AluExp] = {}
@@ -57,6 +58,14 @@ class ExpWriter:
             for node in root.toposort():
                 for s in node.src:
                     self._uses[s] = self._uses.get(s, 0) + 1
+        if share_roots:
+            seen: dict[AluExp, int] = {}
+            for root in roots:
+                for node in root.toposort():
+                    seen[node] = seen.get(node, 0) + 1
+            for node, count in seen.items():
+                if node.src and count > 1:
+                    self._uses[node] = self._uses.get(node, 0) + 2
 
     def bind(self, name: str, text: str, level: int) -> None:
         """(Re)bind a leaf name, forgetting everything written at its level or deeper

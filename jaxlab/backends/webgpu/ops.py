@@ -12,6 +12,8 @@ values are pairs of u32 words, spelled by int64.py's table and helpers.
 """
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional
 
@@ -174,10 +176,16 @@ _BY_ZERO = {
 
 
 def ieee_text(op: AluOp, srcs: tuple, args: list[str], lang: Lang, needs: set[str]) -> str | None:
-    """WGSL for a float op the compiler could fold wrongly, else None."""
+    """WGSL for a float op the compiler could fold wrongly (or, for a max or min with a
+    constant, more cheaply than the general helper), else None."""
     if len(srcs) != 2 or not srcs[0].dtype.is_float:
         return None
     t = lang.vtype(srcs[0].dtype)
+    bounds = [i for i, s in enumerate(srcs) if s.is_const and not math.isnan(s.arg)]
+    if op in _BOUNDED and len(bounds) == 1:   # only the other operand can be NaN
+        name = f"{_BOUNDED[op]}_{t}"
+        needs.add(name)
+        return f"{name}({bare(args[1 - bounds[0]])}, {bare(args[bounds[0]])})"
     if srcs[0] is srcs[1] and op in _SAME_OPERAND:
         return _SAME_OPERAND[op].fill(t, needs, bare(args[0]))
     zero = [i for i, s in enumerate(srcs) if s.is_const and s.arg == 0.0]
@@ -190,6 +198,7 @@ def ieee_text(op: AluOp, srcs: tuple, args: list[str], lang: Lang, needs: set[st
 
 
 _ADDITIVE = (AluOp.Add, AluOp.Sub)
+_BOUNDED = {AluOp.Max: "max_bound", AluOp.Min: "min_bound"}
 
 
 def reassociation_hazards(root: AluExp) -> set[AluExp]:
@@ -301,6 +310,11 @@ LIBRARY: dict[str, Helper] = {
     "min": Helper("a, b", "T", """
   return select(select(min(a, b), b, isnan_T(b)), a, isnan_T(a));""",
                   generic=True, deps=("isnan_T",)),
+    "max_bound": Helper("a, bound", "T", """
+  // max with a constant that is never NaN: one bit test keeps np.maximum's NaN
+  return select(max(a, bound), a, isnan_T(a));""", generic=True, deps=("isnan_T",)),
+    "min_bound": Helper("a, bound", "T", """
+  return select(min(a, bound), a, isnan_T(a));""", generic=True, deps=("isnan_T",)),
     "ne": Helper("a, b", "bool", """
   // NumPy: NaN is unequal to everything, itself included
   return a != b || isnan_T(a) || isnan_T(b);""", generic=True, deps=("isnan_T",)),
@@ -409,13 +423,20 @@ LIBRARY: dict[str, Helper] = {
   let mid = (p00 >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);
   return vec2<u32>(a1 * b1 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u),
                    (p00 & 0xffffu) | (mid << 16u));""", typed=False),
+    "two_over_pi_word": Helper("i: i32", "u32", """
+  // word i of 2/pi after the binary point (0 outside 1..8), picked by selects: a local
+  // array indexed at run time would live in a GPU's slow local memory
+  return """ + "".join(f"select(" for _ in range(8)) + "0u" + "".join(
+        f", 0x{w:08x}u, i == {i + 1})" for i, w in enumerate(K.two_over_pi_chunks(32, 8))) +
+        ";", typed=False),
     "two_over_pi_bits": Helper("q: i32", "u32", """
   // 32 bits of 2/pi starting q bits after the binary point (zeros before it)
-  var words = array<u32, 10>(0u, """ + ", ".join(f"0x{w:08x}u" for w in K.two_over_pi_chunks(32, 8)) + """, 0u);
   let p = q + 32;
   let i = p / 32;
   let s = u32(p % 32);
-  return (words[i] << s) | select(words[i + 1] >> (32u - s), 0u, s == 0u);""", typed=False),
+  let next = two_over_pi_word(i + 1);
+  return (two_over_pi_word(i) << s) | select(next >> (32u - s), 0u, s == 0u);""", typed=False,
+                               deps=("two_over_pi_word",)),
     "sin_poly": Helper("r: f32", "f32", """
   let z = r * r;
   return """ + _horner("z", K.SIN_POLY) + " * z * r + r;", typed=False),

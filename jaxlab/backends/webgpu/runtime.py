@@ -31,7 +31,8 @@ from jaxlab.backends.webgpu.errors import (DeviceLostError, WebGpuError, WebGpuM
 from jaxlab.backends.webgpu.ops import Lang
 from jaxlab.backends.webgpu.plan import Pass, Plan, kernel_plan
 from jaxlab.backends.webgpu.replay import ProgramReplay
-from jaxlab.backends.webgpu.tune import Limits, Tuning, knobs, tune
+from jaxlab.backends.webgpu.tune import (Limits, Tuning, knobs, max_row_length, min_row_length,
+                                         tune)
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import Kernel, Routine
 from jaxlab.ir.widen import widen
@@ -82,6 +83,7 @@ class WebGpuBackend(Backend):
     # int64/uint64 are pairs of u32 words (int64.py); float64 (and complex128) are refused
     dtypes = frozenset(d for d in DType if d.real_dtype is not DType.float64)
     dtype_limit_reason = "WGSL has no float64, and jaxlab does not emulate it"
+    row_dtypes = frozenset({DType.float32, DType.int32, DType.uint32})   # 32-bit registers
 
     def __init__(self, adapter: Any = None, *, f16: Optional[bool] = None,
                  subgroups: Optional[bool] = None) -> None:
@@ -121,6 +123,8 @@ class WebGpuBackend(Backend):
             hardware=is_hardware(adapter),
             max_buffer_bytes=min(got["max-storage-buffer-binding-size"], got["max-buffer-size"]))
         self.max_kernel_inputs = got["max-storage-buffers-per-shader-stage"] - 1
+        self.max_row_length = max_row_length(self.limits)
+        self.min_row_length = min_row_length(self.limits)
         self.max_binding = min(got["max-storage-buffer-binding-size"], got["max-buffer-size"])
         self.max_buffer_bytes = self.max_binding
         self.buffer_limit_reason = "the adapter's largest storage buffer binding"

@@ -8,6 +8,8 @@ Strategies:
                 row of neighbouring outputs) and combine them in shared memory
 - tiled         sum(a*b) with broadcast operands (matmul, conv): shared-memory
                 tiles of a and b, a register block of outputs per thread
+- rows          a row kernel (folds over rows, engine/deferred.py): a workgroup per
+                row, the row's values in its threads' registers (rows.py)
 """
 from __future__ import annotations
 
@@ -34,6 +36,7 @@ class Strategy(enum.Enum):
     REDUCE = "reduce"               # one thread loops over an output's reduction
     GROUP_REDUCE = "group_reduce"   # a workgroup shares one reduction
     TILED = "tiled"                 # shared-memory tiles of a sum of products
+    ROWS = "rows"                   # a workgroup folds a row held in registers
 
 
 GROUP_MIN_STEPS = 128      # shorter reductions are cheaper as one thread's loop
@@ -42,6 +45,9 @@ BUSY_THREADS = 65536       # threads that keep a large GPU's memory system busy
 LARGE_ELEMENTWISE = 1 << 20   # from here on a GPU thread takes two outputs
 TILED_MIN_DIM = 8          # smaller M or N would waste most of a tile
 UNROLL_MAX_NODES = 48      # bigger bodies are not copied (code size, registers)
+ROW_THREADS = 256          # a row kernel's threads per workgroup (more for longer rows)
+ROW_VALUES = 16            # values of a row each thread holds (registers), at most
+ROW_MIN_GPU = 32           # a row kernel's shortest row on a GPU (one subgroup's lanes)
 
 
 @dataclass(frozen=True)
@@ -142,10 +148,18 @@ def _choose(kernel: Kernel, lang: Lang, limits: Limits) -> Tuning:
                 if pack == 2 else "one 32-bit output per thread: neighbouring threads "
                                   "touch neighbouring addresses")]
     red = kernel.reduction
+    if kernel.folds:
+        return _rows(kernel, limits)
     if red is None:
         wg = min(256, limits.max_threads)
         upcast = pack
-        if pack == 1 and limits.hardware and kernel.size >= LARGE_ELEMENTWISE:
+        if pack == 1 and limits.hardware and kernel.size >= LARGE_ELEMENTWISE and \
+                vector_slots(kernel) is not None:
+            upcast = VECTOR_OUTPUTS
+            reasons = [("upcast", f"{upcast} neighbouring outputs per thread, each operand read "
+                                  "at the output's own position loaded as one vec4 and the "
+                                  "outputs stored as one (16-byte accesses)")]
+        elif pack == 1 and limits.hardware and kernel.size >= LARGE_ELEMENTWISE:
             upcast = 2
             reasons = [("upcast", "2 neighbouring outputs per thread: more loads in flight "
                                   "(measured faster than 1 and 4 on an H200)")]
@@ -195,6 +209,55 @@ def _choose(kernel: Kernel, lang: Lang, limits: Limits) -> Tuning:
         ("workgroup", "64 threads: small groups keep more of them resident"),
         ("unroll", f"{unroll} steps per iteration" + (
             "" if unroll > 1 else ": the step count or body size does not allow more"))]))
+
+
+VECTOR_OUTPUTS = 4   # an elementwise thread's outputs, one vec4
+_WORDS = frozenset({DType.float32, DType.int32, DType.uint32})
+
+
+def vector_slots(kernel: Kernel) -> Optional[frozenset[int]]:
+    """The inputs an elementwise kernel reads at the output's own position (gidx), where
+    a thread can load its 4 outputs' operands as one vec4 and store them as one; None
+    where the outputs are no whole vec4s of 32-bit words."""
+    if kernel.reduction is not None or kernel.folds or kernel.dtype not in _WORDS or \
+            kernel.size % VECTOR_OUTPUTS:
+        return None
+    return frozenset(n.arg for n in kernel.exp.toposort()
+                     if n.op is AluOp.GlobalIndex and isinstance(n.arg, int) and
+                     n.dtype in _WORDS and n.src[0].op is AluOp.Special and
+                     n.src[0].arg[0] == GIDX)
+
+
+def max_row_length(limits: Limits) -> int:
+    """The longest row a row kernel holds in one workgroup's registers."""
+    return ROW_VALUES * _pow2_floor(limits.max_threads)
+
+
+def min_row_length(limits: Limits) -> int:
+    """The shortest row worth a workgroup: on a GPU a subgroup's worth (shorter rows are
+    reduced a row per thread and broadcast); a CPU adapter takes any."""
+    return ROW_MIN_GPU if limits.hardware else 1
+
+
+def _rows(kernel: Kernel, limits: Limits, threads: Optional[int] = None) -> Tuning:
+    n = kernel.row_length
+    fewest = 1 << max(0, (math.ceil(n / ROW_VALUES) - 1).bit_length())   # registers cap
+    preferred = min(ROW_THREADS if limits.hardware else 64, 1 << max(0, (n - 1).bit_length()))
+    wg = threads or min(_pow2_floor(limits.max_threads), max(fewest, preferred))
+    per = math.ceil(n / wg)
+    folds = ", ".join(f.op.name.lower() for f in kernel.folds)
+    return Tuning(Strategy.ROWS, wg, per, reasons=(
+        ("strategy", f"{len(kernel.folds)} fold(s) ({folds}) over rows of {n} values that the "
+                     "same kernel uses again: a workgroup holds its row in registers, folds it "
+                     "and writes the row's " + ("output" if kernel.per_row else "outputs") +
+                     ", reading the row once"),
+        ("workgroup", f"{wg} threads per row" + (
+            "" if threads is None else " (set by the caller)") + (
+            "" if limits.hardware or wg == fewest else
+            ": a CPU adapter pays for every barrier")),
+        ("upcast", f"{per} value(s) of the row per thread, neighbouring threads reading "
+                   "neighbours"),
+        ("unroll", "every value of a thread is written out: they stay in registers")))
 
 
 def _group_for(kernel: Kernel, steps: int, contiguous: bool, pack: int,
@@ -379,9 +442,16 @@ def _override(t: Tuning, key: str, value: Any, kernel: Kernel, lang: Lang,
     why[key] = "set by the caller"
     bad = ValueError(f"webgpu tuning: {key}={value!r} is not valid for {kernel.name} "
                      f"(strategy {t.strategy.value})")
+    if t.strategy is Strategy.ROWS:   # only the threads per row can change
+        if key == "strategy" and _STRATEGY_NAMES.get(value, value) is Strategy.ROWS:
+            return t
+        if key != "workgroup" or not 1 <= value <= limits.max_threads or value & (value - 1) \
+                or kernel.row_length > value * ROW_VALUES * 4:
+            raise bad
+        return _rows(kernel, limits, int(value))
     if key == "strategy":
         value = _STRATEGY_NAMES.get(value, value)   # a Strategy or its name
-        if not isinstance(value, Strategy) or \
+        if not isinstance(value, Strategy) or value is Strategy.ROWS or \
                 (value is Strategy.ELEMENTWISE) != (kernel.reduction is None):
             raise bad
         if value is t.strategy:

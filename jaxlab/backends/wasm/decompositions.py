@@ -142,64 +142,48 @@ def _sweep_flops(n: int, m: int, vectors: bool) -> int:
     return 2 * n * m + n * (n - 1) // 2 * (8 * m + (6 * n if vectors else 0))
 
 
-def _two_sided_sweeps(f: Fn, C: str, V: str, n: int) -> list[str]:
-    """Cyclic two-sided Jacobi on the symmetric C (n x n, rows), its rotations applied to
-    V's rows too, until every off-diagonal entry is at most eps times C's largest
-    diagonal entry (the absolute accuracy LAPACK's eigh has). A rotation of the pair
-    (p, q) turns C's rows p and q (SIMD), copies them into columns p and q (C stays
-    symmetric) and sets the 2x2 block it diagonalised exactly."""
+def _refinement(f: Fn, A: str, V: str, T: str, D: str, n: int) -> list[str]:
+    """Two-sided Jacobi on C = V A V^T (Rayleigh-Ritz) with C kept implicit: T's rows are
+    A v_k, so c_pq = v_p . t_q, and a rotation of the pair (p, q) turns rows p and q of
+    V and of T alike (T = V A stays). D holds C's diagonal. Pairs rotate until every
+    |c_pq| <= eps max|c_kk| (the absolute accuracy LAPACK's eigh has): a dot product a
+    pair and the rotations, all over contiguous rows (SIMD)."""
     sz = f.ft.size
     row = lambda base, r: f"(i32.add {base} (i32.mul {r} {i32(n * sz)}))"  # noqa: E731
     f.fvar("bound"), f.fvar("alpha"), f.fvar("beta"), f.fvar("gamma"), f.var("rotated")
     f.var("sweep")
-    pp, qq, pq = (f.at2(C, get(r), get(c), n) for r, c in (("p", "p"), ("q", "q"), ("p", "q")))
+    d_p, d_q, d_k = f.at(D, get("p")), f.at(D, get("q")), f.at(D, get("k"))
+    times_a = f.loop("k", i32(0), i32(n), f.loop("tr", i32(0), i32(n), [
+        f.store(f.at2(T, get("k"), get("tr"), n), f"(call $dot {row(A, get('tr'))} {row(V, get('k'))} {i32(n)})")],
+        "entries: a row of A times v_k"), "rows t_k = A v_k")
+    diagonal = f.loop("k", i32(0), i32(n), [
+        f.store(d_k, f"(call $dot {row(V, get('k'))} {row(T, get('k'))} {i32(n)})")], "c_kk = v_k . t_k")
     largest = f.loop("k", i32(0), i32(n), [
-        f"(local.set $bound {f.op('max', get('bound'), f.op('abs', f.load(f.at2(C, get('k'), get('k'), n))))})"],
-        "the largest |diagonal entry|: about |A|_2")
-    mirror = f.loop("k", i32(0), i32(n), [
-        f.store(f.at2(C, get("k"), get("p"), n), f.load(f.at2(C, get("p"), get("k"), n))),
-        f.store(f.at2(C, get("k"), get("q"), n), f.load(f.at2(C, get("q"), get("k"), n)))],
-        "columns p and q <- rows p and q")
+        f"(local.set $bound {f.op('max', get('bound'), f.op('abs', f.load(d_k)))})"],
+        "the largest |c_kk|: about |A|_2")
     rotate = _rotation(f, f.op("sub", get("beta"), get("alpha")), get("gamma")) + [
-        f"(call $rot {row(C, get('p'))} {row(C, get('q'))} {i32(n)} (local.get $c) (local.get $s))",
         f"(call $rot {row(V, get('p'))} {row(V, get('q'))} {i32(n)} (local.get $c) (local.get $s))",
-    ] + mirror + [
-        f.store(pp, f.op("sub", get("alpha"), f.op("mul", get("t"), get("gamma")))),
-        f.store(qq, f.op("add", get("beta"), f.op("mul", get("t"), get("gamma")))),
-        f.store(pq, f.const(0.0)), f.store(f.at2(C, get("q"), get("p"), n), f.const(0.0)),
+        f"(call $rot {row(T, get('p'))} {row(T, get('q'))} {i32(n)} (local.get $c) (local.get $s))",
+        f.store(d_p, f.op("sub", get("alpha"), f.op("mul", get("t"), get("gamma")))),
+        f.store(d_q, f.op("add", get("beta"), f.op("mul", get("t"), get("gamma")))),
         "(local.set $rotated (i32.const 1))"]
-    pair = [f"(local.set $gamma {f.load(pq)})",
+    pair = [f"(local.set $gamma (call $dot {row(V, get('p'))} {row(T, get('q'))} {i32(n)}))",
             f"(if (i32.and {f.op('gt', f.op('abs', get('gamma')), get('bound'))} "
             f"{f.op('gt', f.op('abs', get('gamma')), f.const(f.ft.tiny))}) (then",
-            f"  (local.set $alpha {f.load(pp)})", f"  (local.set $beta {f.load(qq)})"] + \
+            f"  (local.set $alpha {f.load(d_p)})", f"  (local.set $beta {f.load(d_q)})"] + \
         [f"  {line}" for line in rotate] + ["))"]
     sweep = (["(local.set $rotated (i32.const 0))"]
              + f.loop("p", i32(0), i32(n - 1), f.loop("q", f"(i32.add {get('p')} {i32(1)})", i32(n),
                                                     pair, "pairs (p, q), q > p"), "rows p")
              + ["(local.set $sweep (i32.add (local.get $sweep) (i32.const 1)))"])
-    return ([f"(local.set $bound {f.const(0.0)})"] + largest
+    return (times_a + diagonal + [f"(local.set $bound {f.const(0.0)})"] + largest
             + [f"(local.set $bound {f.op('mul', f.const(f.ft.eps), get('bound'))})",
                "(local.set $sweep (i32.const 0))",
-               "(loop $refine  ;; two-sided Jacobi: rotate pairs until C is diagonal"]
+               "(loop $refine  ;; two-sided Jacobi on C: rotate pairs until it is diagonal"]
             + [f"  {line}" for line in sweep]
             + [f"  (br_if $refine (i32.and (local.get $rotated) (i32.lt_u (local.get $sweep) "
-               f"{i32(MAX_SWEEPS)}))))"])
-
-
-def _rayleigh_ritz(f: Fn, A: str, V: str, T: str, C: str, n: int) -> list[str]:
-    """C <- V A V^T (V's rows orthonormal, A symmetric): T's rows are A v_k, then
-    C[p][q] = v_p . t_q for q >= p, mirrored: all dot products of rows (SIMD)."""
-    sz = f.ft.size
-    row = lambda base, r: f"(i32.add {base} (i32.mul {r} {i32(n * sz)}))"  # noqa: E731
-    f.fvar("cpq")
-    times_a = f.loop("k", i32(0), i32(n), f.loop("tr", i32(0), i32(n), [
-        f.store(f.at2(T, get("k"), get("tr"), n), f"(call $dot {row(A, get('tr'))} {row(V, get('k'))} {i32(n)})")],
-        "entries: a row of A times v_k"), "rows t_k = A v_k")
-    project = f.loop("p", i32(0), i32(n), f.loop("q", get("p"), i32(n), [
-        f"(local.set $cpq (call $dot {row(V, get('p'))} {row(T, get('q'))} {i32(n)}))",
-        f.store(f.at2(C, get("p"), get("q"), n), get("cpq")),
-        f.store(f.at2(C, get("q"), get("p"), n), get("cpq"))], "columns q >= p"), "rows p")
-    return times_a + project
+               f"{i32(MAX_SWEEPS)}))))"]
+            + [";; eigenvalues: C's diagonal afresh"] + diagonal)
 
 
 def _eigh(routine: Routine, ft: FloatType) -> Body:
@@ -207,12 +191,11 @@ def _eigh(routine: Routine, ft: FloatType) -> Body:
     n = shape[-1]
     lower = routine.param["lower"]
     sz = ft.size
-    lay = layout(w=n * n * sz, a=n * n * sz, t=n * n * sz, c=n * n * sz, d=n * sz, perm=n * 4,
-                  nrm=n * sz)
+    lay = layout(w=n * n * sz, a=n * n * sz, t=n * n * sz, d=n * sz, perm=n * 4, nrm=n * sz)
     f = Fn(ft)
     for k in lay.offsets:
         f.var(k.upper())
-    W, A, T, C, D, PERM, NRM = (f"(local.get ${k})" for k in ("W", "A", "T", "C", "D", "PERM", "NRM"))
+    W, A, T, D, PERM, NRM = (f"(local.get ${k})" for k in ("W", "A", "T", "D", "PERM", "NRM"))
     f.fvar("shift"), f.var("key")
     big = "(select (local.get $tr) (local.get $tc) (i32.gt_u (local.get $tr) (local.get $tc)))"
     small = "(select (local.get $tc) (local.get $tr) (i32.gt_u (local.get $tr) (local.get $tc)))"
@@ -245,11 +228,7 @@ def _eigh(routine: Routine, ft: FloatType) -> Body:
             + f.loop("k", i32(0), i32(n), normalize, "each row k of W")
             + [";; refinement on A itself (Rayleigh-Ritz): C = V A V^T is diagonal but for",
                ";; entries of order eps |B|, which two-sided sweeps remove (rotating V alike)"]
-            + _rayleigh_ritz(f, A, W, T, C, n)
-            + _two_sided_sweeps(f, C, W, n)
-            + [";; eigenvalues: C's diagonal"]
-            + f.loop("k", i32(0), i32(n), [f.store(f.at(D, get("k")), f.load(f.at2(C, get("k"), get("k"), n)))],
-                     "each k")
+            + _refinement(f, A, W, T, D, n)
             + sort_order(f, D, PERM, n, descending=False)
             + f.loop("k", i32(0), i32(n), [
                 f"(local.set $key (i32.load {perm_at(PERM, get('k'))}))",
@@ -269,11 +248,13 @@ def _eigh(routine: Routine, ft: FloatType) -> Body:
              "layout": ("rows", "each rotation and dot product runs over two contiguous rows "
                         "(SIMD)"),
              "max_sweeps": (MAX_SWEEPS, "one-sided: until every pair satisfies |w_p.w_q| <= "
-                                        "eps |w_p| |w_q|; two-sided: until |c_pq| <= eps max|c_kk|"),
+                                        "eps |w_p| |w_q|; two-sided: until |c_pq| <= eps max|c_kk| "
+                                        "(one sweep rotates, one confirms)"),
              "flops_per_sweep": (_sweep_flops(n, n, False), "a dot product and a rotation per "
                                  "pair, the norms updated"),
-             "refinement_flops": (3 * n ** 3 + 7 * n ** 3, "V A V^T (its upper half), then "
-                                  "about one sweep of rotations of C's and V's rows")}
+             "refinement_flops": (10 * n ** 3, "T = V A (2n^3), a sweep of dot products "
+                                  "and rotations of V's and T's rows (7n^3), one of dot "
+                                  "products that rotates nothing (n^3)")}
     return Body([fn], ["out0", "out1", "in0"], lay, notes, None)
 
 

@@ -4,8 +4,9 @@ Jacobi: Hestenes' one-sided sweeps (eigh runs them on A + 2|A|_F I, whose
 orthogonalised rows are A's eigenvectors): block Jacobi over many workgroups, a
 dispatch per round (jacobi.py), where two blocks of rows fit in workgroup memory;
 else one workgroup per matrix in round-robin order, so that each round rotates n/2
-disjoint pairs at once, one thread per pair, and only rounds need barriers. The
-eigenvalues are Rayleigh quotients, a workgroup per vector; orders are rank sorts.
+disjoint pairs at once, one thread per pair, and only rounds need barriers. eigh
+then refines the vectors on A itself (eigh_refine.py: two-sided Jacobi on V A V^T);
+its eigenvalues are that matrix's diagonal; orders are rank sorts.
 QR: Householder reflections, one thread making each reflector and the threads
 applying it to the later columns, then Q accumulated from them (geqrf + orgqr).
 Matrices whose columns an algorithm walks are stored transposed, as rows.
@@ -35,10 +36,9 @@ def _jacobi(n: int, m: int, vectors: bool) -> str:
     players = n + n % 2
     rotate_v = f"""
           for (var k = 0u; k < {n}u; k++) {{
-            let x = vt[vb + p * {n}u + k];
-            let y = vt[vb + q * {n}u + k];
-            vt[vb + p * {n}u + k] = c * x - s * y;
-            vt[vb + q * {n}u + k] = s * x + c * y;
+            let turned = turn(g, vt[vb + p * {n}u + k], vt[vb + q * {n}u + k]);
+            vt[vb + p * {n}u + k] = turned.x;
+            vt[vb + q * {n}u + k] = turned.y;
           }}""" if vectors else ""
     return f"""
   // one-sided Jacobi; round r pairs the players of a circle (player 0 fixed)
@@ -63,15 +63,12 @@ def _jacobi(n: int, m: int, vectors: bool) -> str:
             gamma += x * y;
           }}
           if (abs(gamma) > {EPS!r} * sqrt(alpha) * sqrt(beta) && abs(gamma) > {TINY!r}) {{
-            let cs = rotation(alpha, beta, gamma);
-            let c = cs.x;
-            let s = cs.y;
+            let g = rotation(alpha, beta, gamma);
             // rotate rows p and q
             for (var k = 0u; k < {m}u; k++) {{
-              let x = w[wb + p * {m}u + k];
-              let y = w[wb + q * {m}u + k];
-              w[wb + p * {m}u + k] = c * x - s * y;
-              w[wb + q * {m}u + k] = s * x + c * y;
+              let turned = turn(g, w[wb + p * {m}u + k], w[wb + q * {m}u + k]);
+              w[wb + p * {m}u + k] = turned.x;
+              w[wb + q * {m}u + k] = turned.y;
             }}{rotate_v}
             atomicStore(&rotated, 1u);
           }}

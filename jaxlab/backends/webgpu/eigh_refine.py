@@ -140,7 +140,7 @@ def _rotations_source(p: RefinePlan) -> HandWritten:
 
 var<workgroup> s: array<f32, {w * w}>;
 var<workgroup> j: array<f32, {w * w}>;
-var<workgroup> cs: array<vec2<f32>, {b}>;
+var<workgroup> cs: array<vec3<f32>, {b}>;
 var<workgroup> rows: array<vec2<u32>, {b}>;
 var<workgroup> go: u32;
 var<workgroup> largest: atomic<u32>;
@@ -184,7 +184,7 @@ var<workgroup> again: u32;
         let lp = player(lid, inner, {w}u);
         let lq = player({w - 1}u - lid, inner, {w}u);
         let gamma = s[lp * {w}u + lq];
-        var r = vec2<f32>(1.0, 0.0);
+        var r = vec3<f32>(1.0, 0.0, 0.0);
         if (abs(gamma) > bound && abs(gamma) > {TINY!r}) {{
           r = rotation(s[lp * {w + 1}u], s[lq * {w + 1}u], gamma);
           atomicStore(&rotated, 1u);
@@ -206,26 +206,25 @@ var<workgroup> again: u32;
         let z = s[rp.y * {w}u + rq.x];
         let v = s[rp.y * {w}u + rq.y];
         // rows, then columns
-        let x1 = gp.x * x - gp.y * z;
-        let y1 = gp.x * y - gp.y * v;
-        let z1 = gp.y * x + gp.x * z;
-        let v1 = gp.y * y + gp.x * v;
+        let left = turn(gp, x, z);
+        let right = turn(gp, y, v);
+        let top = turn(gq, left.x, right.x);
+        let bottom = turn(gq, left.y, right.y);
         var off = 1.0;
         if (bp == bq && gp.y != 0.0) {{ off = 0.0; }}   // the block rotated diagonal: exactly
-        s[rp.x * {w}u + rq.x] = gq.x * x1 - gq.y * y1;
-        s[rp.x * {w}u + rq.y] = off * (gq.y * x1 + gq.x * y1);
-        s[rp.y * {w}u + rq.x] = off * (gq.x * z1 - gq.y * v1);
-        s[rp.y * {w}u + rq.y] = gq.y * z1 + gq.x * v1;
+        s[rp.x * {w}u + rq.x] = top.x;
+        s[rp.x * {w}u + rq.y] = off * top.y;
+        s[rp.y * {w}u + rq.x] = off * bottom.x;
+        s[rp.y * {w}u + rq.y] = bottom.y;
       }}
       // J <- G J: rows p and q of J, a thread per column of a pair
       for (var e = lid; e < {b * w}u; e += {THREADS}u) {{
         let g = cs[e / {w}u];
         let r = rows[e / {w}u];
         let k = e % {w}u;
-        let x = j[r.x * {w}u + k];
-        let y = j[r.y * {w}u + k];
-        j[r.x * {w}u + k] = g.x * x - g.y * y;
-        j[r.y * {w}u + k] = g.y * x + g.x * y;
+        let turned = turn(g, j[r.x * {w}u + k], j[r.y * {w}u + k]);
+        j[r.x * {w}u + k] = turned.x;
+        j[r.y * {w}u + k] = turned.y;
       }}
       workgroupBarrier();
     }}

@@ -7,10 +7,11 @@ block two-sided Jacobi removes them, rotating V's rows alike: vectors to eps |A|
 (LAPACK's accuracy), values C's diagonal.
 
 A round pairs the blocks of `block` rows by the circle method. Pass one: a workgroup per
-pair of blocks diagonalises C's tile of their rows and columns in workgroup memory
+pair of blocks sweeps C's tile of their rows and columns once in workgroup memory
 (parallel two-sided Jacobi, `block` pairs a round, a thread per 2x2 block of the tile),
 writes the tile back and its accumulated rotation J. Pass two: every other tile of C
-becomes J_P C[P, Q] J_Q^T and V's rows J_P V[P, :], a workgroup per tile.
+becomes J_P C[P, Q] J_Q^T and V's rows J_P V[P, :], a workgroup per tile. One sweep of
+a tile is enough: C is nearly diagonal, and the next outer sweep meets its pairs again.
 """
 from __future__ import annotations
 
@@ -30,8 +31,7 @@ if TYPE_CHECKING:
 
 MAX_BLOCK = 16      # rows per block: a pair's tile is 32 x 32, three of them fit 16 KiB
 THREADS = 256       # a thread per 2x2 block of a 32 x 32 tile
-SWEEPS = 3          # C starts diagonal to eps |B|: one sweep converges, one confirms
-INNER_SWEEPS = 4    # per tile and round; quadratic convergence needs two or three
+SWEEPS = 3          # C starts diagonal to eps |B|: one or two sweeps converge, one confirms
 PRODUCT_TILE = 16   # the products' output tiles (16 x 16, a thread each)
 
 
@@ -145,8 +145,6 @@ var<workgroup> rows: array<vec2<u32>, {b}>;
 var<workgroup> go: u32;
 var<workgroup> largest: atomic<u32>;
 var<workgroup> rotated: atomic<u32>;
-var<workgroup> moved_any: atomic<u32>;
-var<workgroup> again: u32;
 
 {ROTATION}{_circle(p)}"""
     body = f"""  let matrix = group / {p.pairs}u;
@@ -156,7 +154,7 @@ var<workgroup> again: u32;
   if (lid == 0u) {{
     go = select(flags[flag], 1u, at.sweep == 0u);
     atomicStore(&largest, 0u);
-    atomicStore(&moved_any, 0u);
+    atomicStore(&rotated, 0u);
   }}
   if (workgroupUniformLoad(&go) == 0u) {{ return; }}
   let blocks = pair_blocks(position, at.round);
@@ -175,64 +173,56 @@ var<workgroup> again: u32;
   }}
   workgroupBarrier();
   let bound = {EPS!r} * bitcast<f32>(atomicLoad(&largest));
-  for (var sweep = 0u; sweep < {INNER_SWEEPS}u; sweep++) {{
-    if (lid == 0u) {{ atomicStore(&rotated, 0u); }}
+  // one sweep over the tile's pairs (the next outer sweep meets them again)
+  for (var inner = 0u; inner < {w - 1}u; inner++) {{
+    // each pair of this round: its rows and rotation (the identity if small enough)
+    if (lid < {b}u) {{
+      let lp = player(lid, inner, {w}u);
+      let lq = player({w - 1}u - lid, inner, {w}u);
+      let gamma = s[lp * {w}u + lq];
+      var r = vec3<f32>(1.0, 0.0, 0.0);
+      if (abs(gamma) > bound && abs(gamma) > {TINY!r}) {{
+        r = rotation(s[lp * {w + 1}u], s[lq * {w + 1}u], gamma);
+        atomicStore(&rotated, 1u);
+      }}
+      cs[lid] = r;
+      rows[lid] = vec2<u32>(lp, lq);
+    }}
     workgroupBarrier();
-    for (var inner = 0u; inner < {w - 1}u; inner++) {{
-      // each pair of this round: its rows and rotation (the identity if small enough)
-      if (lid < {b}u) {{
-        let lp = player(lid, inner, {w}u);
-        let lq = player({w - 1}u - lid, inner, {w}u);
-        let gamma = s[lp * {w}u + lq];
-        var r = vec3<f32>(1.0, 0.0, 0.0);
-        if (abs(gamma) > bound && abs(gamma) > {TINY!r}) {{
-          r = rotation(s[lp * {w + 1}u], s[lq * {w + 1}u], gamma);
-          atomicStore(&rotated, 1u);
-        }}
-        cs[lid] = r;
-        rows[lid] = vec2<u32>(lp, lq);
-      }}
-      workgroupBarrier();
-      // s <- G s G^T, a thread per 2x2 block (pairs P, Q): G_P s[P, Q] G_Q^T
-      for (var e = lid; e < {b * b}u; e += {THREADS}u) {{
-        let bp = e / {b}u;
-        let bq = e % {b}u;
-        let gp = cs[bp];
-        let gq = cs[bq];
-        let rp = rows[bp];
-        let rq = rows[bq];
-        let x = s[rp.x * {w}u + rq.x];
-        let y = s[rp.x * {w}u + rq.y];
-        let z = s[rp.y * {w}u + rq.x];
-        let v = s[rp.y * {w}u + rq.y];
-        // rows, then columns
-        let left = turn(gp, x, z);
-        let right = turn(gp, y, v);
-        let top = turn(gq, left.x, right.x);
-        let bottom = turn(gq, left.y, right.y);
-        var off = 1.0;
-        if (bp == bq && gp.y != 0.0) {{ off = 0.0; }}   // the block rotated diagonal: exactly
-        s[rp.x * {w}u + rq.x] = top.x;
-        s[rp.x * {w}u + rq.y] = off * top.y;
-        s[rp.y * {w}u + rq.x] = off * bottom.x;
-        s[rp.y * {w}u + rq.y] = bottom.y;
-      }}
-      // J <- G J: rows p and q of J, a thread per column of a pair
-      for (var e = lid; e < {b * w}u; e += {THREADS}u) {{
-        let g = cs[e / {w}u];
-        let r = rows[e / {w}u];
-        let k = e % {w}u;
-        let turned = turn(g, j[r.x * {w}u + k], j[r.y * {w}u + k]);
-        j[r.x * {w}u + k] = turned.x;
-        j[r.y * {w}u + k] = turned.y;
-      }}
-      workgroupBarrier();
+    // s <- G s G^T, a thread per 2x2 block (pairs P, Q): G_P s[P, Q] G_Q^T
+    for (var e = lid; e < {b * b}u; e += {THREADS}u) {{
+      let bp = e / {b}u;
+      let bq = e % {b}u;
+      let gp = cs[bp];
+      let gq = cs[bq];
+      let rp = rows[bp];
+      let rq = rows[bq];
+      let x = s[rp.x * {w}u + rq.x];
+      let y = s[rp.x * {w}u + rq.y];
+      let z = s[rp.y * {w}u + rq.x];
+      let v = s[rp.y * {w}u + rq.y];
+      // rows, then columns
+      let left = turn(gp, x, z);
+      let right = turn(gp, y, v);
+      let top = turn(gq, left.x, right.x);
+      let bottom = turn(gq, left.y, right.y);
+      var off = 1.0;
+      if (bp == bq && gp.y != 0.0) {{ off = 0.0; }}   // the block rotated diagonal: exactly
+      s[rp.x * {w}u + rq.x] = top.x;
+      s[rp.x * {w}u + rq.y] = off * top.y;
+      s[rp.y * {w}u + rq.x] = off * bottom.x;
+      s[rp.y * {w}u + rq.y] = bottom.y;
     }}
-    if (lid == 0u) {{
-      again = atomicLoad(&rotated);
-      if (again != 0u) {{ atomicStore(&moved_any, 1u); }}
+    // J <- G J: rows p and q of J, a thread per column of a pair
+    for (var e = lid; e < {b * w}u; e += {THREADS}u) {{
+      let g = cs[e / {w}u];
+      let r = rows[e / {w}u];
+      let k = e % {w}u;
+      let turned = turn(g, j[r.x * {w}u + k], j[r.y * {w}u + k]);
+      j[r.x * {w}u + k] = turned.x;
+      j[r.y * {w}u + k] = turned.y;
     }}
-    if (workgroupUniformLoad(&again) == 0u) {{ break; }}
+    workgroupBarrier();
   }}
   // the tile back into C (no other workgroup reads it this round), J for the next pass
   for (var e = lid; e < {w * w}u; e += {THREADS}u) {{
@@ -242,7 +232,7 @@ var<workgroup> again: u32;
     rots[group * {w * w}u + e] = j[e];
   }}
   if (lid == 0u) {{
-    let any = atomicLoad(&moved_any);
+    let any = atomicLoad(&rotated);
     moved[group] = any;
     if (any != 0u) {{ flags[flag + 1u] = 1u; }}
   }}

@@ -38,6 +38,18 @@ def test_cholesky_not_positive_definite_gives_nans(backend):
     assert np.isnan(out).any()
 
 
+def test_cholesky_across_blocks(backend, rng):
+    """Sizes that cross the wasm device's block (16 columns) and tile edges, batched, and a
+    matrix that stops being positive definite only in a later block (NaN throughout the
+    lower triangle, as JAX)."""
+    a = _spd(rng, (2, 37, 37))
+    assert_close(jnp.linalg.cholesky(jnp.asarray(a)), np.linalg.cholesky(a), **SOLVE_TOL)
+    late = a[0].copy()
+    late[30, 30] = -1.0
+    out = np.asarray(jnp.linalg.cholesky(jnp.asarray(late)))
+    assert np.isnan(out[np.tril_indices(37)]).all()
+
+
 def test_cholesky_symmetrizes_input(backend, rng):
     a = _spd(rng, (4, 4))
     skewed = a + np.triu(np.ones((4, 4), np.float32), 1) - np.tril(np.ones((4, 4)), -1)

@@ -99,3 +99,22 @@ def test_sort_gradient_follows_the_permutation(backend, rng):
     expected = np.zeros_like(x)
     np.put_along_axis(expected, np.argsort(x, axis=1, kind="stable"), w, axis=1)
     assert_close(grad, expected)
+
+
+def _radix_rows(rng, n):
+    """Rows that exercise a radix sort's edges: one value throughout (every pass
+    skipped), multiples of 4096 (the low digits skipped), few values (ties: stability)
+    with zeros of both signs, NaNs and infinities."""
+    same = np.full(n, 2.5, np.float32)
+    coarse = (rng.integers(-50, 50, n) * 4096).astype(np.float32)
+    special = rng.choice(np.array([0.0, -0.0, np.nan, np.inf, -np.inf, 1.0, -1.0], np.float32), n)
+    return np.stack([same, coarse, special])
+
+
+@pytest.mark.parametrize("n", [40, 1 << 16])   # 8- and 11-bit digits on the wasm device
+def test_radix_edge_rows(backend, rng, n):
+    x = _radix_rows(rng, n)
+    assert_close(jnp.sort(jnp.asarray(x)), np.sort(x))
+    assert_close(jnp.argsort(jnp.asarray(x)), np.argsort(x, kind="stable").astype(np.int32))
+    ints = x[1].astype(np.int32) * 7 - 3
+    assert_close(jnp.argsort(jnp.asarray(ints)), np.argsort(ints, kind="stable").astype(np.int32))

@@ -18,6 +18,7 @@ from jaxlab.backends.wasm.analysis import RIDX  # noqa: E402
 from jaxlab.backends.wasm.codegen import generate  # noqa: E402
 from jaxlab.backends.wasm.memory import ALIGN, LinearMemory, size_class  # noqa: E402
 from jaxlab.backends.wasm.runtime import WasmBackend, WasmTrapError  # noqa: E402
+from jaxlab.backends.wasm import tune as wasm_tune  # noqa: E402
 from jaxlab.backends.wasm.tune import tune  # noqa: E402
 from jaxlab.ir.alu import AluExp, AluOp  # noqa: E402
 from jaxlab.ir.dtypes import DType  # noqa: E402
@@ -123,6 +124,64 @@ def test_matmul_gets_a_register_tile_with_reasons() -> None:
     assert "i8x16.shuffle 4 5 6 7 4 5 6 7" in wat   # a row value broadcast to the lanes
     assert "f32x4.relaxed_madd" in wat and tuning.value("fma") and "reduce: ridx" in wat
     assert tuning.value("pack") and "(param $scratch i32)" in wat and "packed panel" in wat
+
+
+def matmul_kernel(m: int, k: int, n: int) -> Kernel:
+    """out[m, n] = a[m, k] @ b[k, n], as the tracer would write it."""
+    g, r = gidx(m * n), ridx(k)
+    body = load(0, (g // n) * k + r) * load(1, r * n + g % n)
+    return Kernel(shape=(m, n), inputs=((F32, m * k), (F32, k * n)), exp=body,
+                  reduction=Reduction(AluOp.Add, k, acc_variable(F32)), reduce_shape=(k,))
+
+
+@pytest.mark.parametrize("m,n", [(40, 12), (37, 19), (30, 16)])
+def test_packed_matmul_in_blocks_of_rows_matches_numpy(monkeypatch, m, n) -> None:
+    """Blocks of rows (the L2 budget shrunk so that small shapes get several): a shorter
+    last block (30 rows: 12, 12, 6), rows left after the last whole tile (40, 37), columns
+    after the last packed strip (12, 19), on two threads sharing the strips."""
+    monkeypatch.setattr(wasm_tune, "ROW_BLOCK_BYTES", 1024)
+    k = 24
+    kernel = matmul_kernel(m, k, n)
+    plan, _ = tune(kernel)
+    assert plan.pack and plan.row_block == 12
+    be = WasmBackend(threads=2)
+    be.min_thread_work = 0
+    rng = np.random.default_rng(m)
+    a, b = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
+    np.testing.assert_allclose(run_wasm(be, kernel, a, b).reshape(m, n), a @ b, rtol=1e-5, atol=1e-5)
+
+
+ROW_SIDES = {   # the row-side operand of a packed matmul with packed rows: its index, its value
+    "relu": (lambda m, k, g, r: (g // 40) * k + r, lambda x: x.max(0.0), lambda a: np.maximum(a, 0)),
+    "transposed": (lambda m, k, g, r: r * m + g // 40, lambda x: x, lambda a: a),
+    "transposed relu": (lambda m, k, g, r: r * m + g // 40, lambda x: x.max(0.0),
+                        lambda a: np.maximum(a, 0)),
+}
+
+
+@pytest.mark.parametrize("side", ROW_SIDES)
+@pytest.mark.parametrize("m,k,block", [(13, 21, 0), (40, 24, 1024)])
+def test_matmul_with_packed_rows_matches_numpy(monkeypatch, side, m, k, block) -> None:
+    """A computed or transposed row-side operand is packed per block of rows: 13 rows (a
+    whole tile and 1 row left) with 21 steps (vectors of four, then one at a time), and
+    40 rows in blocks of 12 (the L2 budget shrunk) with 4 rows left after the last."""
+    if block:
+        monkeypatch.setattr(wasm_tune, "ROW_BLOCK_BYTES", block)
+    index, op, reference = ROW_SIDES[side]
+    n = 40   # five strips of 8 columns: enough for the rows' copy to pay
+    g, r = gidx(m * n), ridx(k)
+    body = op(load(0, index(m, k, g, r))) * load(1, r * n + g % n)
+    kernel = Kernel(shape=(m, n), inputs=((F32, m * k), (F32, k * n)), exp=body,
+                    reduction=Reduction(AluOp.Add, k, acc_variable(F32)), reduce_shape=(k,))
+    plan, _ = tune(kernel)
+    assert plan.pack_rows and plan.row_block == (12 if block else 0)
+    be = WasmBackend(threads=2)
+    be.min_thread_work = 0
+    rng = np.random.default_rng(k)
+    a, b = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
+    stored = np.ascontiguousarray(a.T) if "transposed" in side else a
+    np.testing.assert_allclose(run_wasm(be, kernel, stored, b).reshape(m, n), reference(a) @ b,
+                               rtol=1e-5, atol=1e-5)
 
 
 def test_row_sum_vectorises_along_ridx() -> None:

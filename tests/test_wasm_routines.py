@@ -70,3 +70,19 @@ def test_batch_split_across_threads():
     threads = jaxlab.engine.devices.get_device("wasm").backend.threads
     (event,) = [e for e in log if e.kind == "routine"]
     assert event.tuning.value("threads") == min(threads, 64)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [9, 1 << 16])   # 8- and 11-bit digits
+def test_sort_keeps_zero_signs_and_nan_bits(x64, dtype, n):
+    """A sort moves keys, which hold -0.0 as +0.0 and every NaN as one: the values they
+    do not give back are put back bit for bit, in the row's (stable) order."""
+    ints = np.uint64 if dtype is np.float64 else np.uint32
+    top = ints(1) << ints(8 * np.dtype(dtype).itemsize - 1)
+    odd_nans = (np.array([np.nan, np.nan, np.nan], dtype).view(ints) | np.array([1, 0, 3], ints)
+                | np.array([0, top, top], ints)).view(dtype)
+    pool = np.concatenate([np.array([0.0, -0.0, 1.0, -2.0, np.inf, np.nan], dtype), odd_nans])
+    x = RNG.choice(pool, (2, n))
+    with jaxlab.default_device("wasm"):
+        got = np.asarray(jnp.sort(jnp.asarray(x)))
+    np.testing.assert_array_equal(got.view(ints), np.sort(x, kind="stable").view(ints))

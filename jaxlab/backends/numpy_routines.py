@@ -16,7 +16,8 @@ from jaxlab.ir.kernel import Routine
 
 
 def _sort(x: np.ndarray, **_) -> list[np.ndarray]:
-    return [np.sort(x, axis=-1)]   # values only: stability cannot be observed
+    # stable, as JAX's: the order of -0.0 and 0.0 is seen in their signs
+    return [np.sort(x, axis=-1, kind="stable")]
 
 
 def _argsort(x: np.ndarray, **_) -> list[np.ndarray]:

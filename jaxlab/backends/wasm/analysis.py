@@ -219,15 +219,17 @@ def loads(e: Optional[AluExp]) -> list[AluExp]:
     return [] if e is None else [n for n in e.toposort() if n.op is AluOp.GlobalIndex]
 
 
-def panel_operands(body: AluExp, deps: Deps) -> list[AluExp]:
-    """The column-side operands of a matmul-like body: largest subexpressions over
-    (col, ridx) alone that feed a node depending on row. Packing their values for a
-    strip of columns once lets every row tile read them contiguously."""
+def panel_operands(body: AluExp, deps: Deps, side: Axis = COL) -> list[AluExp]:
+    """The column-side operands of a matmul-like body (side=ROW: the row-side ones):
+    largest subexpressions over (side, ridx) alone that feed a node depending on the
+    other axis. Packing their values for a strip of columns (a block of rows) once lets
+    every tile read them contiguously."""
+    other = ROW if side is COL else COL
     found: dict[AluExp, None] = {}
     for node in body.toposort():
-        if ROW not in deps(node):
+        if other not in deps(node):
             continue
         for s in node.src:
-            if deps(s) - {BATCH} == frozenset({COL, RIDX}):
+            if deps(s) - {BATCH} == frozenset({side, RIDX}):
                 found.setdefault(s)
     return list(found)

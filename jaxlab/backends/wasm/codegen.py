@@ -74,6 +74,8 @@ class KernelWat:
         self.locals: dict[str, str] = {axis.value: "i32" for axis in Axis}
         self.labels = 0
         self.packed: dict[AluExp, int] = {}    # panel operands being read from $scratch
+        self.row_packed: dict[AluExp, int] = {}   # row-side operands read from the row panel
+        self.row_panel = (0, 0)                  # its byte offset in $scratch, bytes per operand
         self.warming = False                   # Scope is computing sources ahead of use
         self.pack_stride = 0                    # bytes of packed values per ridx step
         self.scratch_bytes = 0
@@ -169,20 +171,108 @@ class KernelWat:
         strip = plan.tile_vectors * width
         packed_cols = form.cols // strip * strip
         self.split = (COL, form.cols, strip)
+        blocked = bool(plan.row_block or plan.pack_rows)
         inner = self._pack_strip()
+        pack_rows = self._pack_rows() if plan.pack_rows else []
         self.splitting = False
-        for r0, r1, tm in self._row_parts():
-            inner += self._loop(ROW, r0, r1, tm, self._tile(tm, plan.tile_vectors, width),
-                                f"rows {tm} at a time over the packed strip")
-        self.packed = {}
+        inner += self._packed_rows() if blocked else [
+            line for r0, r1, tm in self._row_parts()
+            for line in self._loop(ROW, r0, r1, tm, self._tile(tm, plan.tile_vectors, width),
+                                   f"rows {tm} at a time over the packed strip")]
+        self.packed, self.row_packed = {}, {}
         rest = self._grid(self._col_parts(packed_cols, 1, width))
         self.splitting = True
         lines = self._loop(COL, 0, packed_cols, strip, inner,
-                           f"strips of {strip} columns, each packed once")
+                           f"strips of {strip} columns, each packed once"
+                           + (" per block of rows" if blocked else ""))
+        if blocked:
+            lines = self._row_blocks(pack_rows + lines)
         if rest:   # the columns after the last strip, done by the call that ends the range
             lines += ([f"(if (i32.gt_u (local.get $hi) (i32.const {packed_cols}))", "  (then"]
                       + _indent(rest, 2) + ["))"])
         return lines
+
+    def _row_blocks(self, body: list[str]) -> list[str]:
+        """`body` (the packed strips) once per block of plan.row_block rows of the whole
+        tiles: $rb is the block's first row and $rend its end."""
+        main = self._row_parts()[0][1]
+        block = self.plan.row_block or main
+        rb, rend = self.local("rb", "i32"), self.local("rend", "i32")
+        label = self.fresh("rb")
+        return [f"(local.set ${rb} (i32.const 0))",
+                f"(loop ${label}  ;; blocks of {block} rows: rb = 0, {block}, ... < {main}",
+                f"  (local.set ${rend} (i32.add (local.get ${rb}) (i32.const {block})))",
+                f"  (if (i32.gt_u (local.get ${rend}) (i32.const {main}))"
+                f" (then (local.set ${rend} (i32.const {main}))))"] + _indent(body) + [
+                f"  (local.set ${rb} (local.get ${rend}))",
+                f"  (br_if ${label} (i32.lt_u (local.get ${rb}) (i32.const {main}))))"]
+
+    def _packed_rows(self) -> list[str]:
+        """The row tiles of the block [$rb, $rend) over the packed strip, then, in the last
+        block, the tile of the rows left over."""
+        (_, main, tm), *rest = self._row_parts()
+        tile = self._tile(tm, self.plan.tile_vectors, self.plan.width)
+        label = self.fresh("row")
+        lines = ["(local.set $row (local.get $rb))",
+                 f"(loop ${label}  ;; rows {tm} at a time over the packed strip: row = rb, "
+                 f"rb + {tm}, ... < rend"] + _indent(tile) + [
+                 f"  (local.set $row (i32.add (local.get $row) (i32.const {tm})))",
+                 f"  (br_if ${label} (i32.lt_u (local.get $row) (local.get $rend))))"]
+        for r0, r1, left in rest:   # after the last block
+            leftover = self._loop(ROW, r0, r1, left, self._tile(left, self.plan.tile_vectors,
+                                                                 self.plan.width),
+                                  f"the last {left} row(s)")
+            lines += [f"(if (i32.eq (local.get $rend) (i32.const {main}))", "  (then"] + \
+                _indent(leftover, 2) + ["))"]
+        return lines
+
+    def _pack_rows(self) -> list[str]:
+        """Store the row-side operands of the rows [$rb, $rend) (and, in the last block, of
+        the rows after the last whole tile) for every ridx into $scratch after the packed
+        strip, one row after another, so that the tiles read plain rows whatever computed
+        them (a relu, a transposed read); four ridx at a time, then one at a time."""
+        nodes = panel_operands(self.form.body, self.deps, ROW)
+        steps, rows = self.form.steps, self.form.rows
+        main = self._row_parts()[0][1]
+        row_bytes = steps * 4
+        size = ((self.plan.row_block or main) + rows - main) * row_bytes
+        self.row_panel = (self.scratch_bytes, size)
+        self.scratch_bytes += len(nodes) * size
+        pr, pw, last = self.local("pr", "i32"), self.local("pw", "i32"), self.local("rlast", "i32")
+        body: list[str] = []
+        vector_steps = steps // 4 * 4
+        for start, stop, lanes in ((0, vector_steps, 4), (vector_steps, steps, 1)):
+            if stop <= start:
+                continue
+            loop = Scope(self, RIDX if lanes > 1 else None, start=start)
+            loop.prelude.append(f"(local.set ${pw} (i32.add (local.get ${pr}) (i32.const {4 * start})))")
+            for j, node in enumerate(nodes):
+                where = f"(local.get ${pw})"
+                if lanes > 1:
+                    loop.lines.append(f"(v128.store offset={j * size} {where} "
+                                      f"{loop.vec(node, {ROW: 0, RIDX: 0})})  ;; packed {self.label(node)}")
+                else:
+                    store = f"{SCALAR_TYPE[kind(node.dtype)]}.store"
+                    loop.lines.append(f"({store} offset={j * size} {where} "
+                                      f"{loop.sca(node, {ROW: 0, RIDX: 0})})  ;; packed {self.label(node)}")
+            loop.increments[pw] = 4
+            body += self._ridx_loop(loop, start, stop, lanes)
+        label = self.fresh("row")
+        self.row_packed = {node: j for j, node in enumerate(nodes)}
+        return [f"(local.set $row (local.get $rb))  ;; pack the rows of this block",
+                f"(local.set ${last} (select (i32.const {rows}) (local.get $rend) "
+                f"(i32.eq (local.get $rend) (i32.const {main}))))",
+                f"(local.set ${pr} (i32.add (local.get $scratch) (i32.const {self.row_panel[0]})))",
+                f"(loop ${label}  ;; row = rb, rb + 1, ... < rend (the last block: < {rows})"] + \
+            _indent(body + [f"(local.set ${pr} (i32.add (local.get ${pr}) (i32.const {row_bytes})))",
+                            "(local.set $row (i32.add (local.get $row) (i32.const 1)))",
+                            f"(br_if ${label} (i32.lt_u (local.get $row) (local.get ${last}))))"])
+
+    def row_panel_row(self) -> str:
+        """The address of row $row's values in the row panel."""
+        return (f"(i32.add (local.get $scratch) (i32.add (i32.const {self.row_panel[0]}) "
+                f"(i32.mul (i32.sub (local.get $row) (local.get $rb)) "
+                f"(i32.const {self.form.steps * 4}))))")
 
     def _row_lanes(self) -> list[str]:
         """Lanes along rows (inputs read down columns, as a transpose): four rows at a time

@@ -38,6 +38,7 @@ class Memo(enum.Enum):
     QUAD = "four consecutive ridx values loaded at once"
     POINTER = "an address shared by the copies"
     PACKED = "the pointer into the packed panel"
+    ROW_PANEL = "the pointer into the packed rows"
 
 
 @dataclass(frozen=True)
@@ -103,7 +104,7 @@ class Scope:
     def _value_sources(self, node: AluExp) -> tuple:
         """The sources whose values computing `node` asks for (a load's index and a
         packed panel are addressed, not computed)."""
-        if node.op is AluOp.GlobalIndex or node in self.gen.packed:
+        if node.op is AluOp.GlobalIndex or node in self.gen.packed or node in self.gen.row_packed:
             return ()
         return node.src
 
@@ -299,6 +300,8 @@ class Scope:
         consecutive rows of a tile of at least four (a transposed operand, read down
         its columns: the quads overlap rather than read past the tile).
         """
+        if node in self.gen.row_packed:
+            return self._row_panel_splat(node, pos)
         if node.op is not AluOp.GlobalIndex or node.dtype.itemsize not in (4, 8):
             return None
         count = self.gen.kernel.inputs[node.arg][1]
@@ -319,6 +322,30 @@ class Scope:
         ptr, off = self.address(f"(local.get $in{node.arg})", 4, index, pos)
         return f"(v128.load32_splat offset={off} {ptr})"
 
+    def _row_panel_splat(self, node: AluExp, pos: Pos) -> str:
+        """A row-side operand in every lane, from the packed rows (codegen._pack_rows): in
+        quads, one v128.load of four ridx values shared by the copies, else a splat load."""
+        gen = self.gen
+        if Memo.ROW_PANEL not in self.memo:
+            name = gen.local(gen.fresh("rp"), "i32")
+            self.prelude.append(f"(local.set ${name} (i32.add {gen.row_panel_row()} "
+                                f"(i32.const {self.start * 4})))  ;; packed rows")
+            self.increments[name] = 4
+            self.memo[Memo.ROW_PANEL] = Val(name, False)
+        ptr = self.memo[Memo.ROW_PANEL].text
+        r, u = pos.get(ROW, 0), pos.get(RIDX, 0)
+        base = gen.row_packed[node] * gen.row_panel[1] + r * gen.form.steps * 4
+        if not self.quads:
+            return f"(v128.load32_splat offset={base + 4 * u} (local.get ${ptr}))"
+        first = u - u % 4
+        key = (node, r, first, Memo.ROW_PANEL)
+        if key not in self.memo:
+            label = gen.label(node)
+            self.memo[key] = Val(self.bind(f"(v128.load offset={base + 4 * first} (local.get ${ptr}))",
+                                           True, node.dtype, f"{label} at ridx+{first}..+3, packed",
+                                           f"{label}q{_suffix(((ROW, r), (RIDX, first)))}"), True)
+        return _lane_of_quad(self.memo[key].text, u - first)
+
     def _quad_lane(self, node: AluExp, pos: Pos, axis: Axis, first: int) -> str:
         """Copy `pos`'s value of `node` in every lane, from one v128.load of four
         consecutive values along `axis` starting at offset `first` (shared by the copies)."""
@@ -330,10 +357,7 @@ class Scope:
             self.memo[key] = Val(self.bind(f"(v128.load offset={off} {ptr})", True, node.dtype,
                                            f"{label} at {axis.value}+{first}..+3",
                                            f"{label}q{_suffix(key[1])}"), True)
-        k = pos.get(axis, 0) - first
-        lane = " ".join(str(4 * k + b) for b in range(4))
-        quad = self.memo[key].text
-        return f"(i8x16.shuffle {' '.join([lane] * 4)} {quad} {quad})"
+        return _lane_of_quad(self.memo[key].text, pos.get(axis, 0) - first)
 
     def address(self, base: str, isz: int, index: AluExp, pos: Pos) -> tuple[str, int]:
         """(pointer, constant byte offset) of element `index` at copy `pos`.
@@ -378,6 +402,12 @@ class Scope:
         if (off < 0 or lowest < 0) and off != 0:
             return f"(i32.add (local.get ${ptr}) (i32.const {off}))", 0
         return f"(local.get ${ptr})", off
+
+
+def _lane_of_quad(quad: str, k: int) -> str:
+    """Lane k of a vector in all four lanes."""
+    lane = " ".join(str(4 * k + b) for b in range(4))
+    return f"(i8x16.shuffle {' '.join([lane] * 4)} {quad} {quad})"
 
 
 def _one_line(text: str) -> str:

@@ -47,6 +47,7 @@ MATMUL_TILE = (6, 2)      # rows x vectors of accumulators: 12 of the 16 v128 re
 MATMUL_UNROLL = 4         # ridx steps per iteration: a row's 4 values are one v128 load
 TRANSPOSED_UNROLL = 2     # ... when the row values come four rows per load instead
 RIDX_VECTORS = 4          # vectors per step of a reduction along ridx (16 partial sums)
+ROW_BLOCK_BYTES = 1 << 20  # row-side operand bytes a block of rows may take: half a core's L2
 HEAVY_BODY = 16           # float ops per step from which a reduction's lanes go along col
 
 
@@ -61,6 +62,8 @@ class Plan:
     accumulators: int = 1         # independent accumulators along ridx
     fma: bool = False             # accumulate a product with f32x4.relaxed_madd
     pack: bool = False            # copy each column strip's operands to contiguous scratch
+    row_block: int = 0            # rows per block of a packed plan (0: all rows in one block)
+    pack_rows: bool = False       # also copy each block's row-side operands to scratch
     reasons: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
     def record(self, form: AxisForm, threads: str) -> TuningRecord:
@@ -77,6 +80,8 @@ class Plan:
             Choice("accumulators", self.accumulators),
             Choice("fma", self.fma, why("fma", "")),
             Choice("pack", self.pack, why("pack", "")),
+            Choice("row_block", self.row_block or "all rows", why("row_block", "")),
+            Choice("pack_rows", self.pack_rows, why("pack_rows", "")),
             Choice("threads", threads)))
 
 
@@ -127,6 +132,19 @@ def _packable(form: AxisForm, deps: Deps, width: int) -> bool:
     """Enough row tiles reuse a packed strip of columns (of four-lane vectors)."""
     return (width == WIDTH and _matmul_like(form, deps) and form.rows >= 2 * MATMUL_TILE[0]
             and form.cols >= WIDTH)
+
+
+ROW_PANEL_STRIPS = 4       # column strips from which packing the row-side operands pays
+
+
+def _row_panel_pays(form: AxisForm, deps: Deps) -> bool:
+    """The row-side operands are 4-byte values, and one is computed or not contiguous along
+    ridx: copying them once per block of rows saves redoing that work in every strip (with
+    fewer strips the copy costs more than it saves: 512 x 10 x 256, 0.22 -> 0.32 ms)."""
+    ops = panel_operands(form.body, deps, ROW)
+    strips = form.cols // (MATMUL_TILE[1] * WIDTH)
+    return bool(ops) and strips >= ROW_PANEL_STRIPS and all(o.dtype.itemsize == 4 and not is_wide(o.dtype) for o in ops) and any(
+        o.op is not AluOp.GlobalIndex or not contiguous(o.src[0], RIDX, deps) for o in ops)
 
 
 def _packed_loads(form: AxisForm, deps: Deps, width: int) -> frozenset:
@@ -285,7 +303,17 @@ def _tile_plan(form: AxisForm, deps: Deps, reasons: dict[str, str], width: int) 
                            "varies only along rows and another only along columns, so each "
                            f"loaded row value serves {vectors} vectors and each column vector "
                            f"serves {rows} rows (measured against 4x8, 4x12, 5x8, 3x16 and 8x4)")
-        if _read_down_columns(form, deps):
+        pack = _packable(form, deps, width)
+        pack_rows = pack and _row_panel_pays(form, deps)
+        if pack_rows:
+            reasons["pack_rows"] = (
+                "the row-side operand is computed or read down columns (a fused relu, a "
+                "transposed operand): its values are first copied, once per block of rows, "
+                "to scratch in row-major order, and every strip reads them from there "
+                "(W4 on one thread, GFLOP/s of CPU time without -> with: relu-fed 256x512x512 "
+                "22-24 -> 35-39, relu-fed transposed 512x256x512 20-21 -> 32-34, transposed "
+                "784x256x512 28-32 -> 31-39, measured)")
+        if _read_down_columns(form, deps) and not pack_rows:
             unroll = TRANSPOSED_UNROLL if form.steps >= 2 * TRANSPOSED_UNROLL else 1
             reasons["unroll"] = (f"{unroll} ridx steps per iteration: the row values of a step "
                                  "come four rows per v128 load (a transposed operand); with 4 "
@@ -296,12 +324,12 @@ def _tile_plan(form: AxisForm, deps: Deps, reasons: dict[str, str], width: int) 
                 reasons["unroll"] = (f"{unroll} ridx steps per iteration: " + (
                     "four row values come in one v128 load and are spread to the lanes by "
                     "shuffles" if width == WIDTH else "a row value is loaded into both lanes"))
-        pack = _packable(form, deps, width)
         if pack:
             reasons["pack"] = ("each strip of columns is read by every row tile: its operands "
                                "are first copied to scratch in ridx order (strided or gathered "
                                "reads happen once, the row tiles then read with unit stride)")
         return Plan(form.cols, COL, width, rows, vectors, unroll=unroll, pack=pack,
+                    row_block=_row_block(form, rows, reasons) if pack else 0, pack_rows=pack_rows,
                     reasons=reasons)
     vectors = min(4, vectors_available)
     accs = 2 if vectors == 1 else 1
@@ -309,6 +337,25 @@ def _tile_plan(form: AxisForm, deps: Deps, reasons: dict[str, str], width: int) 
                        "the add latency" + (", two of them along ridx" if accs == 2 else ""))
     return Plan(form.cols, COL, width, 1, vectors, unroll=accs, accumulators=accs,
                 reasons=reasons)
+
+
+def _row_block(form: AxisForm, tile_rows: int, reasons: dict[str, str]) -> int:
+    """Rows per block when the row-side operand of all rows outgrows a core's L2 (a
+    1024 x 1024 matmul: 4 MiB): every packed strip then rereads only one block's rows,
+    from L2 instead of L3 (0: one block)."""
+    row_bytes = form.steps * WIDTH   # one row of the row-side operand over ridx, 4-byte values
+    tiles = form.rows // tile_rows
+    blocks = -(-tiles * tile_rows * row_bytes // ROW_BLOCK_BYTES)
+    if blocks <= 1:
+        return 0
+    rows = -(-tiles // blocks) * tile_rows
+    reasons["row_block"] = (
+        f"{rows} rows per block ({blocks} blocks): {form.rows} rows x {form.steps} steps of the "
+        f"row-side operand are {form.rows * row_bytes >> 10} KiB, over the "
+        f"{ROW_BLOCK_BYTES >> 10} KiB kept in a core's L2; each column strip is packed once per "
+        "block and its row tiles reread that block from L2 (1024 x 1024 x 1024, GFLOP/s of "
+        "CPU time without -> with: 37.1-38.8 -> 38.4-39.9 on a loaded machine, measured)")
+    return rows
 
 
 # --- overrides: the knobs a caller may set ------------------------------------------------

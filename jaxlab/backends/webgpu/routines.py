@@ -17,6 +17,7 @@ from jaxlab.backends.base import Choice, TuningRecord
 from jaxlab.backends.webgpu.codegen import HandWritten, Program, generate, group_prologue
 from jaxlab.backends.webgpu.ops import Lang
 from jaxlab.backends.webgpu.plan import Pass, Plan
+from jaxlab.backends.webgpu.radix import radix_sort
 from jaxlab.backends.webgpu.tune import Limits, tune
 from jaxlab.ir.alu import AluExp, AluOp
 from jaxlab.ir.dtypes import DType
@@ -24,6 +25,7 @@ from jaxlab.ir.kernel import GIDX, Kernel, Routine
 
 F32, I32, U32 = DType.float32, DType.int32, DType.uint32
 LOCAL_THREADS = 256   # threads of a workgroup that owns a sort block or a whole matrix
+RADIX_MIN_LENGTH = 4096   # rows this long sort by radix (radix.py), shorter ones bitonic
 
 
 class _Builder:
@@ -100,6 +102,9 @@ def _sort(b: _Builder, indices: bool) -> None:
     (shape, dtype), = b.routine.inputs
     n = shape[-1]
     rows = math.prod(shape[:-1])
+    if n >= RADIX_MIN_LENGTH:
+        _radix_sort(b, indices)
+        return
     padded = 1 << max(1, (n - 1).bit_length())              # the network needs 2^k
     block = min(padded, 2 * _threads(padded // 2, b.limits))  # elements per workgroup
     keys, order = b.temp(4 * rows * padded), b.temp(4 * rows * padded)
@@ -141,7 +146,35 @@ def _sort(b: _Builder, indices: bool) -> None:
         "padded_length": (padded, "the network sorts powers of two; padding keys sort last"),
         "block": (block, "elements a workgroup sorts in shared memory per pass"),
         "passes": (len(b.passes), "key pass, block passes, global merge steps, gather"),
+        "why": (f"rows shorter than {RADIX_MIN_LENGTH}",
+                "few passes: a row that fits a workgroup is sorted in one dispatch"),
     }
+
+
+def _radix_sort(b: _Builder, indices: bool) -> None:
+    """Long rows: LSD radix sort of the keys with positions as payload (radix.py)."""
+    (shape, dtype), = b.routine.inputs
+    n = shape[-1]
+    rows = math.prod(shape[:-1])
+    keys = b.temp(4 * rows * n)
+    b.kernel(_key_kernel(dtype, n, n, rows), [0], keys)
+    order = radix_sort(b, rows, n, keys, _key_bits(dtype))
+    if dtype.itemsize == 8:
+        # then stably by the high words, the payload starting as the low words' order
+        b.kernel(_high_key_kernel(dtype, n, n, rows), [0, order], keys)
+        order = radix_sort(b, rows, n, keys, 32, payload=order)
+    sources = [order] if indices else [0, order]
+    b.kernel(_gather_kernel(dtype, n, n, rows, indices), sources, b.output(0))
+    b.notes["why"] = (f"rows of {RADIX_MIN_LENGTH} or more",
+                      "a bitonic network's passes grow as log(n)^2, the radix sort's not")
+    b.notes["passes"] = (len(b.passes), "keys, radix passes, gather")
+
+
+def _key_bits(dtype: DType) -> int:
+    """How many low bits of _key_kernel's keys vary: the radix passes needed."""
+    if dtype is DType.bool:
+        return 1
+    return 32 if dtype.is_float or dtype.itemsize == 8 else 8 * dtype.itemsize
 
 
 def _key_kernel(dtype: DType, n: int, padded: int, rows: int) -> Kernel:
@@ -158,8 +191,9 @@ def _key_kernel(dtype: DType, n: int, padded: int, rows: int) -> Kernel:
         ordered = negative.where(bits ^ last, bits | top)
         # -0 and +0 are equal (stable order between them); every NaN sorts last
         key = x.ne(x).where(last, x.ne(0.0).where(ordered, top))
-    elif dtype.is_signed and dtype.itemsize < 8:   # int8/int16 widen to int32 first
-        key = x.cast(I32).bitcast(U32) ^ top
+    elif dtype.is_signed and dtype.itemsize < 8:
+        # offset by 2^(bits-1): int8/int16 keys keep to their low 8/16 bits
+        key = x.cast(I32).bitcast(U32) + AluExp.const(1 << (8 * dtype.itemsize - 1), U32)
     else:   # a 64-bit value's low word: unsigned order, whatever its sign
         key = x.cast(U32)
     return Kernel((rows * padded,), ((dtype, rows * n),), inside.where(key, last).simplify(),

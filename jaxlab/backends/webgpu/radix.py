@@ -1,0 +1,363 @@
+"""LSD radix sort of u32 keys with a u32 payload, along rows, as WGSL passes.
+
+Each pass sorts stably by one 8-bit digit (least significant first):
+1. histogram  a workgroup per tile of TILE keys of a row counts the tile's digits
+              (shared-memory atomics: counts do not depend on order)
+2. scan       an exclusive prefix sum over the counts laid out [row][digit][tile]:
+              entry (r, d, t) becomes where tile t's keys with digit d go in the
+              whole array (row r's keys start at r * n). Reduce-then-scan: block sums,
+              the sums scanned (recursively), then each block scanned from its carry.
+3. scatter    a workgroup per tile sorts its keys by the digit in shared memory (four
+              stable 2-bit splits, each a prefix sum over the threads of their packed
+              counts) and writes each key to its digit's offset plus its rank there:
+              runs of a digit are written together, and equal digits keep their order.
+The payload of the first pass is the key's position in its row (the argsort order)
+unless a payload is given (a later sort over an earlier one's order).
+Prefix sums over the threads use subgroup scans where the adapter has them, else a
+Hillis-Steele scan in shared memory.
+"""
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional
+
+from jaxlab.backends.webgpu.codegen import MAIN, SUBGROUP_BUILTINS, HandWritten
+from jaxlab.backends.webgpu.tune import Limits
+
+if TYPE_CHECKING:
+    from jaxlab.backends.webgpu.routines import _Builder
+
+DIGIT_BITS = 8
+DIGITS = 1 << DIGIT_BITS
+THREADS = 256          # threads of every radix workgroup (WebGPU guarantees 256)
+MAX_ITEMS = 8          # keys per thread in a tile, at most (shared memory may allow fewer)
+SCAN_ITEMS = 8         # counts per thread in a block of the prefix sum
+SCAN_BLOCK = THREADS * SCAN_ITEMS
+_FIXED_SHARED = 4 * DIGITS * 2 + 8 * THREADS   # offsets, run starts, the thread scan
+
+
+@dataclass(frozen=True)
+class _SubgroupShader(HandWritten):
+    """A hand-written shader whose main also takes the subgroup builtins."""
+
+    def source(self, threads: int, prologue: list[str]) -> str:
+        return super().source(threads, prologue).replace(
+            MAIN, MAIN[:-1] + SUBGROUP_BUILTINS + ")", 1)
+
+
+@dataclass(frozen=True)
+class _ThreadScan:
+    """An exclusive prefix sum of one value per thread over the workgroup, as a WGSL
+    function `scan_threads` returning the prefix and the total (all threads must call it)."""
+    subgroups: bool
+    wgsl_type: str
+
+    @property
+    def position(self) -> str:
+        """This thread's place in the scan order (subgroups: lanes of a subgroup together)."""
+        return "sg_id * sg_size + sg_lane" if self.subgroups else "lid"
+
+    def call(self, value: str) -> str:
+        extra = ", sg_lane, sg_id, n_sg" if self.subgroups else ""
+        return f"scan_threads({value}, pos{extra})"
+
+    def shader(self, declarations: str, body: str) -> HandWritten:
+        cls = _SubgroupShader if self.subgroups else HandWritten
+        return cls(declarations + self.declarations(), f"  let pos = {self.position};\n" + body)
+
+    def declarations(self) -> str:
+        t = self.wgsl_type
+        head = f"""
+struct Scanned {{
+  before: {t},   // the sum over the threads before this one
+  total: {t},    // the sum over all threads
+}}
+"""
+        if self.subgroups:
+            return head + f"""
+var<workgroup> subgroup_sums: array<{t}, {THREADS}>;
+
+fn scan_threads(value: {t}, pos: u32, lane: u32, subgroup: u32, subgroups: u32) -> Scanned {{
+  // within the subgroup in registers, then over the subgroups' sums in shared memory
+  let inclusive = subgroupInclusiveAdd(value);
+  let sum = subgroupAdd(value);
+  if (lane == 0u) {{ subgroup_sums[subgroup] = sum; }}
+  workgroupBarrier();
+  var before = inclusive - value;
+  var total = {t}();
+  // the subgroups' sums: those before this one, and all of them
+  for (var s = 0u; s < subgroups; s++) {{
+    let part = subgroup_sums[s];
+    before += select({t}(), part, s < subgroup);
+    total += part;
+  }}
+  workgroupBarrier();
+  return Scanned(before, total);
+}}
+"""
+        return head + f"""
+var<workgroup> partial_sums: array<{t}, {THREADS}>;
+
+fn scan_threads(value: {t}, pos: u32) -> Scanned {{
+  // Hillis-Steele: after the step at distance d each thread holds the sum of 2d values
+  var inclusive = value;
+  partial_sums[pos] = inclusive;
+  workgroupBarrier();
+  for (var d = 1u; d < {THREADS}u; d <<= 1u) {{
+    var earlier = {t}();
+    if (pos >= d) {{ earlier = partial_sums[pos - d]; }}
+    workgroupBarrier();
+    inclusive += earlier;
+    partial_sums[pos] = inclusive;
+    workgroupBarrier();
+  }}
+  let total = partial_sums[{THREADS - 1}u];
+  workgroupBarrier();
+  return Scanned(inclusive - value, total);
+}}
+"""
+
+
+def items_per_thread(limits: Limits) -> int:
+    """Keys per thread in a tile: as many as shared memory holds (keys and payloads)."""
+    def shared_bytes(items: int) -> int:   # keys and payloads, padded (slot() in WGSL)
+        return 8 * THREADS * items * 33 // 32 + _FIXED_SHARED
+
+    items = MAX_ITEMS
+    while items > 1 and shared_bytes(items) > limits.max_shared_bytes:
+        items //= 2
+    return items
+
+
+def key_passes(key_bits: int) -> int:
+    return math.ceil(key_bits / DIGIT_BITS)
+
+
+_PASS_PARAMS = """struct Pass {
+  shift: u32,      // the digit is (key >> shift) & 0xff
+  first: u32,      // 1: the payload is each key's position in its row
+  unused0: u32,
+  unused1: u32,
+}
+"""
+
+
+def _histogram(n: int, tiles: int, items: int) -> HandWritten:
+    tile = THREADS * items
+    return HandWritten(f"""{_PASS_PARAMS}
+@group(0) @binding(0) var<storage, read> keys: array<u32>;
+@group(0) @binding(1) var<storage, read_write> counts: array<u32>;
+@group(0) @binding(2) var<uniform> params: Pass;
+
+var<workgroup> histogram: array<atomic<u32>, {DIGITS}>;
+""", f"""  let row = group / {tiles}u;
+  let tile = group % {tiles}u;
+  let start = row * {n}u + tile * {tile}u;
+  let count = min({tile}u, {n}u - tile * {tile}u);
+  atomicStore(&histogram[lid], 0u);
+  workgroupBarrier();
+  // neighbouring threads read neighbouring keys
+  for (var i = 0u; i < {items}u; i++) {{
+    let e = i * {THREADS}u + lid;
+    if (e < count) {{
+      atomicAdd(&histogram[(keys[start + e] >> params.shift) & {DIGITS - 1}u], 1u);
+    }}
+  }}
+  workgroupBarrier();
+  // laid out [row][digit][tile]: one prefix sum then gives every tile's offsets
+  counts[(row * {DIGITS}u + lid) * {tiles}u + tile] = atomicLoad(&histogram[lid]);
+""")
+
+
+def _block_sums(length: int, scan: _ThreadScan) -> HandWritten:
+    return scan.shader(f"""@group(0) @binding(0) var<storage, read> values: array<u32>;
+@group(0) @binding(1) var<storage, read_write> sums: array<u32>;
+""", f"""  let base = group * {SCAN_BLOCK}u;
+  var mine = 0u;
+  // neighbouring threads read neighbouring values
+  for (var i = 0u; i < {SCAN_ITEMS}u; i++) {{
+    let e = base + i * {THREADS}u + pos;
+    if (e < {length}u) {{ mine += values[e]; }}
+  }}
+  let scanned = {scan.call("mine")};
+  if (pos == 0u) {{ sums[group] = scanned.total; }}
+""")
+
+
+def _block_scan(length: int, carried: bool, scan: _ThreadScan) -> HandWritten:
+    carry_binding = ("@group(0) @binding(2) var<storage, read> carries: array<u32>;\n"
+                     if carried else "")
+    return scan.shader(f"""@group(0) @binding(0) var<storage, read> values: array<u32>;
+@group(0) @binding(1) var<storage, read_write> prefix: array<u32>;
+{carry_binding}""", f"""  // this thread's consecutive values, then its place among the threads
+  let base = group * {SCAN_BLOCK}u + pos * {SCAN_ITEMS}u;
+  var mine = 0u;
+  for (var i = 0u; i < {SCAN_ITEMS}u; i++) {{
+    if (base + i < {length}u) {{ mine += values[base + i]; }}
+  }}
+  let scanned = {scan.call("mine")};
+  var running = scanned.before{" + carries[group]" if carried else ""};
+  // each value's exclusive prefix
+  for (var i = 0u; i < {SCAN_ITEMS}u; i++) {{
+    if (base + i < {length}u) {{
+      let value = values[base + i];
+      prefix[base + i] = running;
+      running += value;
+    }}
+  }}
+""")
+
+
+def _scatter(n: int, tiles: int, items: int, scan: _ThreadScan) -> HandWritten:
+    tile = THREADS * items
+    return scan.shader(f"""{_PASS_PARAMS}
+@group(0) @binding(0) var<storage, read> keys: array<u32>;
+@group(0) @binding(1) var<storage, read> payload: array<u32>;
+@group(0) @binding(2) var<storage, read> offsets: array<u32>;
+@group(0) @binding(3) var<storage, read_write> keys_out: array<u32>;
+@group(0) @binding(4) var<storage, read_write> payload_out: array<u32>;
+@group(0) @binding(5) var<uniform> params: Pass;
+
+var<workgroup> tile_keys: array<u32, {tile + tile // 32}>;
+var<workgroup> tile_payload: array<u32, {tile + tile // 32}>;
+var<workgroup> digit_offset: array<u32, {DIGITS}>;   // where the tile's digit d goes
+var<workgroup> digit_start: array<u32, {DIGITS}>;    // where its run starts in the tile
+
+fn slot(e: u32) -> u32 {{
+  // a word of padding after every 32: a thread's consecutive keys start on different
+  // banks, so reading them thread by thread does not conflict
+  return e + (e >> 5u);
+}}
+
+fn digit_of(key: u32) -> u32 {{
+  return (key >> params.shift) & {DIGITS - 1}u;
+}}
+
+fn one_of(bucket: u32) -> vec2<u32> {{
+  // counts of the four 2-bit buckets, 16 bits each: 0 and 1 in x, 2 and 3 in y
+  let unit = 1u << (16u * (bucket & 1u));
+  return select(vec2<u32>(unit, 0u), vec2<u32>(0u, unit), bucket >= 2u);
+}}
+
+fn count_of(counts: vec2<u32>, bucket: u32) -> u32 {{
+  return (select(counts.x, counts.y, bucket >= 2u) >> (16u * (bucket & 1u))) & 0xffffu;
+}}
+""", f"""  let row = group / {tiles}u;
+  let tile = group % {tiles}u;
+  let start = row * {n}u + tile * {tile}u;
+  let count = min({tile}u, {n}u - tile * {tile}u);
+  digit_offset[lid] = offsets[(row * {DIGITS}u + lid) * {tiles}u + tile];
+  // the tile into shared memory, neighbouring threads reading neighbouring keys;
+  // past the row's end, keys that sort last (never written back)
+  for (var i = 0u; i < {items}u; i++) {{
+    let e = i * {THREADS}u + lid;
+    var key = 0xffffffffu;
+    var value = 0u;
+    if (e < count) {{
+      key = keys[start + e];
+      value = select(payload[start + e], tile * {tile}u + e, params.first == 1u);
+    }}
+    tile_keys[slot(e)] = key;
+    tile_payload[slot(e)] = value;
+  }}
+  workgroupBarrier();
+  // each thread takes consecutive keys: their order within a thread is the tile's
+  var key: array<u32, {items}>;
+  var value: array<u32, {items}>;
+  for (var i = 0u; i < {items}u; i++) {{
+    key[i] = tile_keys[slot(pos * {items}u + i)];
+    value[i] = tile_payload[slot(pos * {items}u + i)];
+  }}
+  // sort the tile by the digit: four stable splits by its 2-bit parts, low to high
+  for (var bit = 0u; bit < {DIGIT_BITS}u; bit += 2u) {{
+    let shift = params.shift + bit;
+    var mine = vec2<u32>();
+    for (var i = 0u; i < {items}u; i++) {{ mine += one_of((key[i] >> shift) & 3u); }}
+    let scanned = {scan.call("mine")};
+    // the buckets' starts in the tile
+    let sizes = vec4<u32>(count_of(scanned.total, 0u), count_of(scanned.total, 1u),
+                          count_of(scanned.total, 2u), 0u);
+    let starts = vec4<u32>(0u, sizes.x, sizes.x + sizes.y, sizes.x + sizes.y + sizes.z);
+    var before = scanned.before;
+    for (var i = 0u; i < {items}u; i++) {{
+      let bucket = (key[i] >> shift) & 3u;
+      let to = starts[bucket] + count_of(before, bucket);
+      before += one_of(bucket);
+      tile_keys[slot(to)] = key[i];
+      tile_payload[slot(to)] = value[i];
+    }}
+    workgroupBarrier();
+    for (var i = 0u; i < {items}u; i++) {{
+      key[i] = tile_keys[slot(pos * {items}u + i)];
+      value[i] = tile_payload[slot(pos * {items}u + i)];
+    }}
+  }}
+  // where each digit's run starts in the sorted tile
+  for (var i = 0u; i < {items}u; i++) {{
+    let e = pos * {items}u + i;
+    let digit = digit_of(key[i]);
+    if (e == 0u || digit_of(tile_keys[slot(e - 1u)]) != digit) {{ digit_start[digit] = e; }}
+  }}
+  workgroupBarrier();
+  // write back: a key's place is its digit's offset plus its rank in the digit's run
+  for (var i = 0u; i < {items}u; i++) {{
+    let e = i * {THREADS}u + lid;
+    if (e < count) {{
+      let digit = digit_of(tile_keys[slot(e)]);
+      let to = digit_offset[digit] + e - digit_start[digit];
+      keys_out[to] = tile_keys[slot(e)];
+      payload_out[to] = tile_payload[slot(e)];
+    }}
+  }}
+""")
+
+
+def _prefix_sum(b: "_Builder", values: int, prefix: int, length: int, scan: _ThreadScan) -> None:
+    """prefix = the exclusive prefix sum of `length` u32 values, reduce-then-scan."""
+    blocks = math.ceil(length / SCAN_BLOCK)
+    if blocks == 1:
+        b.shader(_block_scan(length, False, scan), "radix_scan", 1, THREADS, [values, prefix],
+                 [prefix])
+        return
+    sums, carries = b.temp(4 * blocks), b.temp(4 * blocks)
+    b.shader(_block_sums(length, scan), "radix_block_sums", blocks, THREADS, [values, sums],
+             [sums])
+    _prefix_sum(b, sums, carries, blocks, scan)
+    b.shader(_block_scan(length, True, scan), "radix_scan", blocks, THREADS,
+             [values, prefix, carries], [prefix])
+
+
+def radix_sort(b: "_Builder", rows: int, n: int, keys: int, key_bits: int,
+               payload: Optional[int] = None) -> int:
+    """Sort `rows` rows of n u32 keys (buffer `keys`; only their low `key_bits` bits
+    vary) stably with their payload (`payload`, or each key's position in its row).
+    Returns the buffer holding the sorted payload; the keys buffer is overwritten."""
+    items = items_per_thread(b.limits)
+    tile = THREADS * items
+    tiles = math.ceil(n / tile)
+    subgroups = b.lang.subgroups
+    pair_scan, count_scan = _ThreadScan(subgroups, "vec2<u32>"), _ThreadScan(subgroups, "u32")
+    counts, offsets = b.temp(4 * rows * DIGITS * tiles), b.temp(4 * rows * DIGITS * tiles)
+    source = (keys, payload if payload is not None else b.temp(4 * rows * n))
+    target = (b.temp(4 * rows * n), b.temp(4 * rows * n))
+    histogram, scatter = _histogram(n, tiles, items), _scatter(n, tiles, items, pair_scan)
+    passes = key_passes(key_bits)
+    for p in range(passes):
+        params = struct.pack("<4I", p * DIGIT_BITS, int(p == 0 and payload is None), 0, 0)
+        b.shader(histogram, "radix_histogram", rows * tiles, THREADS, [source[0], counts],
+                 [counts], params)
+        _prefix_sum(b, counts, offsets, rows * DIGITS * tiles, count_scan)
+        b.shader(scatter, "radix_scatter", rows * tiles, THREADS,
+                 [*source, offsets, *target], list(target), params)
+        source, target = target, source
+    b.notes.update({
+        "algorithm": ("LSD radix sort, 8-bit digits",
+                      "per tile: histogram, prefix sum over (digit, tile), stable scatter"),
+        "radix_passes": (passes, f"{key_bits} key bits that vary, 8 per pass"),
+        "tile": (tile, f"{THREADS} threads x {items} keys: what shared memory holds"),
+        "thread_scan": ("subgroup" if subgroups else "shared memory",
+                        "prefix sums over a workgroup's threads"),
+    })
+    return source[1]

@@ -1,0 +1,88 @@
+"""Sorts of rows long enough for webgpu's radix sort (backends/webgpu/radix.py), on
+every device against NumPy's stable sort and JAX: ties, NaN of both signs, infinities
+and signed zeros, several rows, rows that end inside a tile, small and 64-bit ints."""
+import jax.numpy as jjnp
+import numpy as np
+import pytest
+
+import jaxlab
+import jaxlab.numpy as jnp
+from jaxlab.backends.webgpu.radix import SCAN_BLOCK, THREADS
+from jaxlab.backends.webgpu.routines import RADIX_MIN_LENGTH
+from jaxlab.backends.webgpu.runtime import WebGpuBackend
+from jaxlab.engine.devices import Device
+from tests.conftest import computes
+
+LONG = RADIX_MIN_LENGTH + 37   # a row over the radix threshold that ends inside a tile
+
+
+def _specials(rng, shape) -> np.ndarray:
+    """Few distinct values (long runs of ties) and every special float."""
+    x = np.round(rng.standard_normal(shape), 1).astype(np.float32)
+    flat = x.reshape(-1)
+    for step, value in ((7, 0.0), (11, -0.0), (13, np.nan), (17, np.inf), (19, -np.inf),
+                        (23, -np.nan)):
+        flat[::step] = value
+    return x
+
+
+def _check(x: np.ndarray, webgpu: bool) -> None:
+    with jaxlab.capture() as log:
+        got_sorted = np.asarray(jnp.sort(jnp.asarray(x)))
+        got_order = np.asarray(jnp.argsort(jnp.asarray(x)))
+    np.testing.assert_array_equal(got_order, np.argsort(x, axis=-1, kind="stable"))
+    want = np.asarray(jjnp.sort(x))
+    np.testing.assert_array_equal(got_sorted, want)
+    if want.dtype.kind == "f":   # -0.0 and 0.0 keep their order, as JAX's stable sort
+        np.testing.assert_array_equal(np.signbit(got_sorted), np.signbit(want))
+    if webgpu:   # the record says which sort ran
+        algorithms = {e.tuning.value("algorithm") for e in log if e.kind == "routine"}
+        assert algorithms == {"LSD radix sort, 8-bit digits"}
+
+
+def test_long_float_rows(backend):
+    _check(_specials(np.random.default_rng(0), (3, LONG)), backend == "webgpu")
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int8, np.uint16, np.bool_,
+                                   np.float16])
+def test_long_rows_of_other_dtypes(backend, dtype):
+    rng = np.random.default_rng(1)
+    if np.dtype(dtype).kind in "iu":
+        info = np.iinfo(dtype)
+        x = rng.integers(info.min, info.max, (2, LONG), dtype=np.int64, endpoint=True)
+        x[:, ::3] = x[:, :1]   # ties
+        x = x.astype(dtype)
+    else:
+        x = _specials(rng, (2, LONG)).astype(dtype)
+    _check(x, backend == "webgpu")
+
+
+def test_long_64_bit_rows(backend, x64):
+    if not computes(backend, np.int64):
+        return
+    rng = np.random.default_rng(2)
+    x = rng.integers(-2 ** 63, 2 ** 63 - 1, (2, LONG), dtype=np.int64)
+    x[0, ::5] &= 0xFFFFFFFF   # equal high words
+    x[1, ::3] = x[1, 0]       # equal values
+    _check(x, backend == "webgpu")
+    _check(x.view(np.uint64), backend == "webgpu")
+
+
+def test_many_tiles_scan_in_two_levels(backend):
+    """More (digit, tile) counts than one block of the prefix sum holds."""
+    tiles = SCAN_BLOCK // 256 + 1
+    x = np.random.default_rng(3).integers(-50, 50, THREADS * 8 * tiles).astype(np.int32)
+    _check(x, backend == "webgpu")
+
+
+@pytest.mark.parametrize("subgroups", [None, False])
+def test_radix_sort_with_and_without_subgroups(subgroups):
+    dev = Device("webgpu", WebGpuBackend(subgroups=subgroups))
+    x = _specials(np.random.default_rng(4), (2, LONG))
+    with jaxlab.default_device(dev):
+        _check(x, True)
+        with jaxlab.capture() as log:
+            jnp.sort(jnp.asarray(x)).block_until_ready()
+    scans = {e.tuning.value("thread_scan") for e in log if e.kind == "routine"}
+    assert scans == {"subgroup" if dev.backend.lang.subgroups else "shared memory"}

@@ -135,3 +135,32 @@ def test_device_span_times_a_whole_call_where_the_device_has_a_clock(backend: st
         got = f(xs, ws)
     assert_close(got[1], np.asarray(want[1]), rtol=1e-5)
     assert (span.ms is not None) == bool(getattr(dev, "timestamps", False))
+
+
+def _sgd_step(w, b, x):
+    """A training step's shape: several kernels, the results fed back as the inputs."""
+    def loss(w, b):
+        return jnp.mean(jnp.maximum(x @ w + b, 0.0) ** 2)
+    gw, gb = jaxlab.grad(loss, argnums=(0, 1))(w, b)
+    return w - 0.1 * gw, b - 0.1 * gb
+
+
+def test_a_loop_feeding_results_back_replays_correctly(backend: str) -> None:
+    """Call after call the inputs are the last results and the outputs come back from
+    the buffer pool: a backend that binds a program once per set of buffers
+    (webgpu's replay) must rebind or reuse exactly, never mix sets up."""
+    x = sample_data((5, 4), np.float32)
+    w0, b0 = sample_data((4, 3), np.float32, seed=1), sample_data((3,), np.float32, seed=2)
+    step = jaxlab.jit(_sgd_step)
+    w, b = jnp.asarray(w0), jnp.asarray(b0)
+    ew, eb, xs = jnp.asarray(w0), jnp.asarray(b0), jnp.asarray(x)
+    kept = []
+    for i in range(7):
+        w, b = step(w, b, xs)
+        ew, eb = _sgd_step(ew, eb, xs)   # eager: no program
+        if i % 3 == 0:
+            kept.append((np.asarray(w), np.asarray(ew)))   # reads between calls too
+    assert_close(w, np.asarray(ew), rtol=1e-5)
+    assert_close(b, np.asarray(eb), rtol=1e-5)
+    for got, want in kept:
+        assert_close(got, want, rtol=1e-5)

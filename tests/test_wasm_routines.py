@@ -86,3 +86,74 @@ def test_sort_keeps_zero_signs_and_nan_bits(x64, dtype, n):
     with jaxlab.default_device("wasm"):
         got = np.asarray(jnp.sort(jnp.asarray(x)))
     np.testing.assert_array_equal(got.view(ints), np.sort(x, kind="stable").view(ints))
+
+
+def _team_sort(be, name, x):
+    from jaxlab.ir.dtypes import DType
+    from jaxlab.ir.kernel import Routine
+    out_dtype = DType.float32 if name == "sort" else DType.int32
+    exe = be.prepare_routine(Routine(name, (((x.size,), DType.float32),), (((x.size,), out_dtype),)))
+    hin, hout = be.allocate(x.nbytes), be.allocate(x.nbytes)
+    be.write(hin, x)
+    be.dispatch(exe, [hin], [hout])
+    return exe, be.read(hout, out_dtype, x.size)
+
+
+def test_a_long_row_is_sorted_by_a_team_of_threads():
+    """One row long enough to share: three threads (uneven ranges) count, agree on the
+    passes and scatter to their own places; stable, and bit for bit NumPy's."""
+    from jaxlab.backends.wasm.runtime import WasmBackend
+    from jaxlab.backends.wasm.sorting import TEAM_FROM
+    x = RNG.standard_normal(TEAM_FROM + 5).astype(np.float32)
+    x[::7], x[1::9], x[2::11] = 0.0, -0.0, np.nan
+    be = WasmBackend(threads=3)
+    exe, got = _team_sort(be, "sort", x)
+    assert exe.tuning.value("threads") == 3 and exe.program.team
+    np.testing.assert_array_equal(got.view(np.uint32), np.sort(x, kind="stable").view(np.uint32))
+    _, order = _team_sort(be, "argsort", np.round(x * 4))   # ties
+    np.testing.assert_array_equal(order, np.argsort(np.round(x * 4), kind="stable"))
+
+
+def test_a_trap_in_one_thread_of_a_team_stops_them_all():
+    """A thread out of fuel marks the trap: the others, at a barrier, trap too instead of
+    waiting for it; the first trap is raised and the device keeps working."""
+    import threading
+    from jaxlab.backends.wasm.runtime import WasmBackend, WasmTrapError
+    from jaxlab.backends.wasm.sorting import TEAM_FROM
+    x = RNG.standard_normal(TEAM_FROM).astype(np.float32)
+    be = WasmBackend(threads=2, fuel=200_000)
+    raised = []
+
+    def run():
+        try:
+            _team_sort(be, "sort", x)
+        except WasmTrapError as exc:
+            raised.append(exc.reason)
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(60)
+    assert not worker.is_alive() and len(raised) == 1 and "fuel" in raised[0], raised
+    be.fuel = 10 ** 10
+    np.testing.assert_array_equal(_team_sort(be, "sort", x)[1], np.sort(x))
+
+
+def test_a_thread_waiting_at_a_barrier_traps_when_the_host_marks_a_trap():
+    """The other thread never arrives (it trapped): the host's mark in the barrier's
+    words ends the wait with a trap instead of a hang."""
+    import threading
+    import wasmtime
+    from jaxlab.backends.wasm.codegen import MEMORY_PAGES
+    from jaxlab.backends.wasm.routine_text import BARRIER
+    from jaxlab.backends.wasm.runtime import WasmBackend
+    be = WasmBackend(threads=1)
+    text = "\n".join([f'(module (import "env" "memory" (memory 1 {MEMORY_PAGES} shared))', BARRIER,
+                      '(func (export "kernel") (param $sync i32) (call $barrier (local.get $sync) (i32.const 2))))'])
+    store = wasmtime.Store(be.wasm.engine)
+    linker = wasmtime.Linker(be.wasm.engine)
+    be.memory.define(linker, store)
+    wait = linker.instantiate(store, wasmtime.Module(be.wasm.engine, text)).exports(store)["kernel"]
+    sync = be.allocate(16)
+    be.write(sync, np.zeros(4, np.int32))
+    threading.Timer(0.05, lambda: be.write(sync + 8, np.ones(1, np.int32))).start()
+    with pytest.raises(wasmtime.Trap, match="unreachable"):
+        wait(store, sync)

@@ -164,6 +164,15 @@ class Backend(abc.ABC):
         prepare one per step, so a backend can do its per-dispatch checks here once."""
         return functools.partial(self.dispatch, exe)
 
+    def program_replay(self, launches: Sequence[tuple[Executable, list, list]],
+                       table: Sequence[Any]) -> Optional[Callable[[Sequence[Any]], bool]]:
+        """A faster way than the launchers to run a jit program of kernels only (no one
+        listening to events): `launches` are (executable, input places, output places)
+        into `table` (handles; the call's inputs and outputs fill its first places).
+        The callable runs them all on the call's handles and returns True, or False
+        where it cannot (the launchers run instead). None: nothing faster here."""
+        return None
+
     def batch(self) -> ContextManager[None]:
         """Dispatches inside `with backend.batch():` may be recorded together and
         submitted once at the end (a jit call); reads inside still see every result."""

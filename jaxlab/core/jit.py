@@ -116,7 +116,8 @@ class Program:
         try:
             runner = self._idle.pop()   # atomic: two threads never get the same runner
         except IndexError:
-            runner = prepared.PreparedSteps(self.device, self.plan, self.steps)
+            runner = prepared.PreparedSteps(self.device, self.plan, self.steps,
+                                            kernels_only=not self.structured)
             if self._stateless:
                 self._shared = runner
         try:

@@ -99,7 +99,10 @@ class PreparedSteps:
     """The steps, their launchers and one arena: run() by one caller at a time
     (Program keeps a pool of these for concurrent calls)."""
 
-    def __init__(self, device: Device, plan: Plan, steps: Sequence[Any]) -> None:
+    def __init__(self, device: Device, plan: Plan, steps: Sequence[Any],
+                 kernels_only: bool = False) -> None:
+        """`kernels_only`: every step is a kernel step (has `exe`), so the backend may
+        replay them all its own faster way (Backend.program_replay)."""
         self.device, self.plan = device, plan
         backend = device.backend
         self._batches = type(backend).batch is not Backend.batch   # else nothing to enter
@@ -124,6 +127,9 @@ class PreparedSteps:
                 fixed = ([self._template[x] for x in ins], [self._template[o] for o in outs])
             self.steps.append(_PreparedStep(st.prepare(backend), ins, outs, fixed, st))
         self._returned = [(s.dtype, s.size, s.nbytes) for s in plan.returned]
+        self._replay = backend.program_replay(
+            [(st.exe, p.ins, p.outs) for p, st in zip(self.steps, steps)],
+            self._template) if kernels_only else None
         # the commonest program (jit(x + 1)): one step that reads the inputs and writes
         # the results, in order: launched on the call's handles with no table
         n, places = plan.n_inputs, plan.arena_base
@@ -137,6 +143,9 @@ class PreparedSteps:
         device, planned = self.device, Buffer.planned
         outs = [planned(device, *spec) for spec in self._returned]
         bufs = inputs + outs
+        if self._replay is not None and not events.listening() and \
+                self._replay([b.handle for b in bufs]):
+            return bufs
         if self._direct is not None and not events.listening():
             ins, outs = [b.handle for b in inputs], [b.handle for b in outs]
             if self._batches:

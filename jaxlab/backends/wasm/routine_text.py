@@ -86,6 +86,16 @@ class Body:
     notes: dict[str, tuple[Any, str]]   # tuning choices: name -> (value, reason)
     flops: Optional[int]                # per item; None where the data decide
     item_dims: int = 2                  # trailing axes of an item: a matrix, or 1 (a row)
+    team: Optional["Team"] = None       # how threads share one item, where they can
+
+
+@dataclass(frozen=True)
+class Team:
+    """Functions among them `$team(outputs..., inputs..., scratch, t, T)`: thread t of
+    T's part of one item, for T up to `threads`, all with one scratch (`layout`)."""
+    functions: list[str]
+    layout: Layout
+    threads: int
 
 
 def layout(**sizes: int) -> Layout:
@@ -138,6 +148,26 @@ def sort_order(f: Fn, keys: str, perm: str, n: int, descending: bool) -> list[st
         f"(i32.store {perm_at(perm, '(i32.add (local.get $sj) (i32.const 1))')} {get('key')})",
     ]
     return fill + f.loop("si", i32(1), i32(n), insert, "insert key si among the sorted ones")
+
+
+# Threads that share one item (a team) meet here: 16 bytes at $sync (arrived, generation,
+# abort). The last to arrive starts the next generation and wakes the others; the others
+# sleep until it changes, looking every millisecond whether the host has marked a trap in
+# another thread (abort), which they then share rather than wait for ever.
+BARRIER = """(func $barrier (param $sync i32) (param $T i32)
+  ;; wait until all T threads of the team have called it
+  (local $generation i32)
+  (local.set $generation (i32.atomic.load offset=4 (local.get $sync)))
+  (if (i32.eq (i32.add (i32.atomic.rmw.add (local.get $sync) (i32.const 1)) (i32.const 1)) (local.get $T))
+    (then
+      (i32.atomic.store (local.get $sync) (i32.const 0))
+      (drop (i32.atomic.rmw.add offset=4 (local.get $sync) (i32.const 1)))
+      (drop (memory.atomic.notify offset=4 (local.get $sync) (local.get $T))))
+    (else (block $passed (loop $asleep
+      (br_if $passed (i32.ne (i32.atomic.load offset=4 (local.get $sync)) (local.get $generation)))
+      (if (i32.atomic.load offset=8 (local.get $sync)) (then unreachable))  ;; another thread trapped
+      (drop (memory.atomic.wait32 offset=4 (local.get $sync) (local.get $generation) (i64.const 1000000)))
+      (br $asleep))))))"""
 
 
 def perm_at(perm: str, index: str) -> str:

@@ -33,6 +33,16 @@ class RoutineCode:
     notes: dict[str, tuple[Any, str]]   # tuning choices: name -> (value, reason)
     flops: Optional[int]      # per call over the whole batch; None where the data decide
                               # (Jacobi: the notes give a sweep's count)
+    team: Optional["TeamCode"] = None   # threads sharing the one item of the batch
+
+
+@dataclass(frozen=True)
+class TeamCode:
+    """A module whose kernel(buffers..., scratch, t, T) is thread t of T's part of the
+    batch's one item; every thread gets the same scratch."""
+    text: str
+    scratch_bytes: int
+    threads: int              # at most
 
 
 Generator = Callable[[Routine, FloatType], Body]
@@ -81,13 +91,28 @@ def generate(routine: Routine) -> Optional[RoutineCode]:
          f"    {call if not empty else ';; empty items: nothing to compute'}",
          "    (local.set $b (i32.add (local.get $b) (i32.const 1)))",
          "    (br $items)))", ")"])
-    code = "\n".join(body.functions)
     head = [f";; {routine.text()}",
             f";; {items} {item}{'' if items == 1 else 's'}, {ft.name} arithmetic; this call "
             f"computes {item}s [lo, hi)",
             f'(import "env" "memory" (memory 1 {MEMORY_PAGES} shared))']
-    parts = head + functions(code, ft) + (body.functions if not empty else []) + [entry]
-    text = "\n".join(["(module"] + ["  " + line for part in parts for line in part.splitlines()]
-                     + [")"])
+    text = _module(head, body.functions if not empty else [], entry, ft)
+    team = None
+    if body.team is not None and items == 1 and not empty:
+        params = " ".join(f"(param ${a} i32)" for a in body.args)
+        team_entry = "\n".join(
+            [f"(func $kernel (export \"kernel\") {params} (param $scratch i32) (param $t i32) (param $T i32)",
+             f"  ;; thread t of T: its part of the one {item}",
+             f"  (call $team {' '.join(f'(local.get ${a})' for a in body.args)} (local.get $scratch) "
+             "(local.get $t) (local.get $T)))"])
+        team_head = [head[0], f";; one {item} shared by up to {body.team.threads} threads; this call is "
+                     "thread t of T", head[2]]
+        team = TeamCode(_module(team_head, body.team.functions, team_entry, ft),
+                        body.team.layout.nbytes, body.team.threads)
     return RoutineCode(text, max(16, body.layout.nbytes), items, body.notes,
-                       None if body.flops is None else body.flops * items)
+                       None if body.flops is None else body.flops * items, team)
+
+
+def _module(head: list[str], body: list[str], entry: str, ft: FloatType) -> str:
+    parts = head + functions("\n".join(body), ft) + body + [entry]
+    return "\n".join(["(module"] + ["  " + line for part in parts for line in part.splitlines()]
+                     + [")"])

@@ -12,7 +12,9 @@ by many stores: a large kernel's outer loop is split into ranges run at once on
 several threads (measured: about 1.5-1.9x on two cores). Every instance lives
 alone in a store (see _KernelModule) and is taken by one call at a time, so any
 number of Python threads can dispatch at once, and a trap in any part is raised
-only once all parts have stopped.
+only once all parts have stopped. A routine whose one item is large (a sort of a
+long row) can instead be shared by a team of threads that meet at barriers in
+their common scratch (_dispatch_team).
 """
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional, Sequence
 
+import numpy as np
 import wasmtime
 
 from jaxlab.backends import autotuning
@@ -55,8 +58,10 @@ class WasmTrapError(RuntimeError):
 class CompiledKernel:
     name: str
     module: "_KernelModule"        # keeps the module and its instances alive
-    scratch_bytes: int             # per thread
+    scratch_bytes: int             # per thread (a team: for all of them)
     chunks: tuple[tuple[int, int], ...]   # [lo, hi) of the outer loop, one per thread
+    team: bool = False             # the threads share one item and its scratch: a chunk
+                                   # is (t, T), thread t of T
 
 
 def _i32(offset: int) -> int:
@@ -197,6 +202,7 @@ class WasmBackend(Backend):
         self.threads = max(1, threads or int(os.environ.get("JAXLAB_WASM_THREADS", 0))
                            or min(MAX_THREADS, _cpus()))
         self.min_thread_work = MIN_THREAD_WORK
+        self._team_lock = threading.Lock()
         self._started: Optional[_Wasm] = None
         self._start_lock = threading.Lock()
         self._tune_cache = autotuning.TuneCache(self.name)
@@ -325,20 +331,26 @@ class WasmBackend(Backend):
         """A routine's module, called like a split kernel: threads take ranges of the
         batch's matrices, each with scratch of its own."""
         t0 = time.perf_counter()
-        key = hashlib.sha1(code.text.encode()).hexdigest()
+        team = min(self.threads, code.team.threads) if code.team else 1
+        text = code.team.text if code.team and team > 1 else code.text
         nargs = len(routine.outputs) + len(routine.inputs) + 3
-        module, hit = self.wasm.compile(key, code.text, nargs)
+        module, hit = self.wasm.compile(hashlib.sha1(text.encode()).hexdigest(), text, nargs)
         compile_ms = (time.perf_counter() - t0) * 1e3
-        work = code.flops if code.flops is not None else code.items * self.min_thread_work
-        chunks = self._chunks(("item", code.items, 1), work)
-        threads = (f"{len(chunks)} thread(s) over {code.items} item(s) of the batch: "
-                   + ("each a range of them, in its own store" if len(chunks) > 1 else
-                      "one item, or too little work to hand off"))
+        if code.team and team > 1:
+            chunks, scratch = [(t, team) for t in range(team)], code.team.scratch_bytes
+            threads = (f"{team} threads share the one item, each in its own store, meeting at "
+                       "barriers in their shared scratch")
+        else:
+            work = code.flops if code.flops is not None else code.items * self.min_thread_work
+            chunks, scratch = self._chunks(("item", code.items, 1), work), code.scratch_bytes
+            threads = (f"{len(chunks)} thread(s) over {code.items} item(s) of the batch: "
+                       + ("each a range of them, in its own store" if len(chunks) > 1 else
+                          "one item, or too little work to hand off"))
         choices = tuple(Choice(k, v, why) for k, (v, why) in code.notes.items())
         return Executable(
             program=CompiledKernel(f"{routine.name}_{'_'.join(map(str, routine.shape))}", module,
-                                   code.scratch_bytes, tuple(chunks)),
-            source=code.text, language="wat", compile_ms=compile_ms, flops=code.flops,
+                                   scratch, tuple(chunks), team > 1),
+            source=text, language="wat", compile_ms=compile_ms, flops=code.flops,
             tuning=TuningRecord(choices + (Choice("threads", len(chunks), threads),)),
             extra={"module_cache_hit": hit})
 
@@ -379,6 +391,8 @@ class WasmBackend(Backend):
         module, chunks = prog.module, prog.chunks
         if not chunks:   # a routine over an empty batch
             return None
+        if prog.team:
+            return self._dispatch_team(prog, (*outputs, *inputs))
         if len(chunks) == 1 and not prog.scratch_bytes and self.fuel is None:
             instance = module.take()   # the common small kernel: one call, nothing to set up
             try:
@@ -402,6 +416,39 @@ class WasmBackend(Backend):
         if trap is not None:   # only now: every part has stopped
             raise WasmTrapError(prog.name, _cause(trap))
         return None
+
+    def _dispatch_team(self, prog: CompiledKernel, buffers: tuple) -> None:
+        """Threads that share one item and its scratch, meeting at barriers there (see
+        routine_text.BARRIER). One team at a time: the pool's threads then never all wait
+        at barriers for parts still queued behind them. A part that traps marks it in
+        the scratch at once, so that the others trap at their next barrier instead of
+        waiting for it; the first trap is the one raised."""
+        scratch = self.memory.allocate(prog.scratch_bytes)
+        self.memory.write(scratch, np.zeros(4, np.int32))   # the barrier: nobody arrived
+        first: list[Exception] = []
+
+        def part(instance: _Instance, t: int, T: int) -> Optional[Exception]:
+            error = _run(instance, buffers + (scratch, t, T), None)
+            if error is not None:
+                first.append(error)
+                self.memory.write(scratch + 8, np.ones(1, np.int32))
+            return error
+        try:
+            with self._team_lock:
+                instances = [prog.module.take() for _ in prog.chunks]
+                if self.fuel is not None:
+                    for instance in instances:
+                        instance.store.set_fuel(self.fuel)
+                helpers = [self.wasm.pool.submit(part, i, *c)
+                           for i, c in zip(instances[1:], prog.chunks[1:])]
+                errors = [part(instances[0], *prog.chunks[0])] + [h.result() for h in helpers]
+        finally:
+            self.memory.free(scratch)
+        for instance, error in zip(instances, errors):
+            if error is None:
+                prog.module.give(instance)
+        if first:
+            raise WasmTrapError(prog.name, _cause(first[0]))
 
     def _part(self, module: "_KernelModule", prog: CompiledKernel, buffers: tuple,
               chunk: tuple[int, int]) -> tuple["_Instance", tuple, Optional[int]]:

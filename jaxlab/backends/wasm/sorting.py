@@ -8,18 +8,26 @@ writes the result (values, or only the indices for argsort). A sort moves keys a
 and turns the last pass's keys back into values: the only values a key does not give
 back exactly (-0.0, a NaN other than the canonical one) are put back in their places
 by one more read, only when the row holds one.
+
+Threads share one long row as a team (`$team`): each counts and scatters its own
+range, to places after those of the threads before it, with barriers between the steps.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from jaxlab.backends.wasm.routine_text import Body, Fn, get, i32, layout
+from jaxlab.backends.wasm.routine_text import BARRIER, Body, Fn, Layout, Team, get, i32, layout
 from jaxlab.backends.wasm.vector_loops import FloatType
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import Routine
 
 # one key per value, as wide as the value
 KEYED = (DType.float32, DType.int32, DType.uint32, DType.float64, DType.int64, DType.uint64)
+
+# a row this long, alone in its batch, is shared by the device's threads (up to
+# TEAM_THREADS): each pass costs them a few barriers (tens of microseconds)
+TEAM_FROM = 1 << 17
+TEAM_THREADS = 8
 
 # rows this long sort with 11-bit digits (3 passes for 32-bit keys, 2048-entry histograms
 # that stay in L1); shorter rows with 8-bit ones, whose 256-entry prefix sums cost less
@@ -132,8 +140,8 @@ def _pass(ft: FloatType, keys: Keys, n: int, width: int, first: bool, last: bool
             write.append(f"(i32.store (i32.add (local.get $dstidx) (i32.shl (local.get $at) (i32.const 2))) {index})")
     advance = [step("src", size)] + ([step("srcidx", 4)] if indices and not first else []) \
         + ([step("i", 1)] if indices and first else [])
-    body = ([f"(local.set $end (i32.add (local.get $src) (i32.const {n * size})))",
-             "(local.set $i (i32.const 0))",
+    body = ([f"(local.set $end (i32.add (local.get $src) (i32.shl (local.get $count) (i32.const {size.bit_length() - 1}))))",
+             "(local.set $i (local.get $first_index))",
              "(block $done (loop $each",
              "  (br_if $done (i32.ge_u (local.get $src) (local.get $end)))"]
             + [f"  {line}" for line in read + place + write + advance]
@@ -141,97 +149,164 @@ def _pass(ft: FloatType, keys: Keys, n: int, width: int, first: bool, last: bool
     what = ("values in, " if first else "keys in, ") + (
         "indices out" if last and indices else "values out" if last else "keys out")
     return f.text(f"(func ${_pass_name(first, last)} (param $src i32) (param $srcidx i32) (param $dst i32) "
-                  f"(param $dstidx i32) (param $table i32) (param $shift {t})", body,
-                  f"one radix pass over {n} keys: {what}")
+                  f"(param $dstidx i32) (param $table i32) (param $shift {t}) (param $count i32) "
+                  "(param $first_index i32)", body,
+                  f"one radix pass over $count of {n} keys, from index $first_index: {what}")
 
 
 def _pass_name(first: bool, last: bool) -> str:
     return f"pass_{'values' if first else 'keys'}_to_{'out' if last else 'keys'}"
 
 
-def _sort(routine: Routine, ft: FloatType, indices: bool) -> Body:
+def _layout(n: int, size: int, indices: bool, buckets: int, passes: int, threads: int):
+    """Scratch for `threads` threads sorting one row together: the barrier's words,
+    the keys (and indices) twice, each thread's histograms, first places and flag."""
+    return layout(sync=16, keys=size * n, keys2=size * n, order=4 * n if indices else 0,
+                  order2=4 * n if indices else 0, counts=4 * buckets * passes * threads,
+                  places=4 * buckets * threads, odd=4 * threads)
+
+
+def _team(routine: Routine, ft: FloatType, indices: bool, threads: int) -> tuple[str, Layout]:
+    """`$team(out, in, scratch, t, T)`: thread t of T's part of sorting one row (T <=
+    `threads`): each counts the digits of its range of the row, every thread derives
+    the same passes from all the counts, and each scatters its range to its own first
+    places (the threads before it first: stable), the counts of its range of the keys
+    the previous pass wrote made anew; a barrier between the steps. With T = 1 there is
+    nothing to wait for and nothing to count again."""
     (shape, dtype), = routine.inputs
     n, size = shape[-1], dtype.itemsize
     keys = Keys(dtype)
     t = keys.t
     width, shifts = _plan(dtype, n)
-    buckets = 1 << width
-    lay = layout(keys=size * n, keys2=size * n, order=4 * n if indices else 0,
-                 order2=4 * n if indices else 0, counts=4 * buckets * len(shifts))
+    buckets, passes = 1 << width, len(shifts)
+    lay = _layout(n, size, indices, buckets, passes, threads)
     f = Fn(ft)
     for name in lay.offsets:
         f.var(name.upper())
-    for name in ("src", "end", "slot", "total", "count", "odd", "first", "last", "swap", "i"):
+    for name in ("lo", "hi", "mine", "places", "src", "end", "slot", "total", "before", "count", "odd",
+                 "first", "last", "swap", "active", "u"):
         f.var(name)
     f.var("bits", t)
     f.var("key", t)
-    f.var("active")
     IN, OUT = "(local.get $in0)", "(local.get $out0)"
-    table = lambda p: f"(i32.add (local.get $COUNTS) {i32(4 * buckets * p)})"  # noqa: E731
-    bump = lambda shift, p: [  # noqa: E731
-        f"(local.set $slot (i32.add {table(p)} (i32.shl (i32.and "
-        + (f"({t}.shr_u (local.get $key) ({t}.const {shift}))" if t == "i32"
-           else f"(i32.wrap_i64 (i64.shr_u (local.get $key) (i64.const {shift})))")
-        + f" (i32.const {buckets - 1})) (i32.const 2))))",
-        "(i32.store (local.get $slot) (i32.add (i32.load (local.get $slot)) (i32.const 1)))"]
-    float_keys = not dtype.is_int and not indices
-    histogram = ([f"(memory.fill (local.get $COUNTS) (i32.const 0) {i32(4 * buckets * len(shifts))})",
-                  "(local.set $odd (i32.const 0))",
-                  f"(local.set $src {IN}) (local.set $end (i32.add {IN} {i32(n * size)}))",
-                  f"(block $counted (loop $count  ;; every digit's histogram from one read",
-                  "  (br_if $counted (i32.ge_u (local.get $src) (local.get $end)))",
-                  f"  (local.set $bits ({t}.load (local.get $src)))",
-                  f"  (local.set $key {keys.key(get('bits'))})"]
-                 + ([f"  (local.set $odd (i32.or (local.get $odd) {keys.odd(get('bits'))}))"] if float_keys else [])
-                 + [f"  {line}" for shift, p in zip(shifts, range(len(shifts))) for line in bump(shift, p)]
-                 + [f"  (local.set $src (i32.add (local.get $src) {i32(size)}))", "  (br $count)))"])
+    team = "(i32.gt_u (local.get $T) (i32.const 1))"
+    barrier = f"(if {team} (then (call $barrier (local.get $SYNC) (local.get $T))))"
+    table = lambda u, p: (f"(i32.add (local.get $COUNTS) (i32.add (i32.mul {u} {i32(4 * buckets * passes)}) "  # noqa: E731
+                          f"{i32(4 * buckets * p)}))")
+    at = lambda base, i, width=size: f"(i32.add {base} (i32.shl {i} (i32.const {width.bit_length() - 1})))"  # noqa: E731
 
-    def prefix(p: int) -> list[str]:
-        """Counts to first places; bit p of $active when the digit varies."""
-        slot = f"(i32.add {table(p)} (i32.shl (local.get $d) (i32.const 2)))"
-        return (["(local.set $total (i32.const 0)) (local.set $swap (i32.const 0))"]
-                + f.loop("d", i32(0), i32(buckets), [
-                    f"(local.set $count (i32.load {slot}))",
-                    f"(local.set $swap (i32.or (local.get $swap) (i32.eq (local.get $count) {i32(n)})))",
-                    f"(i32.store {slot} (local.get $total))",
-                    "(local.set $total (i32.add (local.get $total) (local.get $count)))"],
-                    f"digit {p}: each value's first place")
-                + [f"(if (i32.eqz (local.get $swap)) (then (local.set $active (i32.or (local.get $active) {i32(1 << p)}))))"])
+    def bump(tables: list[tuple[int, str]]) -> list[str]:
+        """counts[digit of $key] += 1 in each (shift, table)."""
+        lines = []
+        for shift, base in tables:
+            digit = f"({t}.shr_u (local.get $key) ({t}.const {shift}))"
+            digit = digit if t == "i32" else f"(i32.wrap_i64 {digit})"
+            lines += [f"(local.set $slot (i32.add {base} (i32.shl (i32.and {digit} {i32(buckets - 1)}) (i32.const 2))))",
+                      "(i32.store (local.get $slot) (i32.add (i32.load (local.get $slot)) (i32.const 1)))"]
+        return lines
+
+    def count(src: str, read: list[str], tables: list[tuple[int, str]], what: str) -> list[str]:
+        """A loop over [lo, hi) of the row at `src`: `read` sets $key, then the bumps."""
+        return ([f"(local.set $src {at(src, get('lo'))}) (local.set $end {at(src, get('hi'))})",
+                 f"(block $counted (loop $count  ;; {what}",
+                 "  (br_if $counted (i32.ge_u (local.get $src) (local.get $end)))"]
+                + [f"  {line}" for line in read + bump(tables)]
+                + [f"  (local.set $src (i32.add (local.get $src) {i32(size)}))", "  (br $count)))"])
+    float_keys = not dtype.is_int and not indices
+    from_values = [f"(local.set $bits ({t}.load (local.get $src)))", f"(local.set $key {keys.key(get('bits'))})"] \
+        + ([f"(local.set $odd (i32.or (local.get $odd) {keys.odd(get('bits'))}))"] if float_keys else [])
+    histograms = ([f"(memory.fill (local.get $mine) (i32.const 0) {i32(4 * buckets * passes)})",
+                   "(local.set $odd (i32.const 0))"]
+                  + count(IN, from_values, [(shift, f"(i32.add (local.get $mine) {i32(4 * buckets * p)})")
+                                            for p, shift in enumerate(shifts)],
+                          "every digit's histogram of this thread's range, from one read")
+                  + [f"(i32.store {at('(local.get $ODD)', get('t'), 4)} (local.get $odd))", barrier])
+    slot_of = lambda base, d: f"(i32.add {base} (i32.shl {d} (i32.const 2)))"  # noqa: E731
+
+    def total(p: int, mine_before: bool) -> list[str]:
+        """$total: all threads' count of digit $d in pass p; $before: theirs before t."""
+        return (["(local.set $total (i32.const 0)) (local.set $before (i32.const 0))"]
+                + f.loop("u", i32(0), get("T"), [
+                    f"(local.set $count (i32.load {slot_of(table(get('u'), p), get('d'))}))",
+                    "(local.set $total (i32.add (local.get $total) (local.get $count)))"]
+                    + (["(if (i32.lt_u (local.get $u) (local.get $t)) (then (local.set $before "
+                        "(i32.add (local.get $before) (local.get $count)))))"] if mine_before else []),
+                    "every thread's count"))
+    varies = lambda p: (f.loop("d", i32(0), i32(buckets), total(p, False) + [  # noqa: E731
+        f"(if (i32.eq (local.get $total) {i32(n)}) (then (local.set $active (i32.and (local.get $active) {i32(~(1 << p))}))))"],
+        f"digit {p}: a pass only if no digit value holds every key"))
+    def places(p: int) -> list[str]:
+        return (["(local.set $slot (i32.const 0))  ;; the keys of smaller digits"]
+                + f.loop("d", i32(0), i32(buckets), total(p, True) + [
+                    f"(i32.store {slot_of(get('places'), get('d'))} (i32.add (local.get $slot) (local.get $before)))",
+                    "(local.set $slot (i32.add (local.get $slot) (local.get $total)))"],
+                    "this thread's first place for each digit: after smaller digits' keys and "
+                    "the threads' before it"))
     key_bufs = ("KEYS", "KEYS2") + (("ORDER", "ORDER2") if indices else ())
 
     def run(p: int, shift: int) -> list[str]:
         """Pass p when its digit varies: from the values or the keys, to the keys or out."""
-        later = f"(i32.and (local.get $active) {i32(-(1 << (p + 1)) & ((1 << len(shifts)) - 1))})"
-        src_idx = "(local.get $ORDER)" if indices else i32(0)
+        later = f"(i32.and (local.get $active) {i32(-(1 << (p + 1)) & ((1 << passes) - 1))})"
+        src_idx = at("(local.get $ORDER)", get("lo"), 4) if indices else i32(0)
         dst_idx = "(local.get $ORDER2)" if indices else i32(0)
         call = lambda first, last: (  # noqa: E731
-            f"(call ${_pass_name(first, last)} {IN if first else '(local.get $KEYS)'} {src_idx} "
-            f"{OUT if last else '(local.get $KEYS2)'} {dst_idx} {table(p)} ({t}.const {shift}))")
+            f"(call ${_pass_name(first, last)} {at(IN if first else '(local.get $KEYS)', get('lo'))} {src_idx} "
+            f"{OUT if last else '(local.get $KEYS2)'} {dst_idx} (local.get $places) ({t}.const {shift}) "
+            "(i32.sub (local.get $hi) (local.get $lo)) (local.get $lo))")
+        recount = ([f"(if (i32.and {team} (i32.eqz (local.get $first))) (then  ;; this range of the keys' digits",
+                    f"  (memory.fill {table(get('t'), p)} (i32.const 0) {i32(4 * buckets)})"]
+                   + [f"  {line}" for line in count("(local.get $KEYS)", [f"(local.set $key ({t}.load (local.get $src)))"],
+                                                     [(shift, table(get("t"), p))], f"digit {p} of this range")]
+                   + [f"  {barrier}", "))"])
         swap = [f"(local.set $swap (local.get ${a})) (local.set ${a} (local.get ${b})) (local.set ${b} (local.get $swap))"
                 for a, b in zip(key_bufs[::2], key_bufs[1::2])]
+        inner = (recount + places(p)
+                 + [f"(local.set $last (i32.eqz {later}))",
+                    "(if (local.get $first)",
+                    f"  (then (if (local.get $last) (then {call(True, True)}) (else {call(True, False)})))",
+                    f"  (else (if (local.get $last) (then {call(False, True)}) (else {call(False, False)}))))",
+                    barrier, "(local.set $first (i32.const 0))"] + swap)
         return ([f";; digit {p}: bits {shift}..{min(shift + width, 8 * size) - 1}",
-                 f"(if (i32.and (local.get $active) {i32(1 << p)}) (then",
-                 f"  (local.set $last (i32.eqz {later}))",
-                 "  (if (local.get $first)",
-                 f"    (then (if (local.get $last) (then {call(True, True)}) (else {call(True, False)})))",
-                 f"    (else (if (local.get $last) (then {call(False, True)}) (else {call(False, False)}))))",
-                 "  (local.set $first (i32.const 0))"]
-                + [f"  {line}" for line in swap] + ["))"])
-    unmoved = (f.loop("i", i32(0), i32(n), [
-        f"(i32.store (i32.add {OUT} (i32.shl (local.get $i) (i32.const 2))) (local.get $i))"], "the identity")
-        if indices else [f"(memory.copy {OUT} {IN} {i32(n * size)})"])
+                 f"(if (i32.and (local.get $active) {i32(1 << p)}) (then"] + [f"  {line}" for line in inner] + ["))"])
+    unmoved = (f.loop("i", get("lo"), get("hi"), [
+        f"(i32.store {at(OUT, get('i'), 4)} (local.get $i))"], "the identity")
+        if indices else [f"(memory.copy {at(OUT, get('lo'))} {at(IN, get('lo'))} "
+                         f"(i32.shl (i32.sub (local.get $hi) (local.get $lo)) (i32.const {size.bit_length() - 1})))"])
+    put_back = ([";; values the keys did not give back, in their places (by thread 0)",
+                 "(local.set $odd (i32.const 0))"]
+                + f.loop("u", i32(0), get("T"), [f"(local.set $odd (i32.or (local.get $odd) (i32.load {at('(local.get $ODD)', get('u'), 4)})))"],
+                         "any thread's flag")
+                + [f"(if (i32.and (local.get $odd) (i32.eqz (local.get $t))) (then (call $put_back {OUT} {IN})))"]
+                if float_keys else [])
+    split = lambda u: (f"(i32.wrap_i64 (i64.div_u (i64.mul (i64.extend_i32_u {u}) (i64.const {n})) "  # noqa: E731
+                       "(i64.extend_i32_u (local.get $T))))")
     body = ([f"(local.set ${k.upper()} (i32.add (local.get $scratch) {i32(v)}))" for k, v in lay.offsets.items()]
-            + histogram + ["(local.set $active (i32.const 0))"]
-            + [line for p in range(len(shifts)) for line in prefix(p)]
+            + [f"(local.set $lo {split(get('t'))})", f"(local.set $hi {split('(i32.add (local.get $t) (i32.const 1))')})",
+               f"(local.set $mine {table(get('t'), 0)})",
+               f"(local.set $places (i32.add (local.get $PLACES) (i32.mul (local.get $t) {i32(4 * buckets)})))"]
+            + histograms + [f"(local.set $active {i32((1 << passes) - 1)})"]
+            + [line for p in range(passes) for line in varies(p)]
             + [";; every key the same: the row is its own (stable) order",
                "(if (i32.eqz (local.get $active)) (then"] + [f"  {line}" for line in unmoved]
             + ["  (return)))", "(local.set $first (i32.const 1))"]
-            + [line for p, shift in enumerate(shifts) for line in run(p, shift)]
-            + ([";; values the keys did not give back, in their places",
-                f"(if (local.get $odd) (then (call $put_back {OUT} {IN})))"] if float_keys else []))
-    fn = f.text("(func $matrix (param $out0 i32) (param $in0 i32) (param $scratch i32)", body,
-                f"{'argsort' if indices else 'sort'} of one row of {n}: LSD radix sort")
+            + [line for p, shift in enumerate(shifts) for line in run(p, shift)] + put_back)
+    fn = f.text("(func $team (param $out0 i32) (param $in0 i32) (param $scratch i32) (param $t i32) (param $T i32)",
+                body, f"thread t of T: its part of the {'argsort' if indices else 'sort'} of one row of {n} "
+                "(LSD radix sort)")
+    return fn, lay
+
+
+def _sort(routine: Routine, ft: FloatType, indices: bool) -> Body:
+    (shape, dtype), = routine.inputs
+    n, size = shape[-1], dtype.itemsize
+    keys = Keys(dtype)
+    width, shifts = _plan(dtype, n)
+    serial, lay = _team(routine, ft, indices, 1)
+    entry = ("(func $matrix (param $out0 i32) (param $in0 i32) (param $scratch i32)\n"
+             f"  ;; {'argsort' if indices else 'sort'} of one row of {n}: one thread's team\n"
+             "  (call $team (local.get $out0) (local.get $in0) (local.get $scratch) (i32.const 0) (i32.const 1)))")
     passes = [_pass(ft, keys, n, width, first, last, indices) for first in (True, False) for last in (True, False)]
+    float_keys = not dtype.is_int and not indices
     notes = {"algorithm": (f"LSD radix sort of {8 * size}-bit keys" + (", index pairs" if indices else "")
                            + f", {width} bits a pass",
                            "stable by construction; keys order floats as NumPy (NaN last, "
@@ -240,9 +315,15 @@ def _sort(routine: Routine, ft: FloatType, indices: bool) -> Body:
                            + ("" if indices else ", and a sort moves keys alone")),
              "digit_bits": (width, f"{'11 for rows of at least ' + str(WIDE_DIGITS_FROM) if width == 11 else '8 for rows under ' + str(WIDE_DIGITS_FROM)}: "
                             "fewer passes against a histogram per pass that stays in L1"),
-             "rows": ("one after another", "threads take ranges of rows")}
+             "rows": ("one after another", "threads take ranges of rows; a row of at least "
+                      f"{TEAM_FROM} alone in its batch is shared by them (a team)")}
     extra = [_put_back(ft, keys, n)] if float_keys else []
-    return Body([fn] + passes + extra, ["out0", "in0"], lay, notes, None, item_dims=1)
+    team = None
+    if n >= TEAM_FROM:
+        shared, team_layout = _team(routine, ft, indices, TEAM_THREADS)
+        team = Team([shared] + passes + extra + [BARRIER], team_layout, TEAM_THREADS)
+    return Body([entry, serial] + passes + extra + [BARRIER], ["out0", "in0"], lay, notes, None,
+                item_dims=1, team=team)
 
 
 def _put_back(ft: FloatType, keys: Keys, n: int) -> str:

@@ -7,8 +7,7 @@ else one workgroup per matrix in round-robin order, so that each round rotates n
 disjoint pairs at once, one thread per pair, and only rounds need barriers. eigh
 then refines the vectors on A itself (eigh_refine.py: two-sided Jacobi on V A V^T);
 its eigenvalues are that matrix's diagonal; orders are rank sorts.
-QR: Householder reflections, one thread making each reflector and the threads
-applying it to the later columns, then Q accumulated from them (geqrf + orgqr).
+QR (and svd's u where a singular value vanishes): householder.py's passes.
 Matrices whose columns an algorithm walks are stored transposed, as rows.
 """
 from __future__ import annotations
@@ -18,9 +17,12 @@ from typing import TYPE_CHECKING, Callable
 
 from jaxlab.backends.webgpu import eigh_refine
 from jaxlab.backends.webgpu.codegen import HandWritten
+from jaxlab.backends.webgpu.householder import QrShape, plan_householder, transpose_kernel
 from jaxlab.backends.webgpu.jacobi import (EPS, ROTATION, TINY, notes as jacobi_notes,
                                            plan_jacobi, run_sweeps)
+from jaxlab.ir.alu import AluExp
 from jaxlab.ir.dtypes import DType
+from jaxlab.ir.kernel import GIDX, Kernel
 
 if TYPE_CHECKING:
     from jaxlab.backends.webgpu.routines import _Builder
@@ -121,57 +123,6 @@ _ORDER_KEY = """fn order_key(x: f32) -> u32 {
   if ((bits & 0x7fffffffu) > 0x7f800000u) { return 0xffffffffu; }
   return select(bits | 0x80000000u, ~bits, (bits & 0x80000000u) != 0u);
 }
-"""
-
-
-def _householder(rows: int, length: int, reflectors: int, q_rows: int) -> str:
-    """QR of t's `rows` rows as columns (at tb), tau at ab; Q's first q_rows columns
-    as qt's rows (at qb)."""
-    apply_ = """
-        let xl = {base} + l * {m}u + j;
-        var d = {arr}[xl];
-        for (var i = 1u; i < {m}u - j; i++) {{ d += t[tb + j * {m}u + j + i] * {arr}[xl + i]; }}
-        d *= tau;
-        {arr}[xl] -= d;
-        for (var i = 1u; i < {m}u - j; i++) {{ {arr}[xl + i] -= d * t[tb + j * {m}u + j + i]; }}"""
-    return f"""
-  // Householder reflectors, LAPACK's convention (beta = -sign(alpha) |x|)
-  for (var j = 0u; j < {reflectors}u; j++) {{
-    if (lid == 0u) {{
-      let x0 = tb + j * {length}u + j;
-      let alpha = t[x0];
-      var xn = 0.0;
-      for (var i = x0 + 1u; i < tb + (j + 1u) * {length}u; i++) {{ xn += t[i] * t[i]; }}
-      var tau = 0.0;
-      if (xn != 0.0) {{
-        let norm = sqrt(alpha * alpha + xn);
-        let beta = select(-norm, norm, alpha < 0.0);
-        tau = (beta - alpha) / beta;
-        let scale = 1.0 / (alpha - beta);
-        for (var i = x0 + 1u; i < tb + (j + 1u) * {length}u; i++) {{ t[i] *= scale; }}
-        t[x0] = beta;
-      }}
-      taus[ab + j] = tau;
-    }}
-    storageBarrier();
-    let tau = taus[ab + j];
-    // the later columns lose their part along v, a thread per column
-    for (var l = j + 1u + lid; l < {rows}u; l += {THREADS}u) {{{apply_.format(base="tb", m=length, arr="t")}
-    }}
-    storageBarrier();
-  }}
-  // Q = H_0 ... H_k-1 applied to the identity's first columns, last reflector first
-  for (var e = lid; e < {q_rows * length}u; e += {THREADS}u) {{
-    qt[qb + e] = select(0.0, 1.0, e / {length}u == e % {length}u);
-  }}
-  storageBarrier();
-  for (var jj = 0u; jj < {reflectors}u; jj++) {{
-    let j = {reflectors - 1}u - jj;
-    let tau = taus[ab + j];
-    for (var l = j + lid; l < {q_rows}u; l += {THREADS}u) {{{apply_.format(base="qb", m=length, arr="qt")}
-    }}
-    storageBarrier();
-  }}
 """
 
 
@@ -293,16 +244,16 @@ def _svd(b: "_Builder") -> None:
         u_out, finish_u = b.f32_output(1, dtype, count * m * ucols)
         vt_out, finish_vt = b.f32_output(2, dtype, count * n * n)
         finishes += [finish_u, finish_vt]
-        buffers += [("u_out", "f32", True), ("vt_out", "f32", True)]
-        args += [u_out, vt_out]
+        buffers.append(("vt_out", "f32", True))
+        args.append(vt_out)
     w, vt, d = b.temp(4 * count * n * m), b.temp(4 * count * n * n), b.temp(4 * count * n)
     perm = b.temp(4 * count * n)
     buffers += [("w", "f32", True), ("vt", "f32", True), ("d", "f32", True), ("perm", "u32", True)]
     args += [w, vt, d, perm]
     if uv:
-        t, taus, qt = b.temp(4 * count * n * m), b.temp(4 * count * n), b.temp(4 * count * ucols * m)
-        buffers += [("t", "f32", True), ("taus", "f32", True), ("qt", "f32", True)]
-        args += [t, taus, qt]
+        t, needed = b.temp(4 * count * n * m), b.temp(4 * count)
+        buffers += [("t", "f32", True), ("needed", "u32", True)]
+        args += [t, needed]
     frame = f"""  let wb = group * {n * m}u;
   let vb = group * {n * n}u;
   let kb = group * {n}u;
@@ -342,32 +293,18 @@ def _svd(b: "_Builder") -> None:
   }}
   storageBarrier();
   // T's rows are orthonormal already (the sweeps made them orthogonal to working precision)
-  // unless a singular value is numerically 0 or u has more columns than T rows
+  // unless a singular value is numerically 0 or u has more columns than T rows: then
+  // u is Q of T's QR times sign(R's diagonal), orthonormal where s vanishes, complete
   if (lid == 0u) {{
-    var needed = {int(ucols > n)}u;
+    var qr = {int(ucols > n)}u;
     let top = d[kb + perm[pb]];
     for (var k = 0u; k < {n}u; k++) {{
-      if (!(d[kb + k] > {n * EPS!r} * top)) {{ needed = 1u; }}
+      if (!(d[kb + k] > {n * EPS!r} * top)) {{ qr = 1u; }}
     }}
-    qr_needed = needed;
-  }}
-  if (workgroupUniformLoad(&qr_needed) == 0u) {{
-    for (var e = lid; e < {m * ucols}u; e += {THREADS}u) {{
-      u_out[qb + e] = t[tb + (e % {ucols}u) * {m}u + e / {ucols}u];
-    }}
-    return;
-  }}
-  // else u <- Q of T's QR times sign(R's diagonal): orthonormal where s vanishes, complete
-{_householder(n, m, n, ucols)}
-  for (var e = lid; e < {m * ucols}u; e += {THREADS}u) {{
-    let r = e / {ucols}u;
-    let c = e % {ucols}u;
-    var flip = 1.0;
-    if (c < {n}u && t[tb + c * {m}u + c] < 0.0) {{ flip = -1.0; }}
-    u_out[qb + e] = flip * qt[qb + c * {m}u + r];
+    needed[group] = qr;
   }}
 """
-    head = "\n".join([_head(buffers), "var<workgroup> qr_needed: u32;", _ORDER_KEY,
+    head = "\n".join([_head(buffers), _ORDER_KEY,
                       _jacobi_decls(n)])
     writable = args[1:]
     plan = plan_jacobi(n, m, count, uv, b.limits)
@@ -379,6 +316,10 @@ def _svd(b: "_Builder") -> None:
                  writable)
         run_sweeps(b, plan, w, vt)
         b.shader(HandWritten(head, frame + body), "svd_finish", count, THREADS, args, writable)
+    if uv:
+        taus, qt = b.temp(4 * count * n), b.temp(4 * count * ucols * m)
+        plan_householder(b, QrShape(count, n, m, n, ucols), t, taus, qt, needed)
+        b.kernel(_u_kernel(count, m, n, ucols), [t, qt, needed], u_out)
     for finish in finishes:
         finish()
     b.notes = {"algorithm": ("one-sided Jacobi, a workgroup per matrix",
@@ -387,6 +328,23 @@ def _svd(b: "_Builder") -> None:
                "max_sweeps": (MAX_SWEEPS, "until every pair is orthogonal to working precision")}
     if plan is not None:
         b.notes = jacobi_notes(plan)
+
+
+def _u_kernel(count: int, m: int, n: int, ucols: int) -> Kernel:
+    """svd's u: T's rows as columns, or where a matrix needed its QR, Q's columns with
+    R's diagonal signs (columns past T's rows keep theirs)."""
+    size = count * m * ucols
+    g = AluExp.special(GIDX, size)
+    k, e = g // (m * ucols), g % (m * ucols)
+    r, c = e // ucols, e % ucols
+    row = c.lt(n).where(c, 0)   # T has n rows
+    t = AluExp.load(0, k * (n * m) + row * m + r, F32)
+    diagonal = AluExp.load(0, k * (n * m) + row * m + row, F32)
+    q = AluExp.load(1, k * (ucols * m) + c * m + r, F32)
+    flipped = c.lt(n).where(diagonal, 0.0).lt(0.0).where(q * -1.0, q)
+    value = AluExp.load(2, k, DType.uint32).ne(0).where(flipped, t)
+    return Kernel((size,), ((F32, count * n * m), (F32, count * ucols * m),
+                            (DType.uint32, count)), value.simplify(), label="svd_u")
 
 
 def _qr(b: "_Builder") -> None:
@@ -399,37 +357,17 @@ def _qr(b: "_Builder") -> None:
     q_out, finish_q = b.f32_output(0, dtype, count * m * qcols)
     r_out, finish_r = b.f32_output(1, dtype, count * qcols * n)
     t, taus, qt = b.temp(4 * count * n * m), b.temp(4 * count * k), b.temp(4 * count * qcols * m)
-    body = f"""  let tb = group * {n * m}u;
-  let ab = group * {k}u;
-  let qb = group * {qcols * m}u;
-  let rb = group * {qcols * n}u;
-  // T <- a transposed: each column of a is a row
-  for (var e = lid; e < {n * m}u; e += {THREADS}u) {{
-    t[tb + e] = a[tb + (e % {m}u) * {n}u + e / {m}u];
-  }}
-  storageBarrier();
-{_householder(n, m, k, qcols)}
-  // r on and above the diagonal, q transposed back
-  for (var e = lid; e < {qcols * n}u; e += {THREADS}u) {{
-    let r = e / {n}u;
-    let c = e % {n}u;
-    r_out[rb + e] = select(0.0, t[tb + c * {m}u + r], r <= c);
-  }}
-  for (var e = lid; e < {m * qcols}u; e += {THREADS}u) {{
-    q_out[qb + e] = qt[qb + (e % {qcols}u) * {m}u + e / {qcols}u];
-  }}
-"""
-    source = HandWritten(_head([("a", "f32", False), ("q_out", "f32", True),
-                                ("r_out", "f32", True), ("t", "f32", True), ("taus", "f32", True),
-                                ("qt", "f32", True)]), body)
-    b.shader(source, "qr", count, THREADS, [a, q_out, r_out, t, taus, qt],
-             [q_out, r_out, t, taus, qt])
+    # T's rows are a's columns; r is T's upper part transposed back, q is qt transposed
+    b.kernel(transpose_kernel(count, n, m, n, "qr_columns"), [a], t)
+    plan = plan_householder(b, QrShape(count, n, m, k, qcols), t, taus, qt)
+    b.kernel(transpose_kernel(count, qcols, n, m, "qr_r", upper=True), [t], r_out)
+    b.kernel(transpose_kernel(count, m, qcols, m, "qr_q"), [qt], q_out)
     finish_q()
     finish_r()
-    b.notes = {"algorithm": ("Householder QR (geqrf + orgqr), a workgroup per matrix",
-                             "LAPACK's reflectors: the same signs as NumPy's q and r"),
-               "workgroup": (THREADS, "one thread makes a reflector, the others apply it to a "
-                             "column each")}
+    b.notes = {"algorithm": ("Householder QR (geqrf + orgqr) by panels",
+                             "LAPACK's reflectors: the same signs as NumPy's q and r; a "
+                             "workgroup per column applies each panel"),
+               **plan.notes()}
 
 
 PLANNERS: dict[str, Callable[["_Builder"], None]] = {"eigh": _eigh, "svd": _svd, "qr": _qr}

@@ -30,6 +30,7 @@ from jaxlab.backends.webgpu.errors import (DeviceLostError, WebGpuError, WebGpuM
                                            WgslCompileError)
 from jaxlab.backends.webgpu.ops import Lang
 from jaxlab.backends.webgpu.plan import Pass, Plan, kernel_plan
+from jaxlab.backends.webgpu.replay import ProgramReplay
 from jaxlab.backends.webgpu.tune import Limits, Tuning, knobs, tune
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import Kernel, Routine
@@ -142,8 +143,8 @@ class WebGpuBackend(Backend):
         self._pass: Any = None
         self._batch_depth = 0
         self._in_pass = 0                  # dispatches recorded in the open pass
-        self._recorded: list[tuple[Any, Any]] = []   # pipelines and groups the open encoder uses
-        self._record_launch: Optional[fastpass.Record] = None
+        self._recorded: list[Any] = []   # pipelines and groups the open encoder uses
+        self._recorder: Optional[fastpass.Recorder] = None
         self._unfinished = False           # work submitted since the last wait
         self._deferred: list[GpuBuffer] = []   # freed while a queued command uses them
         self._query = None
@@ -460,6 +461,31 @@ class WebGpuBackend(Backend):
             return None
         return launch
 
+    def program_replay(self, launches: Sequence[tuple[Executable, list, list]],
+                       table: Sequence[Any]) -> Optional[ProgramReplay]:
+        """A jit program of kernels only, bound once per set of buffers (replay.py)."""
+        plans = [exe.program for exe, _, _ in launches]
+        if not all(isinstance(plan, Plan) and plan.passes for plan in plans):
+            return None
+        return ProgramReplay(self, [(plan, ins, outs) for plan, (_, ins, outs)
+                                    in zip(plans, launches)], table)
+
+    def _pack(self, work: Sequence[tuple[Any, Any, tuple[int, int, int]]]) -> list:
+        """(pipeline, bind group, grid) launches in the form `_replay` records."""
+        self._pass or self._open_pass()   # the recorder is chosen on a real pass
+        pack = self._recorder.pack
+        return [pack(*launch) for launch in work]
+
+    def _replay(self, packed: list, keep: list) -> None:
+        """Packed launches into the open pass; `keep` (what they use) is held until the
+        encoder finishes."""
+        cpass = self._pass or self._open_pass()
+        self._recorded.append(keep)
+        self._recorder.play(cpass, packed)
+        self._in_pass += len(packed)
+        if SUBMIT_EVERY and self._in_pass >= SUBMIT_EVERY:
+            self._flush()
+
     def dispatch(self, exe: Executable, inputs: Sequence[Any], outputs: Sequence[Any]) \
             -> Optional[float]:
         return self._run(exe, inputs, outputs, timed=self.timestamps and events.listening())
@@ -514,7 +540,7 @@ class WebGpuBackend(Backend):
         """(pipeline, bind group, grid) launches into the open pass. The objects are held
         until the encoder finishes: the commands refer to them and the caches may evict."""
         cpass = self._pass or self._open_pass()
-        record, keep = self._record_launch, self._recorded
+        record, keep = self._recorder.record, self._recorded
         for pipeline, group, grid in work:
             keep.append((pipeline, group))
             record(cpass, pipeline, group, grid)
@@ -527,8 +553,8 @@ class WebGpuBackend(Backend):
         if self._encoder is None:
             self._encoder = self.device.create_command_encoder()
         self._pass = self._encoder.begin_compute_pass()
-        if self._record_launch is None:
-            self._record_launch = fastpass.recorder(self._pass)
+        if self._recorder is None:
+            self._recorder = fastpass.recorder(self._pass)
         return self._pass
 
     def _end_pass(self) -> None:

@@ -20,6 +20,7 @@ import numpy as np
 
 from jaxlab.backends.base import Choice, Knob, TuningRecord
 from jaxlab.backends.webgpu.contraction import Contraction, find_contraction, operand_vectors
+from jaxlab.backends.webgpu.loop_budget import fits
 from jaxlab.backends.webgpu.ops import Lang
 from jaxlab.ir.alu import AluOp
 from jaxlab.ir.dtypes import DType
@@ -201,9 +202,13 @@ def _group_for(kernel: Kernel, steps: int, contiguous: bool, pack: int,
     """A group_reduce layout, or None where one thread per output does better."""
     cap = _pow2_floor(limits.max_threads)
     if not limits.hardware:   # a CPU runs few threads and pays for every barrier
-        if kernel.size > 1:
+        if kernel.size > 1 and fits(pack * steps, limits):
             return None
-        threads, outputs, why = min(64, cap), 1, "a single output"
+        threads, outputs = min(64, cap), 1
+        while threads < cap and not fits(pack * math.ceil(steps / threads), limits):
+            threads *= 2
+        why = "a single output" if kernel.size == 1 else \
+            "one thread per output would loop past the adapter's loop limit"
     elif contiguous:
         threads, outputs = min(64 if steps >= 512 else 32, cap), 1
         why = "the reduction runs along memory: a group's threads read neighbours"
@@ -234,7 +239,9 @@ def _worth_tiling(kernel: Kernel, c: Optional[Contraction], limits: Limits) -> b
     """Smaller sides or reductions would waste most of a tile (on a CPU adapter, a side
     must fill the smallest tile)."""
     side = TILED_MIN_DIM if limits.hardware else min(min(t.m, t.n) for t in _TILES)
-    return c is not None and min(c.m, c.n) >= side and kernel.reduction.size >= TILED_MIN_DIM
+    slices = math.ceil(kernel.reduction.size / min(t.k for t in _TILES))
+    return c is not None and min(c.m, c.n) >= side and kernel.reduction.size >= TILED_MIN_DIM \
+        and fits(slices, limits)
 
 
 def _tile_for(kernel: Kernel, c: Optional[Contraction], limits: Limits) -> Optional[Tile]:

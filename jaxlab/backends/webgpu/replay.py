@@ -1,0 +1,89 @@
+"""A jit program's launches bound once to its buffers and replayed as C calls.
+
+A warm jit call on webgpu used to go launcher by launcher: per kernel a few
+checks, a bind-group cache lookup (a tuple of the bound buffers hashed), a
+pipeline lookup and three recorded commands, several microseconds of Python
+each; a 30-kernel training step spent more host time than an H200 spent
+running it. A call of a program binds the same arena, constants and scratch
+every time, and its inputs and outputs come back from the buffer pool call
+after call (a training loop alternates between two sets). So a ProgramReplay
+binds every launch once per set of input and output buffers (its bind groups,
+pipelines, grids packed as wgpu-native handles by fastpass) and a call records
+the packed list into the open compute pass: three C calls a launch and no
+Python object made. Each runner of a program (engine/prepared.py, one per
+concurrent caller) has its own replay, so its scratch buffers, held for the
+replay's life instead of taken from the pool per launch, are never shared by
+two calls at once.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any, Sequence
+
+from jaxlab.backends.webgpu.buffers import GpuBuffer
+from jaxlab.backends.webgpu.plan import Plan
+
+if TYPE_CHECKING:
+    from jaxlab.backends.webgpu.runtime import WebGpuBackend
+
+BINDINGS_KEPT = 8   # buffer sets bound per runner (a training loop cycles through 2-3)
+
+
+class ProgramReplay:
+    """`replay(handles)` records the program's launches with `handles` in the table's
+    first places (the call's inputs and outputs); False when it cannot (the device was
+    replaced since), and the caller takes the launcher path, which reports why."""
+
+    def __init__(self, backend: "WebGpuBackend", launches: Sequence[tuple[Plan, list, list]],
+                 table: Sequence[Any]) -> None:
+        self._backend = backend
+        self._generation = backend._generation
+        self._launches = launches
+        self._table = list(table)
+        self._scratch: list[list[GpuBuffer]] = []   # each launch's, made on the first bind
+        self._bound: "OrderedDict[tuple, tuple[list, list]]" = OrderedDict()
+
+    def __call__(self, handles: Sequence[GpuBuffer]) -> bool:
+        backend = self._backend
+        if backend._generation != self._generation:
+            return False
+        # the wgpu buffers, not the handles (new each call): a pooled buffer comes back;
+        # the key holds them, so no id is reused while the binding is kept
+        key = tuple([h.buffer for h in handles])
+        with backend.batch():
+            bound = self._bound.get(key)
+            if bound is None:
+                if any(h.generation != self._generation for h in handles):
+                    return False
+                bound = self._bind(handles)
+                self._bound[key] = bound
+                if len(self._bound) > BINDINGS_KEPT:
+                    self._bound.popitem(last=False)
+            backend._replay(*bound)
+        return True
+
+    def _bind(self, handles: Sequence[GpuBuffer]) -> tuple[list, list]:
+        """(packed launches, the pipelines and bind groups they use: held with them)."""
+        backend = self._backend
+        if not self._scratch:
+            self._scratch = [[backend.allocate(n) for n in plan.scratch]
+                             for plan, _, _ in self._launches]
+        table = self._table.copy()
+        table[:len(handles)] = handles
+        work = []
+        with backend._guard("binding a jit program's buffers"):
+            self._bind_work(table, work)
+        return backend._pack(work), [(pipeline, group) for pipeline, group, _ in work]
+
+    def _bind_work(self, table: list, work: list) -> None:
+        backend = self._backend
+        for (plan, ins, outs), scratch in zip(self._launches, self._scratch):
+            bound = [table[x] for x in ins] + [table[o] for o in outs] + scratch
+            for p in plan.passes:
+                pipeline, layout = backend._pipeline(p)
+                work.append((pipeline, backend._bind_group(layout, p, bound), p.program.grid))
+
+    def __del__(self) -> None:
+        for scratch in self._scratch:
+            for h in scratch:
+                self._backend.free(h)

@@ -60,6 +60,26 @@ def test_eigh_repeated_and_zero_eigenvalues(backend):
     assert_close(w0, np.zeros(3, np.float32))
 
 
+def test_eigh_of_split_and_tridiagonal_matrices(backend, rng):
+    """Matrices whose reduction or iteration splits: already tridiagonal (every reflector
+    the identity), and two decoupled blocks with a zero row between them."""
+    t = np.diag(np.arange(9.0)) + np.diag(np.full(8, 0.5), 1) + np.diag(np.full(8, 0.5), -1)
+    blocks = np.zeros((9, 9))
+    blocks[:4, :4], blocks[5:, 5:] = _symmetric(rng, (4, 4)), _symmetric(rng, (4, 4))
+    for a in (t.astype(np.float32), blocks.astype(np.float32)):
+        w, v = map(np.asarray, jnp.linalg.eigh(jnp.asarray(a)))
+        assert_close(w, np.linalg.eigvalsh(a).astype(np.float32), **TOL)
+        _assert_orthonormal_columns(v)
+        np.testing.assert_allclose((v * w) @ v.T, a, atol=1e-4 * np.abs(a).max() * 10)
+
+
+def test_eigh_of_a_nan_entry_is_nan_not_an_answer(backend):
+    a = np.eye(5, dtype=np.float32)
+    a[1, 3] = a[3, 1] = np.nan
+    w, v = map(np.asarray, jnp.linalg.eigh(jnp.asarray(a)))
+    assert np.isnan(w).any() and np.isnan(v).any()   # which ones: as the algorithm mixes
+
+
 def test_eigh_svd_past_one_block(backend, rng):
     """Sizes whose Jacobi rows make several blocks (of 16 on webgpu: rounds of blocks in
     parallel workgroups, a virtual block to make the count even)."""

@@ -95,7 +95,8 @@ def _lu(a: np.ndarray, **_) -> list[np.ndarray]:
 
 def _eigh(a: np.ndarray, *, lower: bool) -> list[np.ndarray]:
     """(vectors, values ascending) of the symmetric matrix one triangle spells."""
-    w, v = np.linalg.eigh(_batched(a), UPLO="L" if lower else "U")
+    matrices, bad = _finite_only((np.tril if lower else np.triu)(_batched(a)))
+    w, v = (_spoil(x, bad) for x in np.linalg.eigh(matrices, UPLO="L" if lower else "U"))
     n = a.shape[-1]
     return [v.reshape(a.shape).astype(a.dtype), w.reshape(*a.shape[:-2], n).astype(a.dtype)]
 

@@ -1,9 +1,12 @@
-"""eigh, svd and qr as WebAssembly text: Hestenes' one-sided Jacobi sweeps and
-Householder reflections over rows kept contiguous (a matrix whose columns an
+"""svd and qr as WebAssembly text (eigh: tridiagonal.py): Hestenes' one-sided Jacobi
+sweeps and Householder reflections over rows kept contiguous (a matrix whose columns an
 algorithm walks is stored transposed), so that every inner loop is one of
 vector_loops' SIMD runs: a rotation of two rows, a dot product, an axpy."""
 from __future__ import annotations
 
+import math
+
+from jaxlab.backends.wasm import tridiagonal
 from jaxlab.backends.wasm.routine_text import (Body, Fn, get, i32, identity, layout, perm_at,
                                                sort_order, transposed_copy)
 from jaxlab.backends.wasm.vector_loops import FloatType
@@ -30,11 +33,13 @@ def _rotation(f: Fn, diff: str, off: str) -> list[str]:
     ]
 
 
-def _worth_rotating(f: Fn, off: str, a: str, b: str) -> str:
-    """|off| above eps * sqrt(|a| |b|) (relative: Jacobi's accuracy) and above the
-    smallest normal (so underflowing values stop the sweeps)."""
+def _worth_rotating(f: Fn, off: str, a: str, b: str, length: int) -> str:
+    """|off| above sqrt(length) eps sqrt(|a| |b|) (relative: Jacobi's accuracy, with
+    LAPACK gesvj's sqrt(m) for the rounding of a dot product of m terms: a tighter test
+    keeps rotating pairs whose products are rounding noise, sweep after sweep) and
+    above the smallest normal (so underflowing values stop the sweeps)."""
     ft = f.ft
-    bound = f.op("mul", f.const(ft.eps),
+    bound = f.op("mul", f.const(ft.eps * math.sqrt(length)),
                  f.op("mul", f.op("sqrt", f.op("abs", a)), f.op("sqrt", f.op("abs", b))))
     return (f"(i32.and {f.op('gt', f.op('abs', off), bound)} "
             f"{f.op('gt', f.op('abs', off), f.const(ft.tiny))})")
@@ -120,7 +125,7 @@ def _one_sided_sweeps(f: Fn, W: str, VT: str, NRM: str, n: int, m: int,
         "(local.set $rotated (i32.const 1))"]
     pair = [f"(local.set $alpha {f.load(norm_p)})", f"(local.set $beta {f.load(norm_q)})",
             f"(local.set $gamma (call $dot {w_p} {w_q} {i32(m)}))",
-            f"(if {_worth_rotating(f, get('gamma'), get('alpha'), get('beta'))} (then"] + \
+            f"(if {_worth_rotating(f, get('gamma'), get('alpha'), get('beta'), m)} (then"] + \
         [f"  {line}" for line in rotate] + ["))"]
     w_k = row(W, get("k"), m * sz)
     sweep = (["(local.set $rotated (i32.const 0))"]
@@ -136,126 +141,36 @@ def _one_sided_sweeps(f: Fn, W: str, VT: str, NRM: str, n: int, m: int,
                f"{i32(MAX_SWEEPS)}))))"])
 
 
+def _precondition(f: Fn, W: str, VT: str, T: str, n: int, m: int) -> list[str]:
+    """W <- VT W and VT <- V^T with V the eigenvectors of the Gram matrix G = W W^T
+    (a^T a): W's rows become nearly orthogonal, so the Jacobi sweeps that follow
+    rotate few pairs; they still run to convergence, so s keeps Jacobi's relative
+    accuracy (the Gram matrix's squared condition only touches V, not the answer)."""
+    sz = f.ft.size
+    G = "(local.get $EIG_A)"
+    row = lambda base, r, bytes_: f"(i32.add {base} (i32.mul {r} {i32(bytes_)}))"  # noqa: E731
+    w_i, w_j = row(W, get("gi"), m * sz), row(W, get("gj"), m * sz)
+    gram = f.loop("gi", i32(0), i32(n), f.loop("gj", get("gi"), i32(n), [
+        f"(local.set $gram (call $dot {w_i} {w_j} {i32(m)}))",
+        f.store(f.at2(G, get("gi"), get("gj"), n), get("gram")),
+        f.store(f.at2(G, get("gj"), get("gi"), n), get("gram"))], "columns j >= i"), "rows i")
+    f.fvar("gram")
+    arrays = " ".join(VT if k == "zt" else f"(local.get $EIG_{k.upper()})"
+                      for k in tridiagonal.EIGEN_ARRAYS)
+    t_k = row(T, get("gi"), m * sz)
+    combine = f.loop("gi", i32(0), i32(n), [f"(memory.fill {t_k} (i32.const 0) {i32(m * sz)})"]
+                     + f.loop("gj", i32(0), i32(n), [
+                         f"(call $axpy {w_j} {t_k} {i32(m)} {f.load(f.at2(VT, get('gi'), get('gj'), n))})"],
+                         "rows j of W"), "rows i of VT W")
+    return ([";; G = W W^T; VT <- its eigenvectors as rows; W <- VT W"] + gram
+            + [f"(call $symmetric_eigen {arrays})"]
+            + combine + [f"(memory.copy {W} {T} {i32(n * m * sz)})"])
+
+
 def _sweep_flops(n: int, m: int, vectors: bool) -> int:
     """A sweep's count: the norms (2nm), then per pair a dot product (2m) and the
     rotations (6m, and 6n for the vectors)."""
     return 2 * n * m + n * (n - 1) // 2 * (8 * m + (6 * n if vectors else 0))
-
-
-def _refinement(f: Fn, A: str, V: str, T: str, D: str, n: int) -> list[str]:
-    """Two-sided Jacobi on C = V A V^T (Rayleigh-Ritz) with C kept implicit: T's rows are
-    A v_k, so c_pq = v_p . t_q, and a rotation of the pair (p, q) turns rows p and q of
-    V and of T alike (T = V A stays). D holds C's diagonal. Pairs rotate until every
-    |c_pq| <= eps max|c_kk| (the absolute accuracy LAPACK's eigh has): a dot product a
-    pair and the rotations, all over contiguous rows (SIMD)."""
-    sz = f.ft.size
-    row = lambda base, r: f"(i32.add {base} (i32.mul {r} {i32(n * sz)}))"  # noqa: E731
-    f.fvar("bound"), f.fvar("alpha"), f.fvar("beta"), f.fvar("gamma"), f.var("rotated")
-    f.var("sweep")
-    d_p, d_q, d_k = f.at(D, get("p")), f.at(D, get("q")), f.at(D, get("k"))
-    times_a = f.loop("k", i32(0), i32(n), f.loop("tr", i32(0), i32(n), [
-        f.store(f.at2(T, get("k"), get("tr"), n), f"(call $dot {row(A, get('tr'))} {row(V, get('k'))} {i32(n)})")],
-        "entries: a row of A times v_k"), "rows t_k = A v_k")
-    diagonal = f.loop("k", i32(0), i32(n), [
-        f.store(d_k, f"(call $dot {row(V, get('k'))} {row(T, get('k'))} {i32(n)})")], "c_kk = v_k . t_k")
-    largest = f.loop("k", i32(0), i32(n), [
-        f"(local.set $bound {f.op('max', get('bound'), f.op('abs', f.load(d_k)))})"],
-        "the largest |c_kk|: about |A|_2")
-    rotate = _rotation(f, f.op("sub", get("beta"), get("alpha")), get("gamma")) + [
-        f"(call $rot {row(V, get('p'))} {row(V, get('q'))} {i32(n)} (local.get $c) (local.get $s))",
-        f"(call $rot {row(T, get('p'))} {row(T, get('q'))} {i32(n)} (local.get $c) (local.get $s))",
-        f.store(d_p, f.op("sub", get("alpha"), f.op("mul", get("t"), get("gamma")))),
-        f.store(d_q, f.op("add", get("beta"), f.op("mul", get("t"), get("gamma")))),
-        "(local.set $rotated (i32.const 1))"]
-    pair = [f"(local.set $gamma (call $dot {row(V, get('p'))} {row(T, get('q'))} {i32(n)}))",
-            f"(if (i32.and {f.op('gt', f.op('abs', get('gamma')), get('bound'))} "
-            f"{f.op('gt', f.op('abs', get('gamma')), f.const(f.ft.tiny))}) (then",
-            f"  (local.set $alpha {f.load(d_p)})", f"  (local.set $beta {f.load(d_q)})"] + \
-        [f"  {line}" for line in rotate] + ["))"]
-    sweep = (["(local.set $rotated (i32.const 0))"]
-             + f.loop("p", i32(0), i32(n - 1), f.loop("q", f"(i32.add {get('p')} {i32(1)})", i32(n),
-                                                    pair, "pairs (p, q), q > p"), "rows p")
-             + ["(local.set $sweep (i32.add (local.get $sweep) (i32.const 1)))"])
-    return (times_a + diagonal + [f"(local.set $bound {f.const(0.0)})"] + largest
-            + [f"(local.set $bound {f.op('mul', f.const(f.ft.eps), get('bound'))})",
-               "(local.set $sweep (i32.const 0))",
-               "(loop $refine  ;; two-sided Jacobi on C: rotate pairs until it is diagonal"]
-            + [f"  {line}" for line in sweep]
-            + [f"  (br_if $refine (i32.and (local.get $rotated) (i32.lt_u (local.get $sweep) "
-               f"{i32(MAX_SWEEPS)}))))"]
-            + [";; eigenvalues: C's diagonal afresh"] + diagonal)
-
-
-def _eigh(routine: Routine, ft: FloatType) -> Body:
-    (shape, _), = routine.inputs
-    n = shape[-1]
-    lower = routine.param["lower"]
-    sz = ft.size
-    lay = layout(w=n * n * sz, a=n * n * sz, t=n * n * sz, d=n * sz, perm=n * 4, nrm=n * sz)
-    f = Fn(ft)
-    for k in lay.offsets:
-        f.var(k.upper())
-    W, A, T, D, PERM, NRM = (f"(local.get ${k})" for k in ("W", "A", "T", "D", "PERM", "NRM"))
-    f.fvar("shift"), f.var("key")
-    big = "(select (local.get $tr) (local.get $tc) (i32.gt_u (local.get $tr) (local.get $tc)))"
-    small = "(select (local.get $tc) (local.get $tr) (i32.gt_u (local.get $tr) (local.get $tc)))"
-    src_r, src_c = (big, small) if lower else (small, big)
-    element = f.load(f.at2("(local.get $in0)", src_r, src_c, n))
-    sym = f.loop("tr", i32(0), i32(n), f.loop("tc", i32(0), i32(n), [
-        f.store(f.at2(A, get("tr"), get("tc"), n), element)], "columns"), "rows")
-    row = lambda base, r: f"(i32.add {base} (i32.mul {r} {i32(n * sz)}))"  # noqa: E731
-    frobenius = f.op("sqrt", f"(call $dot {A} {A} {i32(n * n)})")
-    shift = f.loop("k", i32(0), i32(n), [
-        f.store(f.at2(W, get("k"), get("k"), n),
-                f.op("add", f.load(f.at2(W, get("k"), get("k"), n)), get("shift")))], "the diagonal")
-    w_k = row(W, get("k"))
-    length = f.op("sqrt", f"(call $dot {w_k} {w_k} {i32(n)})")
-    normalize = [f"(call $scale {w_k} {i32(n)} {f.op('div', f.const(1.0), length)})"]
-    body = ([f"(local.set ${k.upper()} (i32.add (local.get $scratch) {i32(v)}))"
-             for k, v in lay.offsets.items()]
-            + [";; A <- the symmetric matrix of the " + ("lower" if lower else "upper")
-               + " triangle; W <- B = A + shift I with shift = 2 |A|_F (1 for A = 0):",
-               ";; B is positive definite with eigenvalues in [|A|_F, 3 |A|_F], so once W = B V",
-               ";; has orthogonal rows, they are A's eigenvectors times values of one scale"]
-            + sym
-            + [f"(local.set $shift {f.op('mul', f.const(2.0), frobenius)})",
-               f"(local.set $shift (select {get('shift')} {f.const(1.0)} "
-               f"{f.op('gt', get('shift'), f.const(0.0))}))",
-               f"(memory.copy {W} {A} {i32(n * n * sz)})"]
-            + shift
-            + _one_sided_sweeps(f, W, "", NRM, n, n, vectors=False)
-            + [";; V <- W's rows normalised: eigenvectors to eps |B| / gap, B's scale, not A's"]
-            + f.loop("k", i32(0), i32(n), normalize, "each row k of W")
-            + [";; refinement on A itself (Rayleigh-Ritz): C = V A V^T is diagonal but for",
-               ";; entries of order eps |B|, which two-sided sweeps remove (rotating V alike)"]
-            + _refinement(f, A, W, T, D, n)
-            + sort_order(f, D, PERM, n, descending=False)
-            + f.loop("k", i32(0), i32(n), [
-                f"(local.set $key (i32.load {perm_at(PERM, get('k'))}))",
-                f.store(f.at("(local.get $out1)", get("k")), f.load(f.at(D, get("key"))))]
-                + f.loop("tr", i32(0), i32(n), [f.store(f.at2("(local.get $out0)", get("tr"), get("k"), n),
-                                                      f.load(f.at2(W, get("key"), get("tr"), n)))],
-                         "rows of column k"), "output column k"))
-    fn = f.text("(func $matrix (param $out0 i32) (param $out1 i32) (param $in0 i32) (param $scratch i32)",
-                body, f"eigh of one {n}x{n} matrix: one-sided Jacobi on the shifted matrix, "
-                      "then two-sided Jacobi on A in that basis")
-    notes = {"algorithm": ("one-sided (Hestenes) Jacobi on A + 2|A|_F I, then Rayleigh-Ritz "
-                           "refinement by two-sided Jacobi on V A V^T",
-                           "the shifted matrix is positive definite: its orthogonalised rows "
-                           "are A's eigenvectors with no rotations accumulated, but only to "
-                           "eps |B| / gap (the shift compresses gaps); the refinement rotates "
-                           "them on A itself to eps |A| / gap, as LAPACK"),
-             "layout": ("rows", "each rotation and dot product runs over two contiguous rows "
-                        "(SIMD)"),
-             "max_sweeps": (MAX_SWEEPS, "one-sided: until every pair satisfies |w_p.w_q| <= "
-                                        "eps |w_p| |w_q|; two-sided: until |c_pq| <= eps max|c_kk| "
-                                        "(one sweep rotates, one confirms)"),
-             "flops_per_sweep": (_sweep_flops(n, n, False), "a dot product and a rotation per "
-                                 "pair, the norms updated"),
-             "refinement_flops": (10 * n ** 3, "T = V A (2n^3), a sweep of dot products "
-                                  "and rotations of V's and T's rows (7n^3), one of dot "
-                                  "products that rotates nothing (n^3)")}
-    return Body([fn], ["out0", "out1", "in0"], lay, notes, None)
 
 
 def _svd(routine: Routine, ft: FloatType) -> Body:
@@ -264,8 +179,9 @@ def _svd(routine: Routine, ft: FloatType) -> Body:
     uv = routine.param["compute_uv"]
     ucols = m if routine.param["full_matrices"] else n
     sz = ft.size
+    eigen = {f"eig_{k}": v for k, v in tridiagonal.eigen_sizes(n, sz).items() if k != "zt"}
     lay = layout(w=n * m * sz, vt=n * n * sz, d=n * sz, perm=n * 4, t=n * m * sz, tau=n * sz,
-                  qt=ucols * m * sz, nrm=n * sz)
+                  qt=ucols * m * sz, nrm=n * sz, **eigen)
     f = Fn(ft)
     for k in lay.offsets:
         f.var(k.upper())
@@ -277,7 +193,7 @@ def _svd(routine: Routine, ft: FloatType) -> Body:
              for k, v in lay.offsets.items()]
             + [";; W <- a transposed: its rows are a's columns"]
             + transposed_copy(f, "(local.get $in0)", W, m, n)
-            + (identity(f, VT, n, n) if uv else [])
+            + _precondition(f, W, VT, T, n, m)
             + _one_sided_sweeps(f, W, VT, NRM, n, m, vectors=uv)
             + [";; singular values: the columns' norms, descending"]
             + f.loop("k", i32(0), i32(n), [
@@ -312,14 +228,16 @@ def _svd(routine: Routine, ft: FloatType) -> Body:
         args = ["out0", "out1", "out2", "in0"]
     fn = f.text(f"(func $matrix {' '.join(f'(param ${a} i32)' for a in args)} (param $scratch i32)",
                 body, f"svd of one {m}x{n} matrix: one-sided Jacobi on its columns (rows of W)")
-    notes = {"algorithm": ("one-sided (Hestenes) Jacobi",
-                           "rotates column pairs of a until orthogonal: s to relative accuracy"),
+    notes = {"algorithm": ("one-sided (Hestenes) Jacobi, preconditioned by eigh(a^T a)",
+                           "rotates column pairs of a V until orthogonal: s to relative "
+                           "accuracy; V, the eigenvectors of a^T a, leaves 2-3 sweeps that "
+                           "mostly only test pairs"),
              "layout": ("columns as rows", "a's columns and V's are stored as rows: each "
                         "rotation and dot product runs over contiguous memory (SIMD)"),
-             "max_sweeps": (MAX_SWEEPS, "until every pair satisfies |a_p.a_q| <= eps |a_p| |a_q|"),
+             "max_sweeps": (MAX_SWEEPS, "until every pair satisfies |a_p.a_q| <= sqrt(m) eps |a_p| |a_q|"),
              "flops_per_sweep": (_sweep_flops(n, m, uv), "a dot product and the rotations "
                                  "per pair, the norms updated")}
-    fns = [fn]
+    fns = [fn] + tridiagonal.symmetric_eigen_fn(ft, n)
     if uv:
         fns += _householder_fns(ft, n, m, n, ucols)
         notes["u"] = ("Householder QR of the normalised columns",
@@ -362,4 +280,4 @@ def _qr(routine: Routine, ft: FloatType) -> Body:
                 max(flops, 0))
 
 
-GENERATORS = {"eigh": _eigh, "svd": _svd, "qr": _qr}
+GENERATORS = {"eigh": tridiagonal.eigh, "svd": _svd, "qr": _qr}

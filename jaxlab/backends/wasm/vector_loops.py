@@ -68,25 +68,24 @@ def _rot(ft: FloatType) -> str:
     body = _lanes_then_scalars(
         ft, ("x", "y"),
         ["(local.set $a (v128.load (local.get $x)))", "(local.set $b (v128.load (local.get $y)))",
-         f"(v128.store (local.get $x) ({v}.sub (local.get $a) ({v}.mul (local.get $vs) "
-         f"({v}.add (local.get $b) ({v}.mul (local.get $vtau) (local.get $a))))))",
-         f"(v128.store (local.get $y) ({v}.add (local.get $b) ({v}.mul (local.get $vs) "
-         f"({v}.sub (local.get $a) ({v}.mul (local.get $vtau) (local.get $b))))))"],
+         f"(v128.store (local.get $x) ({v}.relaxed_madd (local.get $vc) (local.get $a) "
+         f"({v}.mul (local.get $vms) (local.get $b))))",
+         f"(v128.store (local.get $y) ({v}.relaxed_madd (local.get $vs) (local.get $a) "
+         f"({v}.mul (local.get $vc) (local.get $b))))"],
         [f"(local.set $sa ({t}.load (local.get $x)))", f"(local.set $sb ({t}.load (local.get $y)))",
-         f"({t}.store (local.get $x) ({t}.sub (local.get $sa) ({t}.mul (local.get $s) "
-         f"({t}.add (local.get $sb) ({t}.mul (local.get $tau) (local.get $sa))))))",
-         f"({t}.store (local.get $y) ({t}.add (local.get $sb) ({t}.mul (local.get $s) "
-         f"({t}.sub (local.get $sa) ({t}.mul (local.get $tau) (local.get $sb))))))"])
+         f"({t}.store (local.get $x) ({t}.sub ({t}.mul (local.get $c) (local.get $sa)) "
+         f"({t}.mul (local.get $s) (local.get $sb))))",
+         f"({t}.store (local.get $y) ({t}.add ({t}.mul (local.get $s) (local.get $sa)) "
+         f"({t}.mul (local.get $c) (local.get $sb))))"])
     return "\n".join(
         [f"(func $rot (param $x i32) (param $y i32) (param $n i32) (param $c {t}) (param $s {t})",
-         "  ;; the plane rotation x, y <- c x - s y, s x + c y of two runs of n values, as",
-         "  ;; x - s (y + tau x), y + s (x - tau y) with tau = s / (1 + c) (Rutishauser): c",
-         "  ;; rounded to 1 for a small angle would lengthen both rows by t^2 / 2 each time",
-         f"  (local $end i32) (local $a v128) (local $b v128) (local $vs v128) (local $vtau v128)"
-         f" (local $tau {t}) (local $sa {t}) (local $sb {t})",
-         f"  (local.set $tau ({t}.div (local.get $s) ({t}.add ({t}.const 1) (local.get $c))))",
+         "  ;; the plane rotation x, y <- c x - s y, s x + c y of two runs of n values",
+         "  ;; (relaxed_madd: fused where the machine fuses)",
+         f"  (local $end i32) (local $a v128) (local $b v128) (local $vc v128) (local $vs v128)"
+         f" (local $vms v128) (local $sa {t}) (local $sb {t})",
+         f"  (local.set $vc ({v}.splat (local.get $c)))",
          f"  (local.set $vs ({v}.splat (local.get $s)))",
-         f"  (local.set $vtau ({v}.splat (local.get $tau)))"]
+         f"  (local.set $vms ({v}.neg (local.get $vs)))"]
         + [f"  {line}" for line in body] + [")"])
 
 

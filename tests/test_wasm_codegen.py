@@ -42,14 +42,14 @@ def elementwise(exp: AluExp, shape: tuple, *inputs: np.ndarray) -> Kernel:
                   exp=exp)
 
 
-def run_wasm(be: WasmBackend, kernel: Kernel, *arrays: np.ndarray) -> np.ndarray:
+def run_wasm(be: WasmBackend, kernel: Kernel, *arrays: np.ndarray, **overrides) -> np.ndarray:
     handles = []
     for a in arrays:
         h = be.allocate(max(4, a.nbytes))
         be.write(h, a)
         handles.append(h)
     out = be.allocate(max(4, kernel.size * kernel.dtype.itemsize))
-    be.dispatch(be.prepare_kernel(kernel), handles, [out])
+    be.dispatch(be.prepare_kernel(kernel, overrides or None), handles, [out])
     result = be.read(out, kernel.dtype, kernel.size)
     for h in handles + [out]:
         be.free(h)
@@ -160,11 +160,11 @@ ROW_SIDES = {   # the row-side operand of a packed matmul with packed rows: its 
 
 
 @pytest.mark.parametrize("side", ROW_SIDES)
-@pytest.mark.parametrize("m,k,block", [(13, 21, 0), (40, 24, 1024)])
+@pytest.mark.parametrize("m,k,block", [(13, 21, 0), (40, 24, 2048)])
 def test_matmul_with_packed_rows_matches_numpy(monkeypatch, side, m, k, block) -> None:
     """A computed or transposed row-side operand is packed per block of rows: 13 rows (a
     whole tile and 1 row left) with 21 steps (vectors of four, then one at a time), and
-    40 rows in blocks of 12 (the L2 budget shrunk) with 4 rows left after the last."""
+    40 rows in two blocks of 18 (the L2 budget shrunk) with 4 rows left after the last."""
     if block:
         monkeypatch.setattr(wasm_tune, "ROW_BLOCK_BYTES", block)
     index, op, reference = ROW_SIDES[side]
@@ -174,7 +174,7 @@ def test_matmul_with_packed_rows_matches_numpy(monkeypatch, side, m, k, block) -
     kernel = Kernel(shape=(m, n), inputs=((F32, m * k), (F32, k * n)), exp=body,
                     reduction=Reduction(AluOp.Add, k, acc_variable(F32)), reduce_shape=(k,))
     plan, _ = tune(kernel)
-    assert plan.pack_rows and plan.row_block == (12 if block else 0)
+    assert plan.pack_rows and plan.row_block == (18 if block else 0)
     be = WasmBackend(threads=2)
     be.min_thread_work = 0
     rng = np.random.default_rng(k)
@@ -182,6 +182,11 @@ def test_matmul_with_packed_rows_matches_numpy(monkeypatch, side, m, k, block) -
     stored = np.ascontiguousarray(a.T) if "transposed" in side else a
     np.testing.assert_allclose(run_wasm(be, kernel, stored, b).reshape(m, n), reference(a) @ b,
                                rtol=1e-5, atol=1e-5)
+    # a tile of another height (a knob) gets blocks of whole tiles of that height
+    assert be.prepare_kernel(kernel, {"tile": (4, 2)}).tuning.value("row_block") == \
+        (20 if block else "all rows")
+    np.testing.assert_allclose(run_wasm(be, kernel, stored, b, tile=(4, 2)).reshape(m, n),
+                               reference(a) @ b, rtol=1e-5, atol=1e-5)
 
 
 def test_row_sum_vectorises_along_ridx() -> None:

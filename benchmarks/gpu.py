@@ -4,7 +4,7 @@
 
 W1/W2 are reported as a fraction of a device-to-device copy's bandwidth, W3/W5
 as a fraction of cuBLAS/cuDNN fp32 (TF32 off), W4 as a ratio to JAX on the GPU,
-EIGH/SVD (256x256) as a fraction of torch.linalg's time (cuSOLVER), W6's parts (SORT of
+EIGH/SVD/QR (256x256) as a fraction of torch.linalg's time (cuSOLVER), W6's parts (SORT of
 16M float32, CHOL of 512x512, CHOLB of (64, 256, 256)) as a fraction of torch.sort and
 torch.linalg.cholesky (target >= 0.3), W8/W9 (FFT) as a
 fraction of cuFFT through torch.fft (target >= 0.3).
@@ -59,6 +59,7 @@ def torch_figures(torch: Any, inputs: dict[str, tuple]) -> dict[str, float]:
         x, w = (torch.from_numpy(v).to(dev) for v in inputs["W5"])
         out["W5"] = _cuda_time(lambda: torch.nn.functional.conv2d(x, w, padding=1), torch)
     for name, fn in (("EIGH", torch.linalg.eigh), ("SVD", torch.linalg.svd),
+                     ("QR", torch.linalg.qr),
                      ("SORT", lambda x: torch.sort(x).values), ("CHOL", torch.linalg.cholesky),
                      ("CHOLB", torch.linalg.cholesky)):
         if name in inputs:
@@ -73,6 +74,7 @@ def torch_figures(torch: Any, inputs: dict[str, tuple]) -> dict[str, float]:
 
 REFERENCE_LABELS = {"W1": "D2D copy", "W2": "D2D copy", "W3": "cuBLAS fp32", "W5": "cuDNN fp32",
                     "EIGH": "torch.linalg.eigh", "SVD": "torch.linalg.svd",
+                    "QR": "torch.linalg.qr",
                     "W8": "cuFFT (torch.fft)", "W9": "cuFFT (torch.fft)", "SORT": "torch.sort",
                     "CHOL": "torch.linalg.cholesky", "CHOLB": "torch.linalg.cholesky"}
 

@@ -2,9 +2,11 @@
 
     python3 -m benchmarks.sort_sweep
 
-- the radix sort of 16M keys with each tile size (keys per thread), sort and argsort;
+- the radix sort of 16M keys with each tile size (keys per thread) and split width;
+- 16M keys of uint8, uint16 and int32 (1, 2 and 4 radix passes: the cost of a pass);
 - rows around the radix threshold, bitonic against radix, the batch making 4M keys,
-so that RADIX_MIN_LENGTH (routines.py) and MAX_ITEMS (radix.py) can be set from it.
+so that RADIX_MIN_LENGTH (routines.py), MAX_ITEMS and SPLIT_BITS (radix.py) can be
+set from it.
 Each configuration runs in a fresh process: plans are built once per shape.
 Device time is a timestamp span around the call (as benchmarks.gpu).
 """
@@ -22,12 +24,15 @@ REPEATS = 10
 ALWAYS_BITONIC, ALWAYS_RADIX = 1 << 40, 1
 
 
-def measure(rows: int, n: int, items: int, threshold: int, argsort: bool) -> dict:
-    """Median device ms of one jitted sort (or argsort) of a (rows, n) float32 array."""
+def measure(rows: int, n: int, items: int, split: int, threshold: int, argsort: bool,
+            dtype: str = "float32") -> dict:
+    """Median device ms of one jitted sort (or argsort) of a (rows, n) array."""
     import jaxlab
     from jaxlab.backends.webgpu import radix, routines
-    radix.MAX_ITEMS, routines.RADIX_MIN_LENGTH = items, threshold
-    x = np.random.default_rng(0).standard_normal((rows, n)).astype(np.float32)
+    radix.MAX_ITEMS, radix.SPLIT_BITS, routines.RADIX_MIN_LENGTH = items, split, threshold
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal((rows, n)) if dtype == "float32" else
+         rng.integers(0, 1 << 31, (rows, n))).astype(dtype)
     with jaxlab.default_device("webgpu"):
         backend = jaxlab.engine.devices.get_device("webgpu").backend
         fn = jaxlab.jit(jaxlab.numpy.argsort if argsort else jaxlab.numpy.sort)
@@ -60,19 +65,25 @@ def main() -> None:
     if args.one:
         print(json.dumps(measure(**json.loads(args.one))))
         return
-    print("| rows x n | sort | keys per thread | threshold | device ms | correct |")
-    print("|---|---|---|---|---|---|")
-    configs = [dict(rows=1, n=1 << 24, items=items, threshold=ALWAYS_RADIX, argsort=argsort)
-               for items in (4, 8, 16) for argsort in (False, True)]
-    configs += [dict(rows=(1 << 22) // n, n=n, items=8, threshold=threshold, argsort=False)
-                for n in (1024, 2048, 4096, 8192, 16384, 65536)
+    print("| rows x n | sort | dtype | keys per thread | split bits | algorithm | device ms | "
+          "correct |")
+    print("|---|---|---|---|---|---|---|---|")
+    configs = [dict(rows=1, n=1 << 24, items=items, split=split, threshold=ALWAYS_RADIX,
+                    argsort=False) for split in (2, 4) for items in (2, 4, 8)]
+    configs += [dict(rows=1, n=1 << 24, items=8, split=split, threshold=ALWAYS_RADIX,
+                     argsort=True) for split in (2, 4)]
+    configs += [dict(rows=1, n=1 << 24, items=8, split=2, threshold=ALWAYS_RADIX,
+                     argsort=False, dtype=dtype) for dtype in ("uint8", "uint16", "int32")]
+    configs += [dict(rows=(1 << 22) // n, n=n, items=8, split=2, threshold=threshold,
+                     argsort=False)
+                for n in (4096, 16384, 65536, 262144)
                 for threshold in (ALWAYS_BITONIC, ALWAYS_RADIX)]
     for c in configs:
         r = _run(c)
         kind = "bitonic" if c["threshold"] == ALWAYS_BITONIC else "radix"
         print(f"| {c['rows']} x {c['n']} | {'argsort' if c['argsort'] else 'sort'} | "
-              f"{r.get('items')} | {kind} | {r.get('ms')} | {r.get('correct', r.get('error'))} |",
-              flush=True)
+              f"{c.get('dtype', 'float32')} | {r.get('items')} | {c['split']} | {kind} | "
+              f"{r.get('ms')} | {r.get('correct', r.get('error'))} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -194,6 +194,11 @@ def _svd(m):
     return f
 
 
+def _qr(m):
+    # LAPACK's reflectors on every side: q and r themselves, signs included
+    return lambda a: m.linalg.qr(a)
+
+
 # --- W8/W9: FFT of complex64 (one long transform; a batch of rows) ----------------------
 def _complex_signal(shape: tuple) -> tuple:
     r = _rng()
@@ -287,6 +292,11 @@ WORKLOADS: dict[str, Workload] = {
         _general_input, lambda inp: 1.0, _svd(np),
         {"jaxlab": lambda lib: lib.jit(_svd(lib.numpy)), "jax": lambda lib: lib.jit(_svd(lib.numpy)),
          "numpy": lambda lib: _svd(np)}, rtol=1e-3),
+    "QR": Workload(
+        "QR", f"qr of a {DECOMP_N}x{DECOMP_N} matrix (q, r)", "calls/s",
+        _general_input, lambda inp: 1.0, _qr(np),
+        {"jaxlab": lambda lib: lib.jit(_qr(lib.numpy)),
+         "jax": lambda lib: lib.jit(_qr(lib.numpy)), "numpy": lambda lib: _qr(np)}, rtol=1e-3),
     "W8": Workload(
         "W8", "FFT of 2^20 complex64 (one transform)", "GFLOP/s",
         lambda s: _complex_signal((1 << 20 if s == "cpu" else 1 << 24,)),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from jaxlab import state
 from jaxlab.array import Array, ArrayBase
@@ -420,17 +420,24 @@ class JittedFunction:
 
     def _call_slow(self, args: tuple, kwargs: dict) -> Any:
         from jaxlab.core.trace import Tracer
-        if any(isinstance(x, Tracer) for x in tree_flatten((args, kwargs))[0]):
+        flat = tree_flatten((args, kwargs))
+        if any(isinstance(x, Tracer) for x in flat[0]):
             return self.fun(*args, **kwargs)   # inside another transformation: inline
-        program, out_tree, leaves = self._entry(args, kwargs)
+        # nothing static: the arguments flattened above are the dynamic ones (a pytree
+        # of arrays, a training step's parameters, is flattened once per call)
+        program, out_tree, leaves = self._entry(
+            args, kwargs, None if self.static_argnums or self.static_argnames else flat)
         return tree_unflatten(out_tree, program(leaves))
 
-    def _entry(self, args: tuple, kwargs: dict) -> tuple[Any, PyTreeDef, list]:
-        """The compiled program for these arguments (compiled now if new)."""
+    def _entry(self, args: tuple, kwargs: dict, flat: Optional[tuple] = None) \
+            -> tuple[Any, PyTreeDef, list]:
+        """The compiled program for these arguments (compiled now if new); `flat`:
+        (leaves, treedef) of (args, kwargs) where none is static."""
         from jaxlab.core.jit import compile_program
         from jaxlab.engine.devices import current_device
         dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
-        leaves, in_tree = tree_flatten((tuple(dyn_args), dyn_kwargs))
+        leaves, in_tree = flat if flat is not None else \
+            tree_flatten((tuple(dyn_args), dyn_kwargs))
         # Python scalars go wherever the arrays are
         devices = {x.device for x in leaves if isinstance(x, ArrayBase)}
         leaves = [_as_array(x) for x in leaves]

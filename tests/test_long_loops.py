@@ -44,3 +44,18 @@ def test_long_reductions_with_few_outputs(backend, rng):
     y = rng.random((300000, 2)).astype(np.float32)
     assert_close(jnp.asarray(x) @ jnp.asarray(y), (x.astype(np.float64) @ y).astype(np.float32),
                  rtol=1e-5)
+
+
+def test_svd_and_lstsq_of_long_columns(backend, rng):
+    """Columns too long for workgroup memory swept in one workgroup, a thread looping
+    over whole columns; now QR first, then the SVD of R."""
+    a = rng.standard_normal((3600, 3)).astype(np.float32)
+    y = rng.standard_normal(3600).astype(np.float32)
+    u, s, vt = map(np.asarray, jnp.linalg.svd(jnp.asarray(a), full_matrices=False))
+    assert_close(s, np.linalg.svd(a.astype(np.float64), compute_uv=False).astype(np.float32),
+                 rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose((u * s) @ vt, a, atol=1e-4)
+    _orthonormal_columns(u, 1e-4)
+    x = jnp.linalg.lstsq(jnp.asarray(a), jnp.asarray(y))[0]
+    want = np.linalg.lstsq(a.astype(np.float64), y, rcond=None)[0].astype(np.float32)
+    assert_close(x, want, rtol=1e-3, atol=1e-4)

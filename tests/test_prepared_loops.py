@@ -179,3 +179,43 @@ def test_scan_rows_of_every_width_are_written_in_place(backend, dtype):
                 fn((jnp, lax))(jnp.asarray(X), jnp.asarray(xs))):
         for g, w in zip(got, want):
             assert_close(g, np.asarray(w), rtol=1e-3, atol=1e-3)
+
+
+def _reallocation_binds_the_same(backend_obj) -> bool:
+    """Whether a freed allocation comes back with the same binding key (wasm addresses,
+    webgpu's pooled buffers; cpu arrays are new each time)."""
+    h = backend_obj.allocate(64)
+    key = backend_obj.binding_key([h])
+    backend_obj.free(h)
+    h2 = backend_obj.allocate(64)
+    same = backend_obj.binding_key([h2]) == key
+    backend_obj.free(h2)
+    return same
+
+
+def test_cond_branches_are_bound_once_per_set_of_buffers(backend, monkeypatch):
+    """A cond step keeps its branches' bindings: calls on the same operands (results
+    freed in between) bind each branch once; other operands still get their own."""
+    from jaxlab.engine import prepared
+    binds = []
+    original = prepared.BodyRunner.bind
+    monkeypatch.setattr(prepared.BodyRunner, "bind",
+                        lambda self, *a: binds.append(1) or original(self, *a))
+
+    def f(p, x, y):
+        return lax.cond(p, lambda a, b: a * b + 1.0, lambda a, b: a - b, x, y)
+
+    def jf(p, x, y):
+        return jlax.cond(p, lambda a, b: a * b + 1.0, lambda a, b: a - b, x, y)
+    step = jaxlab.jit(f)
+    xs = [np.array([1.0, 2.0, -3.0], np.float32) * (k + 1) for k in range(2)]
+    ys = [x[::-1].copy() for x in xs]
+    operands = [(jnp.asarray(x), jnp.asarray(y)) for x, y in zip(xs, ys)]
+    for i in range(8):
+        k, p = i % 2, i % 3 == 0
+        got = np.asarray(step(jnp.asarray(p), *operands[k]))
+        assert_close(got, np.asarray(jf(p, xs[k], ys[k])), rtol=1e-6)
+        del got
+    assert binds, "the cond step did not run prepared"
+    if _reallocation_binds_the_same(get_device(backend).backend):
+        assert len(binds) < 8

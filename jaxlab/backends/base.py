@@ -12,7 +12,8 @@ import abc
 import contextlib
 import functools
 from dataclasses import dataclass, field
-from typing import Any, Callable, ContextManager, Iterator, Mapping, Optional, Sequence
+from typing import (Any, Callable, ContextManager, Hashable, Iterator, Mapping, Optional,
+                    Sequence)
 
 import numpy as np
 
@@ -163,6 +164,12 @@ class Backend(abc.ABC):
         """A callable (inputs, outputs) -> device ms or None that runs `exe`: jit programs
         prepare one per step, so a backend can do its per-dispatch checks here once."""
         return functools.partial(self.dispatch, exe)
+
+    def binding_key(self, handles: Sequence[Any]) -> Hashable:
+        """Equal for two lists of handles that bind the same memory, so that what was
+        bound to one serves the other (a holder of the key holds the handles: no id is
+        reused meanwhile)."""
+        return tuple(map(id, handles))
 
     def program_replay(self, launches: Sequence[tuple[Executable, list, list]],
                        table: Sequence[Any]) -> Optional[Callable[[Sequence[Any]], bool]]:

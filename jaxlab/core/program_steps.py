@@ -304,11 +304,14 @@ class CondStep:
         runners = [b.body_runner() for b in self.branches]
         spare = [r.result_buffers() for r in runners]
         handles = [[b.handle for b in s] for s in spare]
+        # bound once per set of operand and result buffers, not per call (a launcher
+        # belongs to one runner of the program: no other thread shares these)
+        bindings = [prepared.Bindings(r) for r in runners]
         read, copy, n = backend.read, backend.copy, len(runners)
 
         def launch(ins: Sequence[Any], outs: Sequence[Any], _owners: Any = spare) -> None:
             k = clamp_index(read(ins[0], DType.int32, 1)[0], n)
-            b = runners[k].bind(ins[1:], handles[k], outs)
+            b = bindings[k].bind(ins[1:], handles[k], outs)
             prepared.run_bound(b.calls)
             for h, t, nbytes in b.copies:
                 copy(h, 0, t, 0, nbytes)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, NamedTuple, Optional, Sequence
+from typing import Any, Hashable, NamedTuple, Optional, Sequence
 
 from jaxlab import events
 from jaxlab.backends.base import Backend
@@ -143,10 +143,14 @@ class PreparedSteps:
         device, planned = self.device, Buffer.planned
         outs = [planned(device, *spec) for spec in self._returned]
         bufs = inputs + outs
-        if self._replay is not None and not events.listening() and \
-                self._replay([b.handle for b in bufs]):
+        if events.listening():
+            table = self._template.copy()
+            table[:len(bufs)] = [b.handle for b in bufs]
+            self._run_observed(table, bufs, first_call)
             return bufs
-        if self._direct is not None and not events.listening():
+        if self._replay is not None and self._replay([b.handle for b in bufs]):
+            return bufs
+        if self._direct is not None:
             ins, outs = [b.handle for b in inputs], [b.handle for b in outs]
             if self._batches:
                 with device.backend.batch():
@@ -156,9 +160,7 @@ class PreparedSteps:
             return bufs
         table = self._template.copy()
         table[:len(bufs)] = [b.handle for b in bufs]
-        if events.listening():
-            self._run_observed(table, bufs, first_call)
-        elif self._batches:
+        if self._batches:
             with device.backend.batch():
                 self._launch_all(table)
         else:
@@ -211,6 +213,29 @@ class BoundBody(NamedTuple):
     calls: list                      # run_bound(calls) runs the body once
     outputs: list                    # the handle of each result after it
     copies: list                     # (source handle, target handle, bytes) still to copy
+
+
+class Bindings:
+    """A BodyRunner's bindings kept per set of handles, the few most recent: each call of
+    a program binds a branch to the same arena places, and its inputs and outputs often
+    come back at the same places (a training loop alternates between two sets)."""
+
+    def __init__(self, runner: "BodyRunner", kept: int = 2) -> None:
+        self._runner, self._kept = runner, kept
+        self._key = runner.device.backend.binding_key
+        self._bound: dict[Hashable, BoundBody] = {}   # insertion order: oldest first
+
+    def bind(self, inputs: Sequence[Any], results: Sequence[Any],
+             targets: Optional[Sequence[Any]] = None) -> BoundBody:
+        """BodyRunner.bind, or what it gave for the same handles before."""
+        key = self._key([*inputs, *results, *(targets or ())])
+        hit = self._bound.get(key)
+        if hit is None:
+            hit = self._runner.bind(inputs, results, targets)
+            if len(self._bound) >= self._kept:
+                del self._bound[next(iter(self._bound))]
+            self._bound[key] = hit   # the key holds the handles with the binding
+        return hit
 
 
 class BodyRunner:

@@ -27,7 +27,7 @@ import time
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any, Callable, Hashable, Mapping, Optional, Sequence
 
 import numpy as np
 import wasmtime
@@ -240,6 +240,9 @@ class WasmBackend(Backend):
 
     def copy(self, src: int, src_offset: int, dst: int, dst_offset: int, nbytes: int) -> None:
         self.memory.copy(src + src_offset, dst + dst_offset, nbytes)
+
+    def binding_key(self, handles: Sequence[Any]) -> Hashable:
+        return tuple(handles)   # addresses: the same address binds the same memory
 
     # --- programs ------------------------------------------------------------------
     def prepare_kernel(self, kernel: Kernel,

@@ -7,19 +7,20 @@ else one workgroup per matrix in round-robin order, so that each round rotates n
 disjoint pairs at once, one thread per pair, and only rounds need barriers. eigh
 then refines the vectors on A itself (eigh_refine.py: two-sided Jacobi on V A V^T);
 its eigenvalues are that matrix's diagonal; orders are rank sorts.
-QR (and svd's u where a singular value vanishes): householder.py's passes.
+QR (and svd's u where a singular value vanishes): householder.py's passes. An svd
+whose columns do not fit in workgroup memory starts with a QR and decomposes R.
 Matrices whose columns an algorithm walks are stored transposed, as rows.
 """
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Optional
 
 from jaxlab.backends.webgpu import eigh_refine
 from jaxlab.backends.webgpu.codegen import HandWritten
 from jaxlab.backends.webgpu.householder import QrShape, plan_householder, transpose_kernel
-from jaxlab.backends.webgpu.jacobi import (EPS, ROTATION, TINY, notes as jacobi_notes,
-                                           plan_jacobi, run_sweeps)
+from jaxlab.backends.webgpu.jacobi import (EPS, ROTATION, TINY, JacobiPlan,
+                                           notes as jacobi_notes, plan_jacobi, run_sweeps)
 from jaxlab.ir.alu import AluExp
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import GIDX, Kernel
@@ -238,12 +239,66 @@ def _svd(b: "_Builder") -> None:
     a = b.as_f32(0, dtype, count * m * n)
     s_out, finish_s = b.f32_output(0, dtype, count * n)
     finishes = [finish_s]
-    buffers = [("a", "f32", False), ("s_out", "f32", True)]
-    args = [a, s_out]
+    u_out = vt_out = None
     if uv:
         u_out, finish_u = b.f32_output(1, dtype, count * m * ucols)
         vt_out, finish_vt = b.f32_output(2, dtype, count * n * n)
         finishes += [finish_u, finish_vt]
+    if m > n and plan_jacobi(n, m, count, uv, b.limits) is None:
+        # columns too long for workgroup memory would sweep in one workgroup, a thread
+        # looping over whole columns: QR first, then the SVD of R, and u = Q u_R
+        t, taus = b.temp(4 * count * n * m), b.temp(4 * count * n)
+        qt = b.temp(4 * count * ucols * m)
+        b.kernel(transpose_kernel(count, n, m, n, "svd_columns"), [a], t)
+        plan_householder(b, QrShape(count, n, m, n, ucols), t, taus, qt)
+        r, u_r = b.temp(4 * count * n * n), b.temp(4 * count * n * n)
+        b.kernel(transpose_kernel(count, n, n, m, "svd_r", upper=True), [t], r)
+        plan = _svd_passes(b, r, count, n, n, n, s_out, u_r if uv else None, vt_out)
+        if uv:
+            b.shader(_q_times(count, m, n, ucols), "svd_q_times_u", math.ceil(
+                count * m * ucols / 256), 256, [qt, u_r, u_out], [u_out])
+    else:
+        plan = _svd_passes(b, a, count, m, n, ucols, s_out, u_out, vt_out)
+    for finish in finishes:
+        finish()
+    b.notes = {"algorithm": ("one-sided Jacobi, a workgroup per matrix",
+                             "round-robin pairs of columns rotate in parallel, a thread each"),
+               "workgroup": (THREADS, "a thread per pair of a round"),
+               "max_sweeps": (MAX_SWEEPS, "until every pair is orthogonal to working precision")}
+    if plan is not None:
+        b.notes = jacobi_notes(plan)
+
+
+def _q_times(count: int, m: int, n: int, ucols: int) -> HandWritten:
+    """u = Q [u_R 0; 0 I]: Q's first n columns times R's u, then Q's own columns."""
+    return HandWritten(_head([("qt", "f32", False), ("u_r", "f32", False),
+                              ("u_out", "f32", True)]), f"""  let e = group * 256u + lid;
+  if (e >= {count * m * ucols}u) {{ return; }}
+  let k = e / {m * ucols}u;
+  let r = (e % {m * ucols}u) / {ucols}u;
+  let c = e % {ucols}u;
+  let qb = k * {ucols * m}u;
+  var total = 0.0;
+  if (c < {n}u) {{
+    // row r of Q (qt's column r) times column c of u_R
+    for (var i = 0u; i < {n}u; i++) {{
+      total += qt[qb + i * {m}u + r] * u_r[k * {n * n}u + i * {n}u + c];
+    }}
+  }} else {{
+    total = qt[qb + c * {m}u + r];
+  }}
+  u_out[e] = total;
+""")
+
+
+def _svd_passes(b: "_Builder", a: int, count: int, m: int, n: int, ucols: int, s_out: int,
+                u_out: Optional[int], vt_out: Optional[int]) -> Optional[JacobiPlan]:
+    """The SVD of `count` m x n matrices at buffer a: s to s_out and, where u_out is
+    given, u (ucols columns) and vt; the block Jacobi plan, if one fits."""
+    uv = u_out is not None
+    buffers = [("a", "f32", False), ("s_out", "f32", True)]
+    args = [a, s_out]
+    if uv:
         buffers.append(("vt_out", "f32", True))
         args.append(vt_out)
     w, vt, d = b.temp(4 * count * n * m), b.temp(4 * count * n * n), b.temp(4 * count * n)
@@ -320,14 +375,7 @@ def _svd(b: "_Builder") -> None:
         taus, qt = b.temp(4 * count * n), b.temp(4 * count * ucols * m)
         plan_householder(b, QrShape(count, n, m, n, ucols), t, taus, qt, needed)
         b.kernel(_u_kernel(count, m, n, ucols), [t, qt, needed], u_out)
-    for finish in finishes:
-        finish()
-    b.notes = {"algorithm": ("one-sided Jacobi, a workgroup per matrix",
-                             "round-robin pairs of columns rotate in parallel, a thread each"),
-               "workgroup": (THREADS, "a thread per pair of a round"),
-               "max_sweeps": (MAX_SWEEPS, "until every pair is orthogonal to working precision")}
-    if plan is not None:
-        b.notes = jacobi_notes(plan)
+    return plan
 
 
 def _u_kernel(count: int, m: int, n: int, ucols: int) -> Kernel:

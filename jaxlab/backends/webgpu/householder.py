@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 F32 = DType.float32
 MAX_THREADS = 256   # threads sharing one column's sums
 MAX_PANEL = 32      # reflectors made by one workgroup before the trailing update
+SOFTWARE_THREADS = 32   # at least, on a software adapter
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,8 @@ class QrPlan:
 
     def notes(self) -> dict[str, tuple[object, str]]:
         return {"workgroup": (self.threads, "threads share each column's norms and dot "
-                                            "products (a power of two covering the column)"),
+                                            "products (a power of two covering the column; "
+                                            "fewer on a CPU, where barriers cost)"),
                 "panel": (self.panel, "reflectors one workgroup makes before a workgroup per "
                                       "later column applies them (within the loop budget)")}
 
@@ -71,6 +73,12 @@ def plan_qr(shape: QrShape, limits: Limits) -> QrPlan:
     cap = 1 << (min(MAX_THREADS, limits.max_threads).bit_length() - 1)
     threads = min(cap, 1 << max(0, (shape.length - 1).bit_length()))
     panel = min(MAX_PANEL, shape.reflectors)
+    if not limits.hardware:
+        # a CPU pays for every barrier per 8 threads: the fewest threads whose loops a
+        # full panel keeps within the budget
+        threads = min(threads, SOFTWARE_THREADS)
+        while threads < cap and not fits(_panel_trips(panel, shape.length, threads), limits):
+            threads *= 2
     while panel > 1 and not fits(_panel_trips(panel, shape.length, threads), limits):
         panel -= 1
     if not fits(_panel_trips(panel, shape.length, threads), limits):

@@ -33,9 +33,10 @@ DIGIT_BITS = 8
 DIGITS = 1 << DIGIT_BITS
 THREADS = 256          # threads of every radix workgroup (WebGPU guarantees 256)
 MAX_ITEMS = 8          # keys per thread in a tile, at most (shared memory may allow fewer)
+SPLIT_BITS = 2         # a tile sorts by a digit in stable splits of this many bits
 SCAN_ITEMS = 8         # counts per thread in a block of the prefix sum
 SCAN_BLOCK = THREADS * SCAN_ITEMS
-_FIXED_SHARED = 4 * DIGITS * 2 + 8 * THREADS   # offsets, run starts, the thread scan
+_FIXED_SHARED = 4 * DIGITS * 3 + 16 * THREADS   # offsets, run starts, buckets, thread scan
 
 
 @dataclass(frozen=True)
@@ -122,8 +123,8 @@ fn scan_threads(value: {t}, pos: u32) -> Scanned {{
 
 def items_per_thread(limits: Limits) -> int:
     """Keys per thread in a tile: as many as shared memory holds (keys and payloads)."""
-    def shared_bytes(items: int) -> int:   # keys and payloads, padded (slot() in WGSL)
-        return 8 * THREADS * items * 33 // 32 + _FIXED_SHARED
+    def shared_bytes(items: int) -> int:   # two copies of keys and payloads, padded (slot())
+        return 16 * THREADS * items * 33 // 32 + _FIXED_SHARED
 
     items = MAX_ITEMS
     while items > 1 and shared_bytes(items) > limits.max_shared_bytes:
@@ -210,8 +211,14 @@ def _block_scan(length: int, carried: bool, scan: _ThreadScan) -> HandWritten:
 """)
 
 
-def _scatter(n: int, tiles: int, items: int, scan: _ThreadScan) -> HandWritten:
+def _scatter(n: int, tiles: int, items: int, split_bits: int, scan: _ThreadScan) -> HandWritten:
     tile = THREADS * items
+    buckets = 1 << split_bits
+    # a thread's counts of the buckets, 16 bits each, packed in vec4s: 8 buckets a vec4
+    parts = [f"counts{q}" for q in range(math.ceil(buckets / 8))]
+
+    def per_part(line: str) -> str:   # a line for each vec4 of counts
+        return "\n".join(line.format(part=part, q=q) for q, part in enumerate(parts))
     return scan.shader(f"""{_PASS_PARAMS}
 @group(0) @binding(0) var<storage, read> keys: array<u32>;
 @group(0) @binding(1) var<storage, read> payload: array<u32>;
@@ -220,10 +227,12 @@ def _scatter(n: int, tiles: int, items: int, scan: _ThreadScan) -> HandWritten:
 @group(0) @binding(4) var<storage, read_write> payload_out: array<u32>;
 @group(0) @binding(5) var<uniform> params: Pass;
 
-var<workgroup> tile_keys: array<u32, {tile + tile // 32}>;
-var<workgroup> tile_payload: array<u32, {tile + tile // 32}>;
+// two copies: each split reads one and writes the other
+var<workgroup> tile_keys: array<array<u32, {tile + tile // 32}>, 2>;
+var<workgroup> tile_payload: array<array<u32, {tile + tile // 32}>, 2>;
 var<workgroup> digit_offset: array<u32, {DIGITS}>;   // where the tile's digit d goes
 var<workgroup> digit_start: array<u32, {DIGITS}>;    // where its run starts in the tile
+var<workgroup> bucket_start: array<u32, {buckets}>;   // where a split's bucket starts
 
 fn slot(e: u32) -> u32 {{
   // a word of padding after every 32: a thread's consecutive keys start on different
@@ -235,14 +244,16 @@ fn digit_of(key: u32) -> u32 {{
   return (key >> params.shift) & {DIGITS - 1}u;
 }}
 
-fn one_of(bucket: u32) -> vec2<u32> {{
-  // counts of the four 2-bit buckets, 16 bits each: 0 and 1 in x, 2 and 3 in y
-  let unit = 1u << (16u * (bucket & 1u));
-  return select(vec2<u32>(unit, 0u), vec2<u32>(0u, unit), bucket >= 2u);
+fn one_of(bucket: u32, part: u32) -> vec4<u32> {{
+  // bucket b counts in bits 16 (b % 2) of word (b / 2) % 4 of vec4 number b / 8
+  let word = vec4<u32>(0u, 1u, 2u, 3u) == vec4<u32>((bucket >> 1u) & 3u);
+  let unit = vec4<u32>(1u << (16u * (bucket & 1u)));
+  return select(vec4<u32>(), unit, word & vec4<bool>(bucket >> 3u == part));
 }}
 
-fn count_of(counts: vec2<u32>, bucket: u32) -> u32 {{
-  return (select(counts.x, counts.y, bucket >= 2u) >> (16u * (bucket & 1u))) & 0xffffu;
+fn count_of(counts: vec4<u32>, bucket: u32) -> u32 {{
+  // (counts: the vec4 that holds this bucket)
+  return (counts[(bucket >> 1u) & 3u] >> (16u * (bucket & 1u))) & 0xffffu;
 }}
 """, f"""  let row = group / {tiles}u;
   let tile = group % {tiles}u;
@@ -259,56 +270,59 @@ fn count_of(counts: vec2<u32>, bucket: u32) -> u32 {{
       key = keys[start + e];
       value = select(payload[start + e], tile * {tile}u + e, params.first == 1u);
     }}
-    tile_keys[slot(e)] = key;
-    tile_payload[slot(e)] = value;
+    tile_keys[0][slot(e)] = key;
+    tile_payload[0][slot(e)] = value;
   }}
   workgroupBarrier();
-  // each thread takes consecutive keys: their order within a thread is the tile's
-  var key: array<u32, {items}>;
-  var value: array<u32, {items}>;
-  for (var i = 0u; i < {items}u; i++) {{
-    key[i] = tile_keys[slot(pos * {items}u + i)];
-    value[i] = tile_payload[slot(pos * {items}u + i)];
-  }}
-  // sort the tile by the digit: four stable splits by its 2-bit parts, low to high
-  for (var bit = 0u; bit < {DIGIT_BITS}u; bit += 2u) {{
+  // sort the tile by the digit: stable splits by its {split_bits}-bit parts, low to high;
+  // each thread takes {items} consecutive keys, so their order within a thread is the tile's
+  let first = pos * {items}u;
+  for (var bit = 0u; bit < {DIGIT_BITS}u; bit += {split_bits}u) {{
     let shift = params.shift + bit;
-    var mine = vec2<u32>();
-    for (var i = 0u; i < {items}u; i++) {{ mine += one_of((key[i] >> shift) & 3u); }}
-    let scanned = {scan.call("mine")};
-    // the buckets' starts in the tile
-    let sizes = vec4<u32>(count_of(scanned.total, 0u), count_of(scanned.total, 1u),
-                          count_of(scanned.total, 2u), 0u);
-    let starts = vec4<u32>(0u, sizes.x, sizes.x + sizes.y, sizes.x + sizes.y + sizes.z);
-    var before = scanned.before;
-    for (var i = 0u; i < {items}u; i++) {{
-      let bucket = (key[i] >> shift) & 3u;
-      let to = starts[bucket] + count_of(before, bucket);
-      before += one_of(bucket);
-      tile_keys[slot(to)] = key[i];
-      tile_payload[slot(to)] = value[i];
+    let side = (bit / {split_bits}u) % 2u;
+{per_part("    var {part} = vec4<u32>();")}
+    for (var e = first; e < first + {items}u; e++) {{
+      let bucket = (tile_keys[side][slot(e)] >> shift) & {buckets - 1}u;
+{per_part("      {part} += one_of(bucket, {q}u);")}
+    }}
+    // the counts of the threads before this one, and of all
+{per_part("    let scanned{q} = " + scan.call("{part}") + ";")}
+    // where each bucket starts in the tile: the sizes of the buckets before it
+    if (lid < {buckets}u) {{
+      var before = 0u;
+      for (var b = 0u; b < lid; b++) {{
+{per_part("        if (b >> 3u == {q}u) {{ before += count_of(scanned{q}.total, b); }}")}
+      }}
+      bucket_start[lid] = before;
     }}
     workgroupBarrier();
-    for (var i = 0u; i < {items}u; i++) {{
-      key[i] = tile_keys[slot(pos * {items}u + i)];
-      value[i] = tile_payload[slot(pos * {items}u + i)];
+{per_part("    var before{q} = scanned{q}.before;")}
+    for (var e = first; e < first + {items}u; e++) {{
+      let key = tile_keys[side][slot(e)];
+      let bucket = (key >> shift) & {buckets - 1}u;
+      var to = bucket_start[bucket];
+{per_part("      if (bucket >> 3u == {q}u) {{ to += count_of(before{q}, bucket); }}")}
+{per_part("      before{q} += one_of(bucket, {q}u);")}
+      tile_keys[1u - side][slot(to)] = key;
+      tile_payload[1u - side][slot(to)] = tile_payload[side][slot(e)];
     }}
+    workgroupBarrier();
   }}
+  // (an even number of splits: the sorted tile is copy 0 again)
   // where each digit's run starts in the sorted tile
-  for (var i = 0u; i < {items}u; i++) {{
-    let e = pos * {items}u + i;
-    let digit = digit_of(key[i]);
-    if (e == 0u || digit_of(tile_keys[slot(e - 1u)]) != digit) {{ digit_start[digit] = e; }}
+  for (var e = first; e < first + {items}u; e++) {{
+    let digit = digit_of(tile_keys[0][slot(e)]);
+    if (e == 0u || digit_of(tile_keys[0][slot(e - 1u)]) != digit) {{ digit_start[digit] = e; }}
   }}
   workgroupBarrier();
   // write back: a key's place is its digit's offset plus its rank in the digit's run
   for (var i = 0u; i < {items}u; i++) {{
     let e = i * {THREADS}u + lid;
     if (e < count) {{
-      let digit = digit_of(tile_keys[slot(e)]);
+      let digit = digit_of(tile_keys[0][slot(e)]);
       let to = digit_offset[digit] + e - digit_start[digit];
-      keys_out[to] = tile_keys[slot(e)];
-      payload_out[to] = tile_payload[slot(e)];
+      keys_out[to] = tile_keys[0][slot(e)];
+      payload_out[to] = tile_payload[0][slot(e)];
     }}
   }}
 """)
@@ -329,35 +343,42 @@ def _prefix_sum(b: "_Builder", values: int, prefix: int, length: int, scan: _Thr
              [values, prefix, carries], [prefix])
 
 
-def radix_sort(b: "_Builder", rows: int, n: int, keys: int, key_bits: int,
-               payload: Optional[int] = None) -> int:
-    """Sort `rows` rows of n u32 keys (buffer `keys`; only their low `key_bits` bits
-    vary) stably with their payload (`payload`, or each key's position in its row).
-    Returns the buffer holding the sorted payload; the keys buffer is overwritten."""
+def radix_sort(b: "_Builder", rows: int, n: int, keys: int, key_bits: int, result: int,
+               payload: Optional[int] = None) -> None:
+    """Sort `rows` rows of n u32 keys (buffer `keys`, overwritten; only their low
+    `key_bits` bits vary) stably, and write their payload in sorted order to `result`:
+    the u32 words of buffer `payload`, or each key's position in its row."""
     items = items_per_thread(b.limits)
     tile = THREADS * items
     tiles = math.ceil(n / tile)
     subgroups = b.lang.subgroups
-    pair_scan, count_scan = _ThreadScan(subgroups, "vec2<u32>"), _ThreadScan(subgroups, "u32")
+    packed_scan, count_scan = _ThreadScan(subgroups, "vec4<u32>"), _ThreadScan(subgroups, "u32")
     counts, offsets = b.temp(4 * rows * DIGITS * tiles), b.temp(4 * rows * DIGITS * tiles)
-    source = (keys, payload if payload is not None else b.temp(4 * rows * n))
-    target = (b.temp(4 * rows * n), b.temp(4 * rows * n))
-    histogram, scatter = _histogram(n, tiles, items), _scatter(n, tiles, items, pair_scan)
+    histogram, scatter = _histogram(n, tiles, items), _scatter(n, tiles, items, SPLIT_BITS,
+                                                            packed_scan)
     passes = key_passes(key_bits)
+    # passes alternate between two buffers of keys and two of payloads; the first
+    # reads `payload` (when it makes positions, it binds its keys in that place),
+    # the last writes `result`
+    key_buffers = (keys, b.temp(4 * rows * n))
+    payloads = (b.temp(4 * rows * n), b.temp(4 * rows * n)) if passes > 1 else ()
     for p in range(passes):
         params = struct.pack("<4I", p * DIGIT_BITS, int(p == 0 and payload is None), 0, 0)
+        first_payload = keys if payload is None else payload
+        source = (key_buffers[p % 2], first_payload if p == 0 else payloads[p % 2])
+        target = (key_buffers[1 - p % 2], result if p == passes - 1 else payloads[1 - p % 2])
         b.shader(histogram, "radix_histogram", rows * tiles, THREADS, [source[0], counts],
                  [counts], params)
         _prefix_sum(b, counts, offsets, rows * DIGITS * tiles, count_scan)
         b.shader(scatter, "radix_scatter", rows * tiles, THREADS,
                  [*source, offsets, *target], list(target), params)
-        source, target = target, source
     b.notes.update({
         "algorithm": ("LSD radix sort, 8-bit digits",
                       "per tile: histogram, prefix sum over (digit, tile), stable scatter"),
         "radix_passes": (passes, f"{key_bits} key bits that vary, 8 per pass"),
         "tile": (tile, f"{THREADS} threads x {items} keys: what shared memory holds"),
+        "split_bits": (SPLIT_BITS, "a tile sorts by the digit in stable splits this wide, "
+                                   "each a prefix sum of packed bucket counts"),
         "thread_scan": ("subgroup" if subgroups else "shared memory",
                         "prefix sums over a workgroup's threads"),
     })
-    return source[1]

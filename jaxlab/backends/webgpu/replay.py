@@ -10,10 +10,12 @@ after call (a training loop alternates between two sets). So a ProgramReplay
 binds every launch once per set of input and output buffers (its bind groups,
 pipelines, grids packed as wgpu-native handles by fastpass) and a call records
 the packed list into the open compute pass: three C calls a launch and no
-Python object made. Each runner of a program (engine/prepared.py, one per
-concurrent caller) has its own replay, so its scratch buffers, held for the
-replay's life instead of taken from the pool per launch, are never shared by
-two calls at once.
+Python object made. Threads: a replay belongs to one runner of the program
+(engine/prepared.py), which a stateless program shares between threads, so its
+state changes only under the device's lock (inside `batch()`); its scratch
+buffers, held for the replay's life instead of taken from the pool per launch,
+are written and read within one launch's passes, and launches run in the order
+the lock recorded them.
 """
 from __future__ import annotations
 
@@ -47,9 +49,7 @@ class ProgramReplay:
         backend = self._backend
         if backend._generation != self._generation:
             return False
-        # the wgpu buffers, not the handles (new each call): a pooled buffer comes back;
-        # the key holds them, so no id is reused while the binding is kept
-        key = tuple([h.buffer for h in handles])
+        key = backend.binding_key(handles)
         with backend.batch():
             bound = self._bound.get(key)
             if bound is None:

@@ -15,7 +15,7 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, TypeVar
+from typing import Any, Callable, Hashable, Iterator, Mapping, Optional, Sequence, TypeVar
 
 import numpy as np
 
@@ -460,6 +460,10 @@ class WebGpuBackend(Backend):
                     self.free(h)
             return None
         return launch
+
+    def binding_key(self, handles: Sequence[Any]) -> Hashable:
+        # the wgpu buffers: a handle is new each allocation, a pooled buffer comes back
+        return tuple([h.buffer for h in handles])
 
     def program_replay(self, launches: Sequence[tuple[Executable, list, list]],
                        table: Sequence[Any]) -> Optional[ProgramReplay]:

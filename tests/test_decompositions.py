@@ -96,6 +96,34 @@ def test_eigh_svd_past_one_block(backend, rng):
         np.testing.assert_allclose((u[:, :34] * s) @ vh, g, atol=2e-4)
 
 
+def test_eigh_vectors_to_lapack_accuracy(backend, rng):
+    """Eigenvectors to eps |A| / gap, as LAPACK's: at n = 64 with eigenvalues 1 apart,
+    against NumPy's after aligning signs (a few 1e-6; one-sided Jacobi on A + 2|A|_F I
+    alone, whose shift compresses the gaps: 5e-5), residual and orthogonality ~1e-6."""
+    n = 64
+    q = np.linalg.qr(rng.standard_normal((n, n)))[0]
+    a = ((q * (np.arange(n) - n / 2)) @ q.T).astype(np.float32)
+    w, v = map(np.asarray, jnp.linalg.eigh(jnp.asarray(a)))
+    nw, nv = np.linalg.eigh(a.astype(np.float64))
+    aligned = v * np.sign(np.sum(v * nv, axis=0))
+    assert np.abs(aligned - nv).max() < 1e-5
+    assert np.abs(w - nw).max() < 2e-6 * np.abs(nw).max()
+    assert np.linalg.norm(a @ v - v * w) < 3e-6 * np.linalg.norm(a)
+    assert np.abs(v.T @ v - np.eye(n)).max() < 5e-6
+
+
+def test_svd_values_and_factors_to_float32_accuracy(backend, rng):
+    """At n = 64: values to a few ulps of the largest (a few 1e-7; Jacobi rotations
+    whose cosine rounds to 1 lengthen rows: 4e-6), u and v orthonormal to ~1e-6."""
+    a = _general(rng, (64, 64))
+    u, s, vh = map(np.asarray, jnp.linalg.svd(jnp.asarray(a)))
+    want = np.linalg.svd(a.astype(np.float64), compute_uv=False)
+    assert np.abs(s - want).max() < 1e-6 * want[0]
+    assert np.abs(u.T @ u - np.eye(64)).max() < 5e-6
+    assert np.abs(vh @ vh.T - np.eye(64)).max() < 5e-6
+    assert np.linalg.norm((u * s) @ vh - a) < 3e-6 * np.linalg.norm(a)
+
+
 @pytest.mark.parametrize("shape", [(5, 3), (3, 5), (2, 4, 4), (1, 1), (3, 1, 4)])
 @pytest.mark.parametrize("full", [True, False])
 def test_svd_invariants(backend, rng, shape, full):

@@ -4,8 +4,9 @@ Jacobi: Hestenes' one-sided sweeps (eigh runs them on A + 2|A|_F I, whose
 orthogonalised rows are A's eigenvectors): block Jacobi over many workgroups, a
 dispatch per round (jacobi.py), where two blocks of rows fit in workgroup memory;
 else one workgroup per matrix in round-robin order, so that each round rotates n/2
-disjoint pairs at once, one thread per pair, and only rounds need barriers. The
-eigenvalues are Rayleigh quotients, a workgroup per vector; orders are rank sorts.
+disjoint pairs at once, one thread per pair, and only rounds need barriers. eigh
+then refines the vectors on A itself (eigh_refine.py: two-sided Jacobi on V A V^T);
+its eigenvalues are that matrix's diagonal; orders are rank sorts.
 QR (and svd's u where a singular value vanishes): householder.py's passes. An svd
 whose columns do not fit in workgroup memory starts with a QR and decomposes R.
 Matrices whose columns an algorithm walks are stored transposed, as rows.
@@ -15,6 +16,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Callable, Optional
 
+from jaxlab.backends.webgpu import eigh_refine
 from jaxlab.backends.webgpu.codegen import HandWritten
 from jaxlab.backends.webgpu.householder import QrShape, plan_householder, transpose_kernel
 from jaxlab.backends.webgpu.jacobi import (EPS, ROTATION, TINY, JacobiPlan,
@@ -37,10 +39,9 @@ def _jacobi(n: int, m: int, vectors: bool) -> str:
     players = n + n % 2
     rotate_v = f"""
           for (var k = 0u; k < {n}u; k++) {{
-            let x = vt[vb + p * {n}u + k];
-            let y = vt[vb + q * {n}u + k];
-            vt[vb + p * {n}u + k] = c * x - s * y;
-            vt[vb + q * {n}u + k] = s * x + c * y;
+            let turned = turn(g, vt[vb + p * {n}u + k], vt[vb + q * {n}u + k]);
+            vt[vb + p * {n}u + k] = turned.x;
+            vt[vb + q * {n}u + k] = turned.y;
           }}""" if vectors else ""
     return f"""
   // one-sided Jacobi; round r pairs the players of a circle (player 0 fixed)
@@ -65,15 +66,12 @@ def _jacobi(n: int, m: int, vectors: bool) -> str:
             gamma += x * y;
           }}
           if (abs(gamma) > {EPS!r} * sqrt(alpha) * sqrt(beta) && abs(gamma) > {TINY!r}) {{
-            let cs = rotation(alpha, beta, gamma);
-            let c = cs.x;
-            let s = cs.y;
+            let g = rotation(alpha, beta, gamma);
             // rotate rows p and q
             for (var k = 0u; k < {m}u; k++) {{
-              let x = w[wb + p * {m}u + k];
-              let y = w[wb + q * {m}u + k];
-              w[wb + p * {m}u + k] = c * x - s * y;
-              w[wb + q * {m}u + k] = s * x + c * y;
+              let turned = turn(g, w[wb + p * {m}u + k], w[wb + q * {m}u + k]);
+              w[wb + p * {m}u + k] = turned.x;
+              w[wb + q * {m}u + k] = turned.y;
             }}{rotate_v}
             atomicStore(&rotated, 1u);
           }}
@@ -143,6 +141,7 @@ def _eigh(b: "_Builder") -> None:
     v_out, finish_v = b.f32_output(0, dtype, count * n * n)
     w_out, finish_w = b.f32_output(1, dtype, count * n)
     w, d, perm = b.temp(4 * count * n * n), b.temp(4 * count * n), b.temp(4 * count * n)
+    sym, c = b.temp(4 * count * n * n), b.temp(4 * count * n * n)
     src = ("max(r, c) * {n}u + min(r, c)" if lower else "min(r, c) * {n}u + max(r, c)").format(n=n)
     frame = f"""  let wb = group * {n * n}u;
   let kb = group * {n}u;
@@ -157,6 +156,7 @@ def _eigh(b: "_Builder") -> None:
     let c = e % {n}u;
     let x = a[wb + {src}];
     w[wb + e] = x;
+    sym[wb + e] = x;
     squares += x * x;
   }}
   partial[lid] = squares;
@@ -171,32 +171,23 @@ def _eigh(b: "_Builder") -> None:
   for (var k = lid; k < {n}u; k += {THREADS}u) {{ w[wb + k * {n + 1}u] += added; }}
   storageBarrier();
 """
-    # a workgroup per eigenvector: its length and Rayleigh quotient v . (A v), threads
-    # taking rows of A
-    rayleigh = f"""  let wb = (group / {n}u) * {n * n}u;
-  let kb = (group / {n}u) * {n}u;
-  let k = group % {n}u;
-  let row = wb + k * {n}u;
-  var sums = vec2<f32>(0.0);
-  for (var r = lid; r < {n}u; r += {THREADS}u) {{
-    let x = w[row + r];
-    var av = 0.0;
-    for (var c = 0u; c < {n}u; c++) {{ av += a[wb + {src}] * w[row + c]; }}
-    sums += vec2<f32>(x * x, x * av);
-  }}
-  pairs[lid] = sums;
+    # a workgroup per row of W: its length, to normalise it
+    normalize = f"""  let row = (group / {n}u) * {n * n}u + (group % {n}u) * {n}u;
+  var squares = 0.0;
+  for (var i = lid; i < {n}u; i += {THREADS}u) {{ squares += w[row + i] * w[row + i]; }}
+  partial[lid] = squares;
   workgroupBarrier();
   if (lid == 0u) {{
-    var total = vec2<f32>(0.0);
-    for (var t = 0u; t < {THREADS}u; t++) {{ total += pairs[t]; }}
-    d[kb + k] = total.y / total.x;
-    inverse_length = 1.0 / sqrt(total.x);
+    var total = 0.0;
+    for (var t = 0u; t < {THREADS}u; t++) {{ total += partial[t]; }}
+    inverse_length = 1.0 / sqrt(total);
   }}
   let scale = workgroupUniformLoad(&inverse_length);
-  // the eigenvector normalised (every read of the row is done)
   for (var i = lid; i < {n}u; i += {THREADS}u) {{ w[row + i] *= scale; }}
 """
-    finish = f"""  // eigenvalues ascending, eigenvectors as columns in their order
+    finish = f"""  // eigenvalues: C's diagonal, ascending; eigenvectors as columns in their order
+  for (var k = lid; k < {n}u; k += {THREADS}u) {{ d[kb + k] = c[wb + k * {n + 1}u]; }}
+  storageBarrier();
 {_sort('d', n, descending=False)}
   for (var e = lid; e < {n * n}u; e += {THREADS}u) {{
     let r = e / {n}u;
@@ -207,11 +198,11 @@ def _eigh(b: "_Builder") -> None:
 """
     head = "\n".join([
         _head([("a", "f32", False), ("v", "f32", True), ("values", "f32", True), ("w", "f32", True),
-               ("d", "f32", True), ("perm", "u32", True)]),
+               ("d", "f32", True), ("perm", "u32", True), ("sym", "f32", True), ("c", "f32", True)]),
         "var<workgroup> shift: f32;", "var<workgroup> inverse_length: f32;",
         f"var<workgroup> partial: array<f32, {THREADS}>;",
-        f"var<workgroup> pairs: array<vec2<f32>, {THREADS}>;", _ORDER_KEY, _jacobi_decls(n)])
-    args, writable = [a, v_out, w_out, w, d, perm], [v_out, w_out, w, d, perm]
+        _ORDER_KEY, _jacobi_decls(n)])
+    args, writable = [a, v_out, w_out, w, d, perm, sym, c], [v_out, w_out, w, d, perm, sym, c]
     plan = plan_jacobi(n, n, count, False, b.limits)
     if plan is None:
         b.shader(HandWritten(head, frame + prepare + _jacobi(n, n, False)), "eigh_jacobi",
@@ -220,7 +211,9 @@ def _eigh(b: "_Builder") -> None:
         b.shader(HandWritten(head, frame + prepare), "eigh_prepare", count, THREADS, args,
                  writable)
         run_sweeps(b, plan, w, None)
-    b.shader(HandWritten(head, rayleigh), "eigh_rayleigh", count * n, THREADS, args, writable)
+    b.shader(HandWritten(head, normalize), "eigh_normalize", count * n, THREADS, args, writable)
+    refine = eigh_refine.plan_refine(n, count)
+    eigh_refine.refine(b, refine, sym, w, c)
     b.shader(HandWritten(head, frame + finish), "eigh_finish", count, THREADS, args, writable)
     finish_v()
     finish_w()
@@ -234,6 +227,7 @@ def _eigh(b: "_Builder") -> None:
         b.notes = {"shift": ("A + 2|A|_F I", "positive definite with eigenvalues of one scale: "
                                              "its orthogonalised rows are A's eigenvectors"),
                    **jacobi_notes(plan)}
+    b.notes.update(eigh_refine.notes(refine))
 
 
 def _svd(b: "_Builder") -> None:

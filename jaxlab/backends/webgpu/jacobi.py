@@ -33,16 +33,24 @@ SWEEPS = 20             # block sweeps converge in far fewer; the rest return at
 EPS, TINY = 2.0 ** -23, 2.0 ** -126   # float32's spacing of 1 and smallest normal
 _RESERVED = 4160        # workgroup bytes kept for the partial sums and flags
 
-ROTATION = """fn rotation(alpha: f32, beta: f32, gamma: f32) -> vec2<f32> {
-  // (c, s) of the rotation that makes rows of norms^2 alpha, beta and inner product
-  // gamma orthogonal: t = sign(zeta) / (|zeta| + sqrt(1 + zeta^2)), without overflow
+ROTATION = """fn rotation(alpha: f32, beta: f32, gamma: f32) -> vec3<f32> {
+  // (c, s, tau) of the rotation that makes rows of norms^2 alpha, beta and inner product
+  // gamma orthogonal: t = sign(zeta) / (|zeta| + sqrt(1 + zeta^2)), without overflow;
+  // tau = s / (1 + c) for turn()
   let zeta = (beta - alpha) / (2.0 * gamma);
   let r = abs(zeta);
   var t = select(1.0 / (r + sqrt(1.0 + r * r)),
                  1.0 / (r * (1.0 + sqrt(1.0 + 1.0 / (r * r)))), r > 1.0);
   t = select(t, -t, zeta < 0.0);
   let c = 1.0 / sqrt(1.0 + t * t);
-  return vec2<f32>(c, t * c);
+  let s = t * c;
+  return vec3<f32>(c, s, s / (1.0 + c));
+}
+
+fn turn(g: vec3<f32>, x: f32, y: f32) -> vec2<f32> {
+  // (c x - s y, s x + c y) as x - s (y + tau x), y + s (x - tau y) (Rutishauser): c
+  // rounded to 1 for a small angle would lengthen both by t^2 / 2 at every rotation
+  return vec2<f32>(x - g.y * (y + g.z * x), y + g.y * (x - g.z * y));
 }
 """
 
@@ -103,10 +111,9 @@ def _round_source(p: JacobiPlan) -> HandWritten:
         let vp = matrix * {p.n * p.n}u + gp * {p.n}u;
         let vq = matrix * {p.n * p.n}u + gq * {p.n}u;
         for (var k = part; k < {p.n}u; k += {p.per}u) {{
-          let x = vt[vp + k];
-          let y = vt[vq + k];
-          vt[vp + k] = c * x - s * y;
-          vt[vq + k] = s * x + c * y;
+          let turned = turn(g, vt[vp + k], vt[vq + k]);
+          vt[vp + k] = turned.x;
+          vt[vq + k] = turned.y;
         }}""" if p.vectors else ""
     declarations = f"""@group(0) @binding(0) var<storage, read_write> w: array<f32>;
 @group(0) @binding(1) var<storage, read_write> flags: array<u32>;
@@ -173,14 +180,11 @@ fn global_row(local: u32, bi: u32, bj: u32) -> u32 {{
     let beta = total.y;
     let gamma = total.z;
     if (abs(gamma) > {EPS!r} * sqrt(alpha) * sqrt(beta) && abs(gamma) > {TINY!r}) {{
-      let cs = rotation(alpha, beta, gamma);
-      let c = cs.x;
-      let s = cs.y;
+      let g = rotation(alpha, beta, gamma);
       for (var k = part; k < {p.m}u; k += {p.per}u) {{
-        let x = s_rows[lp * {p.m}u + k];
-        let y = s_rows[lq * {p.m}u + k];
-        s_rows[lp * {p.m}u + k] = c * x - s * y;
-        s_rows[lq * {p.m}u + k] = s * x + c * y;
+        let turned = turn(g, s_rows[lp * {p.m}u + k], s_rows[lq * {p.m}u + k]);
+        s_rows[lp * {p.m}u + k] = turned.x;
+        s_rows[lq * {p.m}u + k] = turned.y;
       }}
       let gp = global_row(lp, bi, bj);
       let gq = global_row(lq, bi, bj);{rotate_vt}

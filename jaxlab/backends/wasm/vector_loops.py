@@ -64,6 +64,14 @@ def _lanes_then_scalars(ft: FloatType, pointers: tuple[str, ...], vector_body: l
             + ["  (br $scalars)))"])
 
 
+def _function(head: str, comments: list[str], decls: str, setup: list[str], body: list[str],
+              result: str = "") -> str:
+    """One function's text: its signature, comments, locals, set-up, loops, result."""
+    lines = ([head] + [f"  ;; {c}" for c in comments] + [f"  {decls}"]
+             + [f"  {line}" for line in setup + body] + ([f"  {result}"] if result else []))
+    return "\n".join(lines + [")"])
+
+
 def _rot(ft: FloatType) -> str:
     t, v = ft.name, ft.vec
     body = _lanes_then_scalars(
@@ -78,16 +86,14 @@ def _rot(ft: FloatType) -> str:
          f"({t}.mul (local.get $s) (local.get $sb))))",
          f"({t}.store (local.get $y) ({t}.add ({t}.mul (local.get $s) (local.get $sa)) "
          f"({t}.mul (local.get $c) (local.get $sb))))"])
-    return "\n".join(
-        [f"(func $rot (param $x i32) (param $y i32) (param $n i32) (param $c {t}) (param $s {t})",
-         "  ;; the plane rotation x, y <- c x - s y, s x + c y of two runs of n values",
-         "  ;; (relaxed_madd: fused where the machine fuses)",
-         f"  (local $end i32) (local $a v128) (local $b v128) (local $vc v128) (local $vs v128)"
-         f" (local $vms v128) (local $sa {t}) (local $sb {t})",
-         f"  (local.set $vc ({v}.splat (local.get $c)))",
-         f"  (local.set $vs ({v}.splat (local.get $s)))",
-         f"  (local.set $vms ({v}.neg (local.get $vs)))"]
-        + [f"  {line}" for line in body] + [")"])
+    return _function(
+        f"(func $rot (param $x i32) (param $y i32) (param $n i32) (param $c {t}) (param $s {t})",
+        ["the plane rotation x, y <- c x - s y, s x + c y of two runs of n values",
+         "(relaxed_madd: fused where the machine fuses)"],
+        "(local $end i32) (local $a v128) (local $b v128) (local $vc v128) (local $vs v128)"
+        f" (local $vms v128) (local $sa {t}) (local $sb {t})",
+        [f"(local.set $vc ({v}.splat (local.get $c)))", f"(local.set $vs ({v}.splat (local.get $s)))",
+         f"(local.set $vms ({v}.neg (local.get $vs)))"], body)
 
 
 def _hsum(ft: FloatType, acc: str) -> str:
@@ -107,12 +113,10 @@ def _dot(ft: FloatType) -> str:
          f"(v128.load (local.get $y)) (local.get $acc)))"],
         [f"(local.set $sum ({t}.add (local.get $sum) ({t}.mul ({t}.load (local.get $x)) "
          f"({t}.load (local.get $y)))))"])
-    return "\n".join(
-        [f"(func $dot (param $x i32) (param $y i32) (param $n i32) (result {t})",
-         "  ;; x.y of two runs of n values",
-         f"  (local $end i32) (local $acc v128) (local $sum {t})"]
-        + [f"  {line}" for line in body]
-        + [f"  ({t}.add {_hsum(ft, 'acc')} (local.get $sum))", ")"])
+    return _function(f"(func $dot (param $x i32) (param $y i32) (param $n i32) (result {t})",
+                     ["x.y of two runs of n values"],
+                     f"(local $end i32) (local $acc v128) (local $sum {t})", [], body,
+                     f"({t}.add {_hsum(ft, 'acc')} (local.get $sum))")
 
 
 def _axpy(ft: FloatType) -> str:
@@ -123,12 +127,9 @@ def _axpy(ft: FloatType) -> str:
          f"({v}.mul (local.get $va) (v128.load (local.get $x)))))"],
         [f"({t}.store (local.get $y) ({t}.add ({t}.load (local.get $y)) "
          f"({t}.mul (local.get $a) ({t}.load (local.get $x)))))"])
-    return "\n".join(
-        [f"(func $axpy (param $x i32) (param $y i32) (param $n i32) (param $a {t})",
-         "  ;; y <- y + a x over two runs of n values",
-         "  (local $end i32) (local $va v128)",
-         f"  (local.set $va ({v}.splat (local.get $a)))"]
-        + [f"  {line}" for line in body] + [")"])
+    return _function(f"(func $axpy (param $x i32) (param $y i32) (param $n i32) (param $a {t})",
+                     ["y <- y + a x over two runs of n values"], "(local $end i32) (local $va v128)",
+                     [f"(local.set $va ({v}.splat (local.get $a)))"], body)
 
 
 def _scale(ft: FloatType) -> str:
@@ -137,12 +138,9 @@ def _scale(ft: FloatType) -> str:
         ft, ("x",),
         [f"(v128.store (local.get $x) ({v}.mul (local.get $va) (v128.load (local.get $x))))"],
         [f"({t}.store (local.get $x) ({t}.mul (local.get $a) ({t}.load (local.get $x))))"])
-    return "\n".join(
-        [f"(func $scale (param $x i32) (param $n i32) (param $a {t})",
-         "  ;; x <- a x over a run of n values",
-         "  (local $end i32) (local $va v128)",
-         f"  (local.set $va ({v}.splat (local.get $a)))"]
-        + [f"  {line}" for line in body] + [")"])
+    return _function(f"(func $scale (param $x i32) (param $n i32) (param $a {t})",
+                     ["x <- a x over a run of n values"], "(local $end i32) (local $va v128)",
+                     [f"(local.set $va ({v}.splat (local.get $a)))"], body)
 
 
 def _dot_axpy(ft: FloatType) -> str:
@@ -156,14 +154,13 @@ def _dot_axpy(ft: FloatType) -> str:
         [f"(local.set $sa ({t}.load (local.get $x)))",
          f"(local.set $sum ({t}.add (local.get $sum) ({t}.mul (local.get $sa) ({t}.load (local.get $y)))))",
          f"({t}.store (local.get $z) ({t}.add ({t}.load (local.get $z)) ({t}.mul (local.get $s) (local.get $sa))))"])
-    return "\n".join(
-        [f"(func $dot_axpy (param $x i32) (param $y i32) (param $z i32) (param $n i32) (param $s {t}) (result {t})",
-         "  ;; x.y, and z <- z + s x, in one pass over x (a symmetric matrix-vector product",
-         "  ;; from one triangle: a row's dot product and its column's update)",
-         f"  (local $end i32) (local $a v128) (local $acc v128) (local $vs v128) (local $sa {t}) (local $sum {t})",
-         f"  (local.set $vs ({v}.splat (local.get $s)))"]
-        + [f"  {line}" for line in body]
-        + [f"  ({t}.add {_hsum(ft, 'acc')} (local.get $sum))", ")"])
+    return _function(
+        f"(func $dot_axpy (param $x i32) (param $y i32) (param $z i32) (param $n i32) (param $s {t}) (result {t})",
+        ["x.y, and z <- z + s x, in one pass over x (a symmetric matrix-vector product",
+         "from one triangle: a row's dot product and its column's update)"],
+        f"(local $end i32) (local $a v128) (local $acc v128) (local $vs v128) (local $sa {t}) (local $sum {t})",
+        [f"(local.set $vs ({v}.splat (local.get $s)))"], body,
+        f"({t}.add {_hsum(ft, 'acc')} (local.get $sum))")
 
 
 def _axpy2(ft: FloatType) -> str:
@@ -174,13 +171,12 @@ def _axpy2(ft: FloatType) -> str:
          f"({v}.relaxed_madd (local.get $vb) (v128.load (local.get $y)) (v128.load (local.get $z)))))"],
         [f"({t}.store (local.get $z) ({t}.add ({t}.add ({t}.load (local.get $z)) "
          f"({t}.mul (local.get $b) ({t}.load (local.get $y)))) ({t}.mul (local.get $a) ({t}.load (local.get $x)))))"])
-    return "\n".join(
-        [f"(func $axpy2 (param $x i32) (param $y i32) (param $z i32) (param $n i32) (param $a {t}) (param $b {t})",
-         "  ;; z <- z + a x + b y over runs of n values (a rank-2 update of a row)",
-         "  (local $end i32) (local $va v128) (local $vb v128)",
-         f"  (local.set $va ({v}.splat (local.get $a)))",
-         f"  (local.set $vb ({v}.splat (local.get $b)))"]
-        + [f"  {line}" for line in body] + [")"])
+    return _function(
+        f"(func $axpy2 (param $x i32) (param $y i32) (param $z i32) (param $n i32) (param $a {t}) (param $b {t})",
+        ["z <- z + a x + b y over runs of n values (a rank-2 update of a row)"],
+        "(local $end i32) (local $va v128) (local $vb v128)",
+        [f"(local.set $va ({v}.splat (local.get $a)))", f"(local.set $vb ({v}.splat (local.get $b)))"],
+        body)
 
 
 FUNCTIONS: dict[str, Callable[[FloatType], str]] = {

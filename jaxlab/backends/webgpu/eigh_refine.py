@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from jaxlab.backends.webgpu.codegen import HandWritten
-from jaxlab.backends.webgpu.jacobi import EPS, ROTATION, TINY
+from jaxlab.backends.webgpu.jacobi import EPS, ROTATION, TINY, even_blocks
 from jaxlab.ir.alu import AluExp
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import Kernel
@@ -43,9 +43,7 @@ class RefinePlan:
 
     @property
     def blocks(self) -> int:
-        """An even number: a virtual block past the last when odd."""
-        blocks = math.ceil(self.n / self.block)
-        return blocks + blocks % 2
+        return even_blocks(self.n, self.block)
 
     @property
     def pairs(self) -> int:

@@ -55,6 +55,13 @@ fn turn(g: vec3<f32>, x: f32, y: f32) -> vec2<f32> {
 """
 
 
+def even_blocks(n: int, block: int) -> int:
+    """Blocks of `block` rows covering n, for the round-robin circle: an even number, a
+    virtual block past the last when the count is odd."""
+    blocks = math.ceil(n / block)
+    return blocks + blocks % 2
+
+
 @dataclass(frozen=True)
 class JacobiPlan:
     n: int          # rows of W (the values / vectors)
@@ -66,9 +73,7 @@ class JacobiPlan:
 
     @property
     def blocks(self) -> int:
-        """Blocks of the circle: an even number, a virtual one past the last if odd."""
-        blocks = math.ceil(self.n / self.block)
-        return blocks + blocks % 2
+        return even_blocks(self.n, self.block)
 
     @property
     def threads(self) -> int:

@@ -134,16 +134,20 @@ def matmul_kernel(m: int, k: int, n: int) -> Kernel:
                   reduction=Reduction(AluOp.Add, k, acc_variable(F32)), reduce_shape=(k,))
 
 
+@pytest.mark.parametrize("keep", [True, False])
 @pytest.mark.parametrize("m,n", [(40, 12), (37, 19), (30, 16)])
-def test_packed_matmul_in_blocks_of_rows_matches_numpy(monkeypatch, m, n) -> None:
+def test_packed_matmul_in_blocks_of_rows_matches_numpy(monkeypatch, m, n, keep) -> None:
     """Blocks of rows (the L2 budget shrunk so that small shapes get several): a shorter
     last block (30 rows: 12, 12, 6), rows left after the last whole tile (40, 37), columns
-    after the last packed strip (12, 19), on two threads sharing the strips."""
+    after the last packed strip (12, 19), on two threads sharing the strips; each strip
+    packed once and kept for the later blocks, or (over the scratch budget) once per block."""
     monkeypatch.setattr(wasm_tune, "ROW_BLOCK_BYTES", 1024)
+    if not keep:
+        monkeypatch.setattr(wasm_tune, "KEPT_STRIPS_BYTES", 0)
     k = 24
     kernel = matmul_kernel(m, k, n)
     plan, _ = tune(kernel)
-    assert plan.pack and plan.row_block == 12
+    assert plan.pack and plan.row_block == 12 and plan.keep_strips == keep
     be = WasmBackend(threads=2)
     be.min_thread_work = 0
     rng = np.random.default_rng(m)
@@ -175,6 +179,7 @@ def test_matmul_with_packed_rows_matches_numpy(monkeypatch, side, m, k, block) -
                     reduction=Reduction(AluOp.Add, k, acc_variable(F32)), reduce_shape=(k,))
     plan, _ = tune(kernel)
     assert plan.pack_rows and plan.row_block == (18 if block else 0)
+    assert plan.keep_strips == bool(block)   # the packed rows and the kept strips share scratch
     be = WasmBackend(threads=2)
     be.min_thread_work = 0
     rng = np.random.default_rng(k)

@@ -194,6 +194,31 @@ def test_matmul_with_packed_rows_matches_numpy(monkeypatch, side, m, k, block) -
                                reference(a) @ b, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("m,k,block", [(13, 21, 0), (40, 24, 2048)])
+def test_matmul_of_two_transposed_operands_matches_numpy(monkeypatch, m, k, block) -> None:
+    """Both operands read down their columns (a weight gradient, x.T @ g.T): the row panel
+    is packed four rows at a time and each column strip four ridx at a time, both turned
+    by shuffles; 21 steps leave a last ridx lane by lane, 13 rows a last row alone, and
+    40 rows come in blocks (the L2 budget shrunk) that reuse the kept strips."""
+    if block:
+        monkeypatch.setattr(wasm_tune, "ROW_BLOCK_BYTES", block)
+    n = 40
+    g, r = gidx(m * n), ridx(k)
+    body = load(0, r * m + g // n) * load(1, (g % n) * k + r)
+    kernel = Kernel(shape=(m, n), inputs=((F32, m * k), (F32, k * n)), exp=body,
+                    reduction=Reduction(AluOp.Add, k, acc_variable(F32)), reduce_shape=(k,))
+    plan, form = tune(kernel)
+    assert plan.pack_rows and plan.keep_strips == bool(block)
+    # 8 shuffles turn four vectors: one turn for the rows, one per vector of a strip
+    assert generate(kernel, plan, form).text.count(";; turned") == 8 * (1 + plan.tile_vectors)
+    be = WasmBackend(threads=2)
+    be.min_thread_work = 0
+    rng = np.random.default_rng(k)
+    at, bt = rng.standard_normal((k, m)).astype(np.float32), rng.standard_normal((n, k)).astype(np.float32)
+    np.testing.assert_allclose(run_wasm(be, kernel, at, bt).reshape(m, n), at.T @ bt.T,
+                               rtol=1e-5, atol=1e-5)
+
+
 def test_row_sum_vectorises_along_ridx() -> None:
     x = np.zeros((3, 37), np.float32)
     body = load(0, gidx(3) * 37 + ridx(37))

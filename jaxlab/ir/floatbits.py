@@ -6,8 +6,6 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-import numpy as np
-
 from jaxlab.ir.alu import AluExp, AluOp
 from jaxlab.ir.dtypes import DType
 
@@ -40,15 +38,6 @@ class FloatBits:
 
     def from_bits(self, bits: AluExp) -> AluExp:
         return bits.bitcast(self.float)
-
-    def small_int(self, n: AluExp) -> AluExp:
-        """An integer-valued float n (|n| < 2^(mantissa_bits - 1); NaN gives some int) as
-        self.int, read from the bits of n + 1.5 * 2^mantissa_bits: two ops where a
-        saturating conversion takes eight, and nothing a compiler could fold (the sum is
-        read as bits, never taken back as a float)."""
-        magic = 1.5 * 2.0 ** self.mantissa_bits
-        offset = int(np.array(magic, self.float.np).view(self.bits.np))
-        return (self.bits_of(n + magic) - offset).bitcast(self.int)
 
     def abs(self, x: AluExp) -> AluExp:
         return self.from_bits(self.bits_of(x) & self.magnitude)

@@ -39,6 +39,14 @@ class FloatBits:
     def from_bits(self, bits: AluExp) -> AluExp:
         return bits.bitcast(self.float)
 
+    def rounded_back(self, t: AluExp) -> AluExp:
+        """n from t = n + 1.5*2^mantissa_bits (n an integer, |n| < 2^(mantissa_bits - 1)),
+        as a float. Not t - 1.5*2^m: a compiler may fold (y + c) - c to y (NVIDIA's and
+        Mesa's did). The next float up is t + 1 exactly, and no algebra sees through
+        the bits."""
+        magic = 1.5 * 2.0 ** self.mantissa_bits
+        return self.from_bits(self.bits_of(t) + 1) - (magic + 1.0)
+
     def abs(self, x: AluExp) -> AluExp:
         return self.from_bits(self.bits_of(x) & self.magnitude)
 

@@ -34,10 +34,9 @@ _power_of_two = FLOAT32.power_of_two
 def _exp_parts(x: AluExp) -> tuple[AluExp, AluExp]:
     """(e^r, t) with e^x = e^r 2^n for an x whose |x log2(e)| < 2^21: n = x log2(e)
     rounded to nearest by adding 1.5*2^23, so t's bits are n's plus a constant (no
-    float->int conversion, no floor). t - 1.5*2^23 is a sum a compiler could fold
-    to x log2(e) (NVIDIA's did); the WGSL writer keeps its rounding (exact_T)."""
+    float->int conversion, no floor)."""
     t = x * K.LOG2E + K.ROUND_MAGIC
-    n = t - K.ROUND_MAGIC
+    n = FLOAT32.rounded_back(t)
     r = (x - n * K.LN2_HI) - n * K.LN2_LO
     return _horner(r, K.EXP_POLY), t
 

@@ -459,16 +459,17 @@ LIBRARY: dict[str, Helper] = {
   return r * z * """ + _horner("z", K.SIN_PI_POLY) + """ + r;""", typed=False),
     "sin": Helper("x", "T", """
   // x = q pi + r, |r| <= pi/2: sin x = (-1)^q sin r. q = x/pi rounded by adding
-  // 1.5*2^23, so q's parity is t's low bit. Zero goes the slow way too: r + r^3 P(r^2)
+  // 1.5*2^23, so q's parity is t's low bit; q itself is read from t + 1, the next float
+  // (t - 1.5*2^23 is a sum compilers fold). Zero goes the slow way too: r + r^3 P(r^2)
   // would turn -0 into +0
   if ((bitcast<u32>(x) & 0x7fffffffu) - 1u >= """ + f"{_BIG_SINCOS_BITS - 1}u" + """) {
     return sin_big(x);
   }
-  let t = exact_f32(x * """ + _lit(1 / math.pi) + " + " + _lit(K.ROUND_MAGIC) + """);
-  let q = t - """ + _lit(K.ROUND_MAGIC) + """;
+  let t = x * """ + _lit(1 / math.pi) + " + " + _lit(K.ROUND_MAGIC) + """;
+  let q = bitcast<f32>(bitcast<u32>(t) + 1u) - """ + _lit(K.ROUND_MAGIC + 1) + """;
   let r = """ + _cody_waite("x", "q", K.PI_PARTS) + """;
   return bitcast<f32>(bitcast<u32>(sin_pi(r)) ^ (bitcast<u32>(t) << 31u));""",
-                  deps=("sin_big", "exact_f32", "sin_pi")),
+                  deps=("sin_big", "sin_pi")),
     "cos": Helper("x", "T", """
   // x = (q + 1/2) pi + r, |r| <= pi/2: cos x = (-1)^(q + 1) sin r
   if ((bitcast<u32>(x) & 0x7fffffffu) >= """ + f"{_BIG_SINCOS_BITS}u" + """) {

@@ -31,36 +31,32 @@ _abs, _signed, _horner = FLOAT32.abs, FLOAT32.signed, FLOAT32.horner
 _power_of_two = FLOAT32.power_of_two
 
 
-def _exp_parts(x: AluExp) -> tuple[AluExp, AluExp]:
-    """(e^r, t) with e^x = e^r 2^n for an x whose |x log2(e)| < 2^21: n = x log2(e)
-    rounded to nearest by adding 1.5*2^23, so t's bits are n's plus a constant (no
-    float->int conversion, no floor)."""
+def _exp_within(x: AluExp, lo: int, hi: int) -> AluExp:
+    """e^x for an x whose n = x log2(e), rounded to an integer, lies in [lo, hi] (at most
+    150 from 0): x = n ln2 + r, e^r by a degree-6 minimax polynomial, times 2^n, rounded
+    once (into the subnormals too). n is rounded by adding 1.5*2^23, so t's bits are
+    n's plus a constant: no float->int conversion, no floor."""
     t = x * K.LOG2E + K.ROUND_MAGIC
     n = FLOAT32.rounded_back(t)
     r = (x - n * K.LN2_HI) - n * K.LN2_LO
-    return _horner(r, K.EXP_POLY), t
-
-
-def _times_power_of_two(e: AluExp, t: AluExp, lo: int, hi: int) -> AluExp:
-    """e 2^n for the n in [lo, hi] whose t = n + 1.5*2^23, rounded once (into the
-    subnormals too): one factor where every 2^n is normal, else two."""
-    bits = _bits(t).bitcast(I32)
-    if -FLOAT32.bias < lo and hi <= FLOAT32.bias:
-        return e * _power_of_two(bits - K.ROUND_MAGIC_BITS)
+    k = _bits(t).bitcast(I32) - K.ROUND_MAGIC_BITS
+    if -FLOAT32.bias < lo and hi <= FLOAT32.bias:   # every 2^n is normal
+        return _horner(r, K.EXP_POLY) * _power_of_two(k)
     if hi - lo <= 2 * FLOAT32.bias - 1:
-        # 2^(n + shift) is normal for every n, then one rounding by 2^-shift
+        # 2^(n + shift) is normal for every n; the polynomial's coefficients carry
+        # 2^-shift (exactly), so the product is the one rounding
         shift = 1 - FLOAT32.bias - lo if lo <= -FLOAT32.bias else FLOAT32.bias - hi
-        return e * _power_of_two(bits - (K.ROUND_MAGIC_BITS - shift)) * 2.0 ** -shift
+        scaled = [c * 2.0 ** -shift for c in K.EXP_POLY]
+        return _horner(r, scaled) * _power_of_two(k + shift)
     # 2^(n/2) 2^(n - n/2): one factor alone would overflow before the product
     # underflows to a subnormal, which is then rounded once
-    k = bits - K.ROUND_MAGIC_BITS
     half = k.binary(AluOp.Shr, 1)
-    return e * _power_of_two(half) * _power_of_two(k - half)
+    return _horner(r, K.EXP_POLY) * _power_of_two(half) * _power_of_two(k - half)
 
 
 def exp(x: AluExp) -> AluExp:
-    """x = n ln2 + r, e^r by a degree-6 minimax polynomial, times 2^n. The clamp keeps
-    2^n finite (NaN stays NaN); an argument of known sign is clamped on one side only."""
+    """The clamp keeps 2^n finite (NaN stays NaN); an argument of known sign is
+    clamped on one side only, which also saves a factor of 2^n."""
     sign = sign_of(x)
     lo, hi = K.EXP_MIN, K.EXP_MAX
     if sign is not Sign.NONNEG:
@@ -71,8 +67,7 @@ def exp(x: AluExp) -> AluExp:
         x = x.min(K.EXP_MAX)
     else:
         hi = 0.0
-    e, t = _exp_parts(x)
-    return _times_power_of_two(e, t, round(lo * K.LOG2E), round(hi * K.LOG2E))
+    return _exp_within(x, round(lo * K.LOG2E), round(hi * K.LOG2E))
 
 
 def log(x: AluExp) -> AluExp:
@@ -92,8 +87,8 @@ def tanh(x: AluExp) -> AluExp:
     z = a * a
     small = a + a * z * _horner(z, K.TANH_POLY)
     clamped = _float(magnitude.min(_bits(_f(K.TANH_ONE))))
-    e, t = _exp_parts(clamped + clamped)
-    large = 1.0 - _f(2.0) / (_times_power_of_two(e, t, 0, round(2 * K.TANH_ONE * K.LOG2E)) + 1.0)
+    e = _exp_within(clamped + clamped, 0, round(2 * K.TANH_ONE * K.LOG2E))
+    large = 1.0 - _f(2.0) / (e + 1.0)
     # large for |x| in [TANH_SMALL, inf]: one unsigned compare of the bits' offset
     start = _bits(_f(K.TANH_SMALL))
     inside = (magnitude - start).lt(FLOAT32.exponent - start + 1)

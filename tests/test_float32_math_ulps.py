@@ -47,6 +47,12 @@ def _ulps(got: np.ndarray, want: np.ndarray) -> np.ndarray:
     return np.where(both_nan, 0, np.abs(ordered(got) - ordered(want)))
 
 
+def _flushed(a: np.ndarray) -> np.ndarray:
+    """a with its subnormals as zeros of their sign."""
+    tiny = np.abs(a) < np.finfo(F32).tiny
+    return np.where(tiny, np.copysign(F32(0), a), a).astype(F32)
+
+
 def _run(fn, x: np.ndarray) -> np.ndarray:
     return np.asarray(jaxlab.jit(fn)(jnp.asarray(x)))
 
@@ -60,7 +66,10 @@ def test_dense_sweep_and_edges_within_their_ulps(backend, name):
     got = _run(fn, x)
     with np.errstate(all="ignore"):
         want = ref(x)
-    err = _ulps(got, want)
+        # WGSL lets a device flush subnormals to zero (NVIDIA's Vulkan driver does):
+        # there a flushed answer to the flushed input counts too
+        flushed_want = _flushed(ref(_flushed(x)))
+    err = np.minimum(_ulps(got, want), _ulps(_flushed(got), flushed_want))
     worst = int(np.argmax(err))
     assert err[worst] <= budget, (name, x[worst], got[worst], want[worst], err[worst])
 

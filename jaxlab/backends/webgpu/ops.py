@@ -332,11 +332,11 @@ LIBRARY: dict[str, Helper] = {
   return select(select(inf_f32(), -inf_f32(), x < 0.0), nan_f32(), x == 0.0 || isnan_f32(x));""",
                         deps=("nan_f32", "inf_f32", "isnan_f32")),
     "exact": Helper("x", "T", """
-  // x, through a condition no compiler can decide (no buffer has 2^32 - 1 words):
-  // algebra cannot see through it, so error-free sums are not reassociated away. The
-  // other arm is no constant either: Mesa moved a "+ 0.5" into a constant arm and
-  // then folded it with the sum in the other
-  return select(x, x * 0.5, arrayLength(&out) == 0xffffffffu);""", generic=True),
+  // x, through a condition no compiler can decide (no output binding is empty; a
+  // length past what a binding can hold would be decided): algebra cannot see through
+  // it, so error-free sums are not reassociated away. The other arm is no constant
+  // either: Mesa moved a "+ 0.5" into a constant arm and folded it with the sum in the other
+  return select(x, x * 0.5, arrayLength(&out) == 0u);""", generic=True),
     "round_f16": Helper("x: f32", "f32", """
   // x rounded to the nearest float16 (ties to even), as an f32, on the bits: drivers
   // may narrow f32 -> f16 by truncation (NVIDIA's Vulkan driver does)
@@ -471,16 +471,21 @@ LIBRARY: dict[str, Helper] = {
   return bitcast<f32>(bitcast<u32>(sin_pi(r)) ^ (bitcast<u32>(t) << 31u));""",
                   deps=("sin_big", "sin_pi")),
     "cos": Helper("x", "T", """
-  // x = (q + 1/2) pi + r, |r| <= pi/2: cos x = (-1)^(q + 1) sin r
+  // x = j pi/2 + r with j = 2q + 1 odd, |r| <= pi/2: cos x = (-1)^(q + 1) sin r. q =
+  // floor(x/pi): x/pi rounded to q0 by adding 1.5*2^23, one less where x/pi < q0; j
+  // is made on the bits and read back through 1.5*2^23 like q0 (no float constant next
+  // to another for a compiler to fold into the wrong rounding)
   if ((bitcast<u32>(x) & 0x7fffffffu) >= """ + f"{_BIG_SINCOS_BITS}u" + """) {
     return cos_big(x);
   }
-  let t = exact_f32(exact_f32(x * """ + _lit(1 / math.pi) + """ - 0.5) + """ +
-        _lit(K.ROUND_MAGIC) + """);
-  let h = exact_f32(t - """ + _lit(K.ROUND_MAGIC) + """) + 0.5;   // q + 1/2, exact
-  let r = """ + _cody_waite("x", "h", K.PI_PARTS) + """;
-  return bitcast<f32>(bitcast<u32>(sin_pi(r)) ^ (~bitcast<u32>(t) << 31u));""",
-                  deps=("cos_big", "exact_f32", "sin_pi")),
+  let t = bitcast<u32>(x * """ + _lit(1 / math.pi) + " + " + _lit(K.ROUND_MAGIC) + """);
+  let below = x * """ + _lit(1 / math.pi) + """ < bitcast<f32>(t + 1u) - """ + _lit(K.ROUND_MAGIC + 1) + """;
+  let jbits = (t << 1u) - """ + f"{K.ROUND_MAGIC_BITS}u" + """ + select(1u, 0xffffffffu, below);
+  let j = bitcast<f32>(jbits + 1u) - """ + _lit(K.ROUND_MAGIC + 1) + """;
+  let r = """ + _cody_waite("x", "j", tuple(p / 2 for p in K.PI_PARTS)) + """;
+  // (-1)^(q + 1): bit 1 of j + 1 (the bits' constant ends in zeros)
+  return bitcast<f32>(bitcast<u32>(sin_pi(r)) ^ (((jbits + 1u) << 30u) & 0x80000000u));""",
+                  deps=("cos_big", "sin_pi")),
     "threefry2x32": Helper("k0: u32, k1: u32, c0: u32, c1: u32", "vec2<u32>", """
   // Threefry-2x32 with 20 rounds (Salmon et al. 2011), as JAX
   var ks = array<u32, 3>(k0, k1, k0 ^ k1 ^ 0x1BD11BDAu);

@@ -91,6 +91,10 @@ class Array(ArrayBase):
         return self
 
     def to_numpy(self) -> np.ndarray:
+        lazy = self._lazy
+        buf = lazy._buf if type(lazy) is Lazy else None
+        if buf is not None and buf.size:   # a realized real array: read in its shape at once
+            return buf.device.backend.read_array(buf.handle, buf.dtype, lazy.shape)
         data = self._realize().buffer.to_numpy()
         if self.jdtype.is_complex:   # stored as interleaved parts: NumPy's own layout
             data = data.view(self.jdtype.np)

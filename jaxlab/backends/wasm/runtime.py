@@ -217,7 +217,13 @@ class WasmBackend(Backend):
         if self._started is None:
             with self._start_lock:
                 if self._started is None:
-                    self._started = _Wasm(self.fuel is not None, self.threads)
+                    started = _Wasm(self.fuel is not None, self.threads)
+                    # from now on the calls made on every dispatch and read-back go
+                    # straight to the memory (instance attributes over the methods below)
+                    memory = started.memory
+                    self.allocate, self.free = memory.allocate, memory.free
+                    self.read, self.read_array = memory.read, memory.read_array
+                    self._started = started
         return self._started
 
     @property
@@ -225,18 +231,21 @@ class WasmBackend(Backend):
         return self.wasm.memory
 
     # --- memory -----------------------------------------------------------------
-    # (the memory, once started, straight from _started: these run on every dispatch)
+    # (these start the device; once it started, the memory's own methods serve them)
     def allocate(self, nbytes: int) -> int:
-        return (self._started or self.wasm).memory.allocate(nbytes)
+        return self.wasm.memory.allocate(nbytes)
 
     def free(self, handle: int) -> None:
-        (self._started or self.wasm).memory.free(handle)
+        self.wasm.memory.free(handle)
 
     def write(self, handle: int, data) -> None:
         self.memory.write(handle, data)
 
     def read(self, handle: int, dtype: DType, count: int):
-        return (self._started or self.wasm).memory.read(handle, dtype, count)
+        return self.wasm.memory.read(handle, dtype, count)
+
+    def read_array(self, handle: int, dtype: DType, shape: tuple[int, ...]):
+        return self.wasm.memory.read_array(handle, dtype, shape)
 
     def copy(self, src: int, src_offset: int, dst: int, dst_offset: int, nbytes: int) -> None:
         self.memory.copy(src + src_offset, dst + dst_offset, nbytes)

@@ -39,6 +39,7 @@ PAGE = 65536               # Wasm page size
 MAX_BYTES = 1 << 32        # memory32 addresses
 GUARD = 64                 # bytes kept readable past the last block and before the first
 RETAIN_BYTES = 64 << 20    # memory above the used region kept committed for reuse
+_NUMPY_DTYPES = {d: d.np for d in DType}   # a dict lookup, not DType.np's Python call
 
 
 def size_class(nbytes: int) -> int:
@@ -240,7 +241,7 @@ class LinearMemory:
 
     def read_array(self, offset: int, dtype: DType, shape: tuple[int, ...]) -> np.ndarray:
         """A copy of the array of `shape` at `offset`, made in one step (a read-back)."""
-        return np.ndarray(shape, dtype.np, self._bytes_view, offset).copy()
+        return np.ndarray(shape, _NUMPY_DTYPES[dtype], self._bytes_view, offset).copy()
 
     def copy(self, src: int, dst: int, nbytes: int) -> None:
         u8 = self._u8

@@ -43,6 +43,8 @@ BIND_GROUPS = 4096   # bind groups kept, by pipeline layout and the buffers boun
 # Dispatches of a batch (a jit call) recorded before a submit: 0 submits once per call;
 # N > 0 lets the GPU start on the first N while the host records the rest.
 SUBMIT_EVERY = int(os.environ.get("JAXLAB_WEBGPU_SUBMIT_EVERY", "0") or 0)
+# Microseconds a wait for the device spins (polling) before it sleeps in the driver.
+SPIN_US = float(os.environ.get("JAXLAB_WEBGPU_SPIN_US", "0") or 0)
 
 # Limits we ask for at their adapter maximum (WebGPU's defaults are far lower).
 _LIMITS = ("max-storage-buffers-per-shader-stage", "max-storage-buffer-binding-size",
@@ -86,16 +88,19 @@ class WebGpuBackend(Backend):
     row_dtypes = frozenset({DType.float32, DType.int32, DType.uint32})   # 32-bit registers
 
     def __init__(self, adapter: Any = None, *, f16: Optional[bool] = None,
-                 subgroups: Optional[bool] = None) -> None:
+                 subgroups: Optional[bool] = None, spin_us: Optional[float] = None) -> None:
         """`adapter`: a wgpu adapter (default: adapter.select_adapter()); `f16=False`
         computes float16 in f32 even where the adapter has shader-f16; `subgroups=False`
-        reduces through shared memory only even where it has subgroup operations."""
+        reduces through shared memory only even where it has subgroup operations;
+        `spin_us`: how long a wait for the device polls before it sleeps (default
+        JAXLAB_WEBGPU_SPIN_US, else 0)."""
         self._adapter = adapter if adapter is not None else select_adapter()
         self._choice = "hardware" if is_hardware(self._adapter) else "software"
         if self._choice == "software":
             self.max_fused_depth = self.software_fused_depth
         self._want_f16 = f16
         self._want_subgroups = subgroups
+        self._spin_s = (SPIN_US if spin_us is None else spin_us) / 1e6
         self._generation = 0
         self._lock = threading.RLock()
         self._freed: list[GpuBuffer] = []   # freed on any thread, recycled under the lock
@@ -154,6 +159,7 @@ class WebGpuBackend(Backend):
         self._query = None
         self._span_query: Optional[tuple[Any, Any]] = None
         self._fence: Optional[GpuBuffer] = None
+        self._wait = fastpass.waiter(self.device, self._spin_s)
 
     def info(self) -> dict[str, Any]:
         return {"backend": self.name, **describe(self._adapter),
@@ -696,10 +702,9 @@ class WebGpuBackend(Backend):
         self._flush()
         if not self._unfinished:   # nothing submitted since the last wait (a jit call's
             return                 # outputs are synchronised one after another)
-        wait = fastpass.waiter(self.device)
         with self._guard("waiting for the device"):
-            if wait is not None:
-                wait()
+            if self._wait is not None:
+                self._wait()
             else:   # a read waits for all earlier submissions (wgpu-py 0.32's
                 # on_submitted_work_done_sync fails on a callback signature mismatch)
                 if self._fence is None:

@@ -82,3 +82,25 @@ def test_an_error_between_queued_calls_leaves_them_right(spinning):
             step(x, x)   # wrong number of arguments, as JAX raises it
         outs.append(step(outs[0]))
         assert_close(outs[1], (np.arange(6) * 2.0 + 1.0) * 2.0 + 1.0)
+
+
+def test_a_replayed_program_submitted_in_parts_is_right(spinning, monkeypatch):
+    """JAXLAB_WEBGPU_SUBMIT_EVERY=2: a jit program's launches go to the GPU two at a time
+    (it starts on the first while the host records the rest)."""
+    from jaxlab.backends.webgpu import runtime
+    monkeypatch.setattr(runtime, "SUBMIT_EVERY", 2)
+
+    def chain(a, b):
+        c = (a @ b).sum(axis=0)
+        d = jnp.exp(a - a.max()) @ b
+        return c * 2.0, d.T @ d, jnp.sqrt(jnp.abs(d)).sum()
+    a = np.random.default_rng(1).standard_normal((8, 5)).astype(np.float32)
+    b = np.random.default_rng(2).standard_normal((5, 3)).astype(np.float32)
+    f = jaxlab.jit(chain)
+    with jaxlab.default_device(spinning):
+        ja, jb = jnp.asarray(a), jnp.asarray(b)
+        for _ in range(3):   # the first call records launch by launch, later ones replay
+            outs = f(ja, jb)
+    d = np.exp(a - a.max()) @ b
+    for got, want in zip(outs, ((a @ b).sum(axis=0) * 2.0, d.T @ d, np.sqrt(np.abs(d)).sum())):
+        assert_close(got, want, rtol=1e-4, atol=1e-5)

@@ -492,13 +492,16 @@ class WebGpuBackend(Backend):
 
     def _replay(self, packed: list, keep: list) -> None:
         """Packed launches into the open pass; `keep` (what they use) is held until the
-        encoder finishes."""
-        cpass = self._pass or self._open_pass()
-        self._recorded.append(keep)
-        self._recorder.play(cpass, packed)
-        self._in_pass += len(packed)
-        if SUBMIT_EVERY and self._in_pass >= SUBMIT_EVERY:
-            self._flush()
+        encoder finishes. With SUBMIT_EVERY, submitted that many at a time."""
+        chunk = SUBMIT_EVERY or len(packed) or 1
+        for start in range(0, len(packed), chunk):
+            cpass = self._pass or self._open_pass()
+            self._recorded.append(keep)
+            part = packed if chunk == len(packed) else packed[start:start + chunk]
+            self._recorder.play(cpass, part)
+            self._in_pass += len(part)
+            if SUBMIT_EVERY and self._in_pass >= SUBMIT_EVERY:
+                self._flush()
 
     def dispatch(self, exe: Executable, inputs: Sequence[Any], outputs: Sequence[Any]) \
             -> Optional[float]:

@@ -11,7 +11,9 @@ fraction of cuFFT through torch.fft (target >= 0.3).
 jaxlab's device time is a GPU timestamp span around each call (its kernels in
 order, as a jit call runs them) when the adapter has timestamp queries (else wall
 time around a synchronised call); the peers' times come
-from CUDA events. Every result is checked against NumPy first.
+from CUDA events. Every result is checked against NumPy first. W4's wall time is a
+step waited for each time; its note adds the pipelined rate (50 steps, one wait at the
+end: a training loop's) for jaxlab and JAX alike.
 """
 from __future__ import annotations
 

@@ -8,7 +8,8 @@ Rows (median and min over the repeats, microseconds):
 - empty submit + wait: a command buffer with no commands, submitted and waited for;
 - one-thread dispatch + wait: the smallest real work, submitted and waited for;
 - the same with a wait that spins on the queue's work-done callback before blocking
-  (fastpass.waiter with spin_s; JAXLAB_WEBGPU_SPIN_US sets it for the webgpu device);
+  (fastpass.waiter with spin_s: the webgpu device's wait on a GPU, JAXLAB_WEBGPU_SPIN_US=0
+  turns it off there);
 - the same, read back (4 bytes): what `np.asarray` of a tiny result costs;
 - a spin kernel + each wait, its timestamp span beside it: the round trip minus the span is
   what a submission costs beyond the GPU's work;
@@ -229,13 +230,25 @@ def w4_rows(repeats: int, chained: int) -> list[str]:
             out = step(*args)
             host.append(time.perf_counter() - t0)
             sync(out)
-        pipelined = []
+        pipelined, calls, final_waits = [], [], []
         for _ in range(max(5, repeats // chained)):
             t0 = time.perf_counter()
             for _ in range(chained):
+                t1 = time.perf_counter()
                 out = step(*args)
+                calls.append(time.perf_counter() - t1)
+            t1 = time.perf_counter()
             sync(out)
+            final_waits.append(time.perf_counter() - t1)
             pipelined.append((time.perf_counter() - t0) / chained)
+        chained_spans = []
+        if backend.timestamps:   # the GPU's time for the steps run back to back
+            for _ in range(5):
+                with backend.device_span() as span:
+                    for _ in range(chained):
+                        out = step(*args)
+                sync(out)
+                chained_spans.append(span.ms / 1e3 / chained)
         spans = []
         if backend.timestamps:
             for _ in range(20):
@@ -255,9 +268,13 @@ def w4_rows(repeats: int, chained: int) -> list[str]:
     rows = [_row("W4: wall per step, synchronised each step", synced),
             _row("W4: host time of a call (returns after its submit)", host),
             _row(f"W4: wall per step over {chained} steps, one wait", pipelined),
+            _row("  host time of each of those calls", calls),
+            _row("  the wait after the last", final_waits),
             _row(f"W4: the same, each step's parameters fed to the next", loop)]
     if spans:
         rows.append(_row("W4: device span of one step (timestamps)", spans))
+        rows.append(_row(f"W4: device span of {chained} steps back to back, per step",
+                         chained_spans))
     return rows
 
 

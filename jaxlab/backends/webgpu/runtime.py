@@ -43,8 +43,13 @@ BIND_GROUPS = 4096   # bind groups kept, by pipeline layout and the buffers boun
 # Dispatches of a batch (a jit call) recorded before a submit: 0 submits once per call;
 # N > 0 lets the GPU start on the first N while the host records the rest.
 SUBMIT_EVERY = int(os.environ.get("JAXLAB_WEBGPU_SUBMIT_EVERY", "0") or 0)
-# Microseconds a wait for the device spins (polling) before it sleeps in the driver.
-SPIN_US = float(os.environ.get("JAXLAB_WEBGPU_SPIN_US", "0") or 0)
+# Microseconds a wait for the device spins (polling) before it sleeps in the driver
+# (None: HARDWARE_SPIN_US on a GPU, none on a software adapter, whose work runs on the
+# cores a spin would take). An H200 measured (benchmarks/gpu_latency.py): a blocked
+# wait returns 20-55 us after the work is done, a spinning one ~35 us after the submit.
+_SPIN_ENV = os.environ.get("JAXLAB_WEBGPU_SPIN_US", "")
+SPIN_US: Optional[float] = float(_SPIN_ENV) if _SPIN_ENV else None
+HARDWARE_SPIN_US = 2000.0
 
 # Limits we ask for at their adapter maximum (WebGPU's defaults are far lower).
 _LIMITS = ("max-storage-buffers-per-shader-stage", "max-storage-buffer-binding-size",
@@ -93,14 +98,17 @@ class WebGpuBackend(Backend):
         computes float16 in f32 even where the adapter has shader-f16; `subgroups=False`
         reduces through shared memory only even where it has subgroup operations;
         `spin_us`: how long a wait for the device polls before it sleeps (default
-        JAXLAB_WEBGPU_SPIN_US, else 0)."""
+        JAXLAB_WEBGPU_SPIN_US, else 2 ms on a GPU and none on a software adapter)."""
         self._adapter = adapter if adapter is not None else select_adapter()
         self._choice = "hardware" if is_hardware(self._adapter) else "software"
         if self._choice == "software":
             self.max_fused_depth = self.software_fused_depth
         self._want_f16 = f16
         self._want_subgroups = subgroups
-        self._spin_s = (SPIN_US if spin_us is None else spin_us) / 1e6
+        if spin_us is None:
+            spin_us = SPIN_US if SPIN_US is not None else \
+                HARDWARE_SPIN_US if self._choice == "hardware" else 0.0
+        self._spin_s = spin_us / 1e6
         self._generation = 0
         self._lock = threading.RLock()
         self._freed: list[GpuBuffer] = []   # freed on any thread, recycled under the lock

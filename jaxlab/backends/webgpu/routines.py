@@ -248,9 +248,15 @@ def _gather_kernel(dtype: DType, n: int, padded: int, rows: int, indices: bool) 
     source = AluExp.load(1 if not indices else 0, row * padded + gidx % n, U32).cast(I32)
     if indices:
         return Kernel((rows * n,), ((U32, rows * padded),), source.simplify(), label="argsort")
-    value = AluExp.load(0, row * n + source, dtype)
-    return Kernel((rows * n,), ((dtype, rows * n), (U32, rows * padded)), value.simplify(),
+    # floats move as their bits: a float16 NaN widened and narrowed on the way
+    # loses its sign on some GPUs (NVIDIA's)
+    moved = _FLOAT_BITS.get(dtype, dtype)
+    value = AluExp.load(0, row * n + source, moved)
+    return Kernel((rows * n,), ((moved, rows * n), (U32, rows * padded)), value.simplify(),
                   label="sort_gather")
+
+
+_FLOAT_BITS = {DType.float16: DType.uint16, DType.bfloat16: DType.uint16, F32: U32}
 
 
 _BITONIC_COMMON = """struct Params {

@@ -1,6 +1,7 @@
 """Where the webgpu sort spends its device time: each pass of one sort timed alone
 
     python3 -m benchmarks.sort_passes [--n 16777216] [--rows 1] [--dtype float32] [--argsort]
+                                      [--items K] [--split B] [--ranking ballots|splits]
 
 prints every pass of the routine's plan (key kernel, each radix pass's histogram,
 prefix-sum levels and scatter, the gather) with its device time, each pass in a
@@ -48,12 +49,22 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=1)
     ap.add_argument("--dtype", default="float32")
     ap.add_argument("--argsort", action="store_true")
+    ap.add_argument("--items", type=int, help="radix.MAX_ITEMS: keys per thread of a tile")
+    ap.add_argument("--split", type=int, help="radix.SPLIT_BITS: bits a tile splits by")
+    ap.add_argument("--ranking", choices=["ballots", "splits"],
+                    help="radix.RANKING: how a scatter sorts its tile (default: ballots "
+                         "where the adapter has subgroups)")
     args = ap.parse_args()
 
     import jaxlab
     import jaxlab.numpy as jnp
     from jaxlab.ir.dtypes import DType
+    from jaxlab.backends.webgpu import radix
     from jaxlab.ir.kernel import Routine
+
+    radix.MAX_ITEMS = args.items or radix.MAX_ITEMS
+    radix.SPLIT_BITS = args.split or radix.SPLIT_BITS
+    radix.RANKING = args.ranking and radix.Ranking[args.ranking.upper()]
 
     x = _input(args.rows, args.n, args.dtype)
     name = "argsort" if args.argsort else "sort"
@@ -64,7 +75,7 @@ def main() -> None:
     exe = backend.prepare_routine(routine)
     data = backend.allocate(x.nbytes)
     backend.write(data, x)
-    out_dtype, _ = routine.outputs[0][1], None
+    out_dtype = routine.outputs[0][1]
     result = backend.allocate(x.size * out_dtype.itemsize)
 
     want = np.argsort(x, axis=-1, kind="stable") if args.argsort else np.sort(x, axis=-1)

@@ -7,7 +7,7 @@ import pytest
 
 import jaxlab
 import jaxlab.numpy as jnp
-from jaxlab.backends.webgpu import routines
+from jaxlab.backends.webgpu import radix, routines
 from jaxlab.backends.webgpu.radix import SCAN_BLOCK, THREADS
 from jaxlab.backends.webgpu.runtime import WebGpuBackend
 from jaxlab.engine.devices import Device
@@ -92,5 +92,20 @@ def test_radix_sort_with_and_without_subgroups(subgroups):
         _check(x, True)
         with jaxlab.capture() as log:
             jnp.sort(jnp.asarray(x)).block_until_ready()
-    scans = {e.tuning.value("thread_scan") for e in log if e.kind == "routine"}
-    assert scans == {"subgroup" if dev.backend.lang.subgroups else "shared memory"}
+    subgroups = dev.backend.lang.subgroups
+    scans = {(e.tuning.value("thread_scan"), e.tuning.value("ranking"))
+             for e in log if e.kind == "routine"}
+    assert scans == {("subgroup", "subgroup ballots") if subgroups else
+                     ("shared memory", "2-bit splits")}
+
+
+@pytest.mark.parametrize("slots", [4, 32])
+def test_subgroups_taking_turns_at_a_slot(monkeypatch, slots):
+    """Ballot ranking with as many slots of counts as subgroups, and with fewer (the
+    subgroups sharing one take turns): lavapipe has 32 subgroups of 8 lanes."""
+    monkeypatch.setattr(radix, "SLOTS", slots)
+    dev = Device("webgpu", WebGpuBackend())
+    if not dev.backend.lang.subgroups:
+        pytest.skip("the adapter has no subgroups")
+    with jaxlab.default_device(dev):
+        _check(_specials(np.random.default_rng(5), (2, LONG)), True)

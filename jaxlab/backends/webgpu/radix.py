@@ -7,10 +7,16 @@ Each pass sorts stably by one 8-bit digit (least significant first):
               entry (r, d, t) becomes where tile t's keys with digit d go in the
               whole array (row r's keys start at r * n). Reduce-then-scan: block sums,
               the sums scanned (recursively), then each block scanned from its carry.
-3. scatter    a workgroup per tile sorts its keys by the digit in shared memory (four
-              stable 2-bit splits, each a prefix sum over the threads of their packed
-              counts) and writes each key to its digit's offset plus its rank there:
-              runs of a digit are written together, and equal digits keep their order.
+3. scatter    a workgroup per tile sorts its keys by the digit in shared memory and
+              writes each key to its digit's offset plus its rank there: runs of a
+              digit are written together, and equal digits keep their order.
+The tile is sorted by the digit in one of two ways (Ranking):
+- BALLOTS (adapters with subgroups): each subgroup ranks its keys among the lanes
+  with the same digit by eight ballots (one a bit of the digit), keeps running
+  counts of each digit in shared memory, and one prefix sum over the digits' totals
+  places every key: the tile is read once and written once into shared memory.
+- SPLITS: four stable 2-bit splits, each a prefix sum over the threads of their
+  packed counts, the tile rewritten into shared memory after each.
 The payload of the first pass is the key's position in its row (the argsort order)
 unless a payload is given (a later sort over an earlier one's order).
 Prefix sums over the threads use subgroup scans where the adapter has them, else a
@@ -18,6 +24,7 @@ Hillis-Steele scan in shared memory.
 """
 from __future__ import annotations
 
+import enum
 import math
 import struct
 from dataclasses import dataclass
@@ -36,7 +43,19 @@ MAX_ITEMS = 8          # keys per thread in a tile, at most (shared memory may a
 SPLIT_BITS = 2         # a tile sorts by a digit in stable splits of this many bits
 SCAN_ITEMS = 8         # counts per thread in a block of the prefix sum
 SCAN_BLOCK = THREADS * SCAN_ITEMS
-_FIXED_SHARED = 4 * DIGITS * 3 + 16 * THREADS   # offsets, run starts, buckets, thread scan
+# BALLOTS: a digit's running count per slot of the tile. A slot is one subgroup
+# (several, taking turns, where subgroups are small): NVIDIA's 32 lanes make 8
+# subgroups of 256 threads, lavapipe's 8 lanes 32 subgroups, two to a slot
+SLOTS = 16
+
+
+class Ranking(enum.Enum):
+    """How a scatter sorts its tile by the digit (module docstring)."""
+    BALLOTS = "subgroup ballots"
+    SPLITS = "2-bit splits"
+
+
+RANKING: "Ranking | None" = None   # None: BALLOTS where the adapter has subgroups
 
 
 @dataclass(frozen=True)
@@ -121,10 +140,22 @@ fn scan_threads(value: {t}, pos: u32) -> Scanned {{
 """
 
 
-def items_per_thread(limits: Limits) -> int:
+def ranking(subgroups: bool) -> Ranking:
+    if RANKING is not None and (subgroups or RANKING is Ranking.SPLITS):
+        return RANKING
+    return Ranking.BALLOTS if subgroups else Ranking.SPLITS
+
+
+def _fixed_shared(how: Ranking) -> int:
+    """Shared bytes of a scatter besides its tile (tables of digits, the thread scan)."""
+    tables = 4 * DIGITS * 3 + 16 * THREADS   # offsets, run starts, buckets, thread scan
+    return tables + (4 * SLOTS * DIGITS // 2 if how is Ranking.BALLOTS else 0)
+
+
+def items_per_thread(limits: Limits, how: Ranking = Ranking.SPLITS) -> int:
     """Keys per thread in a tile: as many as shared memory holds (keys and payloads)."""
     def shared_bytes(items: int) -> int:   # keys and payloads, padded (slot() in WGSL)
-        return 8 * THREADS * items * 33 // 32 + _FIXED_SHARED
+        return 8 * THREADS * items * 33 // 32 + _fixed_shared(how)
 
     items = MAX_ITEMS
     while items > 1 and shared_bytes(items) > limits.max_shared_bytes:
@@ -211,7 +242,8 @@ def _block_scan(length: int, carried: bool, scan: _ThreadScan) -> HandWritten:
 """)
 
 
-def _scatter(n: int, tiles: int, items: int, split_bits: int, scan: _ThreadScan) -> HandWritten:
+def _split_scatter(n: int, tiles: int, items: int, split_bits: int,
+                   scan: _ThreadScan) -> HandWritten:
     tile = THREADS * items
     buckets = 1 << split_bits
     # a thread's counts of the buckets, 16 bits each, packed in vec4s: 8 buckets a vec4
@@ -334,6 +366,141 @@ fn count_of(counts: vec4<u32>, bucket: u32) -> u32 {{
 """)
 
 
+def _ballot_scatter(n: int, tiles: int, items: int, scan: _ThreadScan) -> HandWritten:
+    tile = THREADS * items
+    words = DIGITS // 2   # a slot's counts: two 16-bit counts a word
+    return scan.shader(f"""{_PASS_PARAMS}
+@group(0) @binding(0) var<storage, read> keys: array<u32>;
+@group(0) @binding(1) var<storage, read> payload: array<u32>;
+@group(0) @binding(2) var<storage, read> offsets: array<u32>;
+@group(0) @binding(3) var<storage, read_write> keys_out: array<u32>;
+@group(0) @binding(4) var<storage, read_write> payload_out: array<u32>;
+@group(0) @binding(5) var<uniform> params: Pass;
+
+var<workgroup> tile_keys: array<u32, {tile}>;
+var<workgroup> tile_payload: array<u32, {tile}>;
+var<workgroup> digit_offset: array<u32, {DIGITS}>;   // where the tile's digit d goes
+var<workgroup> digit_start: array<u32, {DIGITS}>;    // where its run starts in the tile
+var<workgroup> digit_total: array<u32, {DIGITS}>;    // how many keys of the tile have it
+// a slot's running count of digit d in bits 16 (d % 2) of word slot * {words} + d / 2;
+// later the count in the slots before it
+var<workgroup> slot_counts: array<atomic<u32>, {SLOTS * words}>;
+var<workgroup> turns: u32;
+
+fn digit_of(key: u32) -> u32 {{
+  return (key >> params.shift) & {DIGITS - 1}u;
+}}
+
+fn lanes_below(lane: u32) -> vec4<u32> {{
+  // a ballot's mask of the lanes before this one
+  let full = vec4<u32>(lane >> 5u) > vec4<u32>(0u, 1u, 2u, 3u);
+  let part = vec4<u32>(lane >> 5u) == vec4<u32>(0u, 1u, 2u, 3u);
+  let bits = (1u << (lane & 31u)) - 1u;
+  return select(vec4<u32>(), vec4<u32>(0xffffffffu), full) | select(vec4<u32>(), vec4<u32>(bits), part);
+}}
+
+fn ones(mask: vec4<u32>) -> u32 {{
+  let c = countOneBits(mask);
+  return c.x + c.y + c.z + c.w;
+}}
+
+fn first_lane(mask: vec4<u32>) -> u32 {{
+  // the lowest lane set (mask is not empty)
+  let f = firstTrailingBit(mask);
+  return select(select(select(96u + f.w, 64u + f.z, mask.z != 0u), 32u + f.y, mask.y != 0u),
+                f.x, mask.x != 0u);
+}}
+""", f"""  let row = group / {tiles}u;
+  let tile = group % {tiles}u;
+  let start = row * {n}u + tile * {tile}u;
+  let count = min({tile}u, {n}u - tile * {tile}u);
+  digit_offset[lid] = offsets[(row * {DIGITS}u + lid) * {tiles}u + tile];
+  // (workgroup memory is not zeroed here: wgpu may leave that out)
+  for (var w = lid; w < {SLOTS * words}u; w += {THREADS}u) {{ atomicStore(&slot_counts[w], 0u); }}
+  if (lid == 0u) {{ turns = max(1u, n_sg / {SLOTS}u); }}
+  // subgroups sharing a slot take turns; a slot holds a run of the tile, its keys
+  // taken `lanes` at a time, subgroup by subgroup (tile order, for stability)
+  let turn_count = workgroupUniformLoad(&turns);
+  let slot = sg_id / turn_count;
+  let turn = sg_id % turn_count;
+  let lanes = sg_size * turn_count;
+  let first = slot * lanes * {items}u + turn * sg_size + sg_lane;
+  let below = lanes_below(sg_lane);
+  let in_subgroup = lanes_below(sg_size) | select(vec4<u32>(), vec4<u32>(0xffffffffu),
+                                                  vec4<bool>(sg_size >= 128u));
+  // past the row's end, keys that sort last (never written back)
+  var key: array<u32, {items}>;
+  var value: array<u32, {items}>;
+  var rank: array<u32, {items}>;   // among the keys of its slot with its digit
+  for (var i = 0u; i < {items}u; i++) {{
+    let e = first + i * lanes;
+    key[i] = 0xffffffffu;
+    value[i] = 0u;
+    if (e < count) {{
+      key[i] = keys[start + e];
+      value[i] = select(payload[start + e], tile * {tile}u + e, params.first == 1u);
+    }}
+  }}
+  for (var i = 0u; i < {items}u; i++) {{
+    for (var t = 0u; t < turn_count; t++) {{
+      if (turn == t) {{
+        // the lanes whose keys have this digit: a ballot per bit
+        let digit = digit_of(key[i]);
+        var peers = in_subgroup;
+        for (var bit = 0u; bit < {DIGIT_BITS}u; bit++) {{
+          let one = ((digit >> bit) & 1u) == 1u;
+          let voted = subgroupBallot(one);
+          peers &= select(~voted, voted, one);
+        }}
+        // the first of them adds their number to the slot's count, and all learn
+        // the count before
+        let leader = first_lane(peers);
+        let half = 16u * (digit & 1u);
+        var before = 0u;
+        if (sg_lane == leader) {{
+          let word = slot * {words}u + digit / 2u;
+          before = (atomicAdd(&slot_counts[word], ones(peers) << half) >> half) & 0xffffu;
+        }}
+        rank[i] = subgroupShuffle(before, leader) + ones(peers & below);
+      }}
+      workgroupBarrier();
+    }}
+  }}
+  // each digit's count in the slots before each slot, and in the whole tile
+  if (lid < {words}u) {{
+    var running = 0u;   // two 16-bit sums
+    for (var s = 0u; s < n_sg / turn_count; s++) {{
+      running += atomicExchange(&slot_counts[s * {words}u + lid], running);
+    }}
+    digit_total[2u * lid] = running & 0xffffu;
+    digit_total[2u * lid + 1u] = running >> 16u;
+  }}
+  workgroupBarrier();
+  digit_start[pos] = {scan.call("digit_total[pos]")}.before;
+  workgroupBarrier();
+  // the tile sorted by the digit into shared memory
+  for (var i = 0u; i < {items}u; i++) {{
+    let digit = digit_of(key[i]);
+    let half = 16u * (digit & 1u);
+    let earlier = (atomicLoad(&slot_counts[slot * {words}u + digit / 2u]) >> half) & 0xffffu;
+    let to = digit_start[digit] + earlier + rank[i];
+    tile_keys[to] = key[i];
+    tile_payload[to] = value[i];
+  }}
+  workgroupBarrier();
+  // write back: a key's place is its digit's offset plus its rank in the digit's run
+  for (var i = 0u; i < {items}u; i++) {{
+    let e = i * {THREADS}u + lid;
+    if (e < count) {{
+      let digit = digit_of(tile_keys[e]);
+      let to = digit_offset[digit] + e - digit_start[digit];
+      keys_out[to] = tile_keys[e];
+      payload_out[to] = tile_payload[e];
+    }}
+  }}
+""")
+
+
 def _prefix_sum(b: "_Builder", values: int, prefix: int, length: int, scan: _ThreadScan) -> None:
     """prefix = the exclusive prefix sum of `length` u32 values, reduce-then-scan."""
     blocks = math.ceil(length / SCAN_BLOCK)
@@ -354,14 +521,16 @@ def radix_sort(b: "_Builder", rows: int, n: int, keys: int, key_bits: int, resul
     """Sort `rows` rows of n u32 keys (buffer `keys`, overwritten; only their low
     `key_bits` bits vary) stably, and write their payload in sorted order to `result`:
     the u32 words of buffer `payload`, or each key's position in its row."""
-    items = items_per_thread(b.limits)
+    subgroups = b.lang.subgroups
+    how = ranking(subgroups)
+    items = items_per_thread(b.limits, how)
     tile = THREADS * items
     tiles = math.ceil(n / tile)
-    subgroups = b.lang.subgroups
     packed_scan, count_scan = _ThreadScan(subgroups, "vec4<u32>"), _ThreadScan(subgroups, "u32")
     counts, offsets = b.temp(4 * rows * DIGITS * tiles), b.temp(4 * rows * DIGITS * tiles)
-    histogram, scatter = _histogram(n, tiles, items), _scatter(n, tiles, items, SPLIT_BITS,
-                                                            packed_scan)
+    histogram = _histogram(n, tiles, items)
+    scatter = (_ballot_scatter(n, tiles, items, count_scan) if how is Ranking.BALLOTS else
+               _split_scatter(n, tiles, items, SPLIT_BITS, packed_scan))
     passes = key_passes(key_bits)
     # passes alternate between two buffers of keys and two of payloads; the first
     # reads `payload` (when it makes positions, it binds its keys in that place),
@@ -383,8 +552,9 @@ def radix_sort(b: "_Builder", rows: int, n: int, keys: int, key_bits: int, resul
                       "per tile: histogram, prefix sum over (digit, tile), stable scatter"),
         "radix_passes": (passes, f"{key_bits} key bits that vary, 8 per pass"),
         "tile": (tile, f"{THREADS} threads x {items} keys: what shared memory holds"),
-        "split_bits": (SPLIT_BITS, "a tile sorts by the digit in stable splits this wide, "
-                                   "each a prefix sum of packed bucket counts"),
+        "ranking": (how.value, "how a tile is sorted by the digit: lanes with the same "
+                               "digit found by ballots" if how is Ranking.BALLOTS else
+                    f"stable splits of {SPLIT_BITS} bits, each a prefix sum of packed counts"),
         "thread_scan": ("subgroup" if subgroups else "shared memory",
                         "prefix sums over a workgroup's threads"),
     })

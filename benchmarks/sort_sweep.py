@@ -2,11 +2,12 @@
 
     python3 -m benchmarks.sort_sweep
 
-- the radix sort of 16M keys with each tile size (keys per thread) and split width;
+- the radix sort of 16M keys with each tile size (keys per thread) and ranking
+  (subgroup ballots, or 2-bit splits);
 - 16M keys of uint8, uint16 and int32 (1, 2 and 4 radix passes: the cost of a pass);
 - rows around the radix threshold, bitonic against radix, the batch making 4M keys,
-so that RADIX_MIN_LENGTH (routines.py), MAX_ITEMS and SPLIT_BITS (radix.py) can be
-set from it.
+so that RADIX_MIN_LENGTH (routines.py), MAX_ITEMS and RANKING (radix.py) can be
+set from it. `python3 -m benchmarks.sort_passes` shows one configuration's passes.
 Each configuration runs in a fresh process: plans are built once per shape.
 Device time is a timestamp span around the call (as benchmarks.gpu).
 """
@@ -24,12 +25,13 @@ REPEATS = 10
 ALWAYS_BITONIC, ALWAYS_RADIX = 1 << 40, 1
 
 
-def measure(rows: int, n: int, items: int, split: int, threshold: int, argsort: bool,
+def measure(rows: int, n: int, items: int, ranking: str, threshold: int, argsort: bool,
             dtype: str = "float32") -> dict:
     """Median device ms of one jitted sort (or argsort) of a (rows, n) array."""
     import jaxlab
     from jaxlab.backends.webgpu import radix, routines
-    radix.MAX_ITEMS, radix.SPLIT_BITS, routines.RADIX_MIN_LENGTH = items, split, threshold
+    radix.MAX_ITEMS, routines.RADIX_MIN_LENGTH = items, threshold
+    radix.RANKING = radix.Ranking[ranking]
     rng = np.random.default_rng(0)
     x = (rng.standard_normal((rows, n)) if dtype == "float32" else
          rng.integers(0, 1 << 31, (rows, n))).astype(dtype)
@@ -46,7 +48,9 @@ def measure(rows: int, n: int, items: int, split: int, threshold: int, argsort: 
             result.block_until_ready()
             spans.append(span.ms)
     return {"ms": statistics.median(spans) if None not in spans else None,
-            "items": radix.items_per_thread(backend.limits),   # what shared memory allowed
+            # what shared memory allowed
+            "items": radix.items_per_thread(backend.limits,
+                                            radix.ranking(backend.lang.subgroups)),
             "correct": bool(np.array_equal(out, want))}
 
 
@@ -65,16 +69,16 @@ def main() -> None:
     if args.one:
         print(json.dumps(measure(**json.loads(args.one))))
         return
-    print("| rows x n | sort | dtype | keys per thread | split bits | algorithm | device ms | "
+    print("| rows x n | sort | dtype | keys per thread | ranking | algorithm | device ms | "
           "correct |")
     print("|---|---|---|---|---|---|---|---|")
-    configs = [dict(rows=1, n=1 << 24, items=items, split=split, threshold=ALWAYS_RADIX,
-                    argsort=False) for split in (2, 4) for items in (2, 4, 8)]
-    configs += [dict(rows=1, n=1 << 24, items=8, split=split, threshold=ALWAYS_RADIX,
-                     argsort=True) for split in (2, 4)]
-    configs += [dict(rows=1, n=1 << 24, items=8, split=2, threshold=ALWAYS_RADIX,
+    configs = [dict(rows=1, n=1 << 24, items=items, ranking=ranking, threshold=ALWAYS_RADIX,
+                    argsort=False) for ranking in ("BALLOTS", "SPLITS") for items in (4, 8, 16)]
+    configs += [dict(rows=1, n=1 << 24, items=8, ranking=ranking, threshold=ALWAYS_RADIX,
+                     argsort=True) for ranking in ("BALLOTS", "SPLITS")]
+    configs += [dict(rows=1, n=1 << 24, items=8, ranking="BALLOTS", threshold=ALWAYS_RADIX,
                      argsort=False, dtype=dtype) for dtype in ("uint8", "uint16", "int32")]
-    configs += [dict(rows=(1 << 22) // n, n=n, items=8, split=2, threshold=threshold,
+    configs += [dict(rows=(1 << 22) // n, n=n, items=8, ranking="BALLOTS", threshold=threshold,
                      argsort=False)
                 for n in (4096, 16384, 65536, 262144)
                 for threshold in (ALWAYS_BITONIC, ALWAYS_RADIX)]
@@ -82,7 +86,7 @@ def main() -> None:
         r = _run(c)
         kind = "bitonic" if c["threshold"] == ALWAYS_BITONIC else "radix"
         print(f"| {c['rows']} x {c['n']} | {'argsort' if c['argsort'] else 'sort'} | "
-              f"{c.get('dtype', 'float32')} | {r.get('items')} | {c['split']} | {kind} | "
+              f"{c.get('dtype', 'float32')} | {r.get('items')} | {c['ranking']} | {kind} | "
               f"{r.get('ms')} | {r.get('correct', r.get('error'))} |", flush=True)
 
 

@@ -77,9 +77,14 @@ def test_long_64_bit_rows(backend, x64):
     _check(x.view(np.uint64), backend == "webgpu")
 
 
-def test_many_tiles_scan_in_two_levels(backend):
-    """More (digit, tile) counts than one block of the prefix sum holds."""
-    tiles = SCAN_BLOCK // 256 + 1
+@pytest.mark.parametrize("summed_blocks", [SCAN_BLOCK, 1])
+def test_many_tiles_scan_in_two_levels(backend, monkeypatch, summed_blocks):
+    """More (digit, tile) counts than one block of the prefix sum holds: each block
+    adds up the sums of the blocks before it, or (past SUMMED_BLOCKS) the sums are
+    scanned first."""
+    monkeypatch.setattr(radix, "SUMMED_BLOCKS", summed_blocks)
+    # each case a length of its own: plans are kept by shape
+    tiles = SCAN_BLOCK // 256 + (1 if summed_blocks > 1 else 2)
     x = np.random.default_rng(3).integers(-50, 50, THREADS * 8 * tiles).astype(np.int32)
     _check(x, backend == "webgpu")
 

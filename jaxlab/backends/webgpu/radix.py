@@ -43,6 +43,9 @@ MAX_ITEMS = 8          # keys per thread in a tile, at most (shared memory may a
 SPLIT_BITS = 2         # a tile sorts by a digit in stable splits of this many bits
 SCAN_ITEMS = 8         # counts per thread in a block of the prefix sum
 SCAN_BLOCK = THREADS * SCAN_ITEMS
+# up to this many blocks each adds up the block sums before it (reads grow as its
+# square); past it the sums are scanned first, a pass more
+SUMMED_BLOCKS = SCAN_BLOCK
 # BALLOTS: a digit's running count per slot of the tile. A slot is one subgroup
 # (several, taking turns, where subgroups are small): NVIDIA's 32 lanes make 8
 # subgroups of 256 threads, lavapipe's 8 lanes 32 subgroups, two to a slot
@@ -141,6 +144,7 @@ fn scan_threads(value: {t}, pos: u32) -> Scanned {{
 
 
 def ranking(subgroups: bool) -> Ranking:
+    """RANKING where the adapter allows it, else ballots where it has subgroups."""
     if RANKING is not None and (subgroups or RANKING is Ranking.SPLITS):
         return RANKING
     return Ranking.BALLOTS if subgroups else Ranking.SPLITS
@@ -218,19 +222,32 @@ def _block_sums(length: int, scan: _ThreadScan) -> HandWritten:
 """)
 
 
-def _block_scan(length: int, carried: bool, scan: _ThreadScan) -> HandWritten:
-    carry_binding = ("@group(0) @binding(2) var<storage, read> carries: array<u32>;\n"
-                     if carried else "")
+class _Carry(enum.Enum):
+    """Where a block of the prefix sum gets the sum of the blocks before it."""
+    NONE = "one block"
+    SUMMED = "adds up the block sums before it"     # few blocks: one pass less
+    SCANNED = "reads the block sums' prefix sum"    # many: the sums scanned first
+
+
+def _block_scan(length: int, carry: _Carry, scan: _ThreadScan) -> HandWritten:
+    carry_binding = ("" if carry is _Carry.NONE else
+                     "@group(0) @binding(2) var<storage, read> carries: array<u32>;\n")
+    summed = f"""  // the block sums before this block, added up by all threads
+  var earlier = 0u;
+  for (var b = pos; b < group; b += {THREADS}u) {{ earlier += carries[b]; }}
+  let carry = {scan.call("earlier")}.total;
+"""
+    start = {_Carry.NONE: "", _Carry.SUMMED: " + carry", _Carry.SCANNED: " + carries[group]"}
     return scan.shader(f"""@group(0) @binding(0) var<storage, read> values: array<u32>;
 @group(0) @binding(1) var<storage, read_write> prefix: array<u32>;
-{carry_binding}""", f"""  // this thread's consecutive values, then its place among the threads
+{carry_binding}""", f"""{summed if carry is _Carry.SUMMED else ""}  // this thread's consecutive values, then its place among the threads
   let base = group * {SCAN_BLOCK}u + pos * {SCAN_ITEMS}u;
   var mine = 0u;
   for (var i = 0u; i < {SCAN_ITEMS}u; i++) {{
     if (base + i < {length}u) {{ mine += values[base + i]; }}
   }}
   let scanned = {scan.call("mine")};
-  var running = scanned.before{" + carries[group]" if carried else ""};
+  var running = scanned.before{start[carry]};
   // each value's exclusive prefix
   for (var i = 0u; i < {SCAN_ITEMS}u; i++) {{
     if (base + i < {length}u) {{
@@ -505,14 +522,18 @@ def _prefix_sum(b: "_Builder", values: int, prefix: int, length: int, scan: _Thr
     """prefix = the exclusive prefix sum of `length` u32 values, reduce-then-scan."""
     blocks = math.ceil(length / SCAN_BLOCK)
     if blocks == 1:
-        b.shader(_block_scan(length, False, scan), "radix_scan", 1, THREADS, [values, prefix],
-                 [prefix])
+        b.shader(_block_scan(length, _Carry.NONE, scan), "radix_scan", 1, THREADS,
+                 [values, prefix], [prefix])
         return
-    sums, carries = b.temp(4 * blocks), b.temp(4 * blocks)
+    sums = b.temp(4 * blocks)
     b.shader(_block_sums(length, scan), "radix_block_sums", blocks, THREADS, [values, sums],
              [sums])
-    _prefix_sum(b, sums, carries, blocks, scan)
-    b.shader(_block_scan(length, True, scan), "radix_scan", blocks, THREADS,
+    if blocks <= SUMMED_BLOCKS:
+        carries, carry = sums, _Carry.SUMMED
+    else:
+        carries, carry = b.temp(4 * blocks), _Carry.SCANNED
+        _prefix_sum(b, sums, carries, blocks, scan)
+    b.shader(_block_scan(length, carry, scan), "radix_scan", blocks, THREADS,
              [values, prefix, carries], [prefix])
 
 

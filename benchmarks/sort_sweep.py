@@ -9,7 +9,8 @@
 so that RADIX_MIN_LENGTH (routines.py), MAX_ITEMS and RANKING (radix.py) can be
 set from it. `python3 -m benchmarks.sort_passes` shows one configuration's passes.
 Each configuration runs in a fresh process: plans are built once per shape.
-Device time is a timestamp span around the call (as benchmarks.gpu).
+Device time is a timestamp span around the call (as benchmarks.gpu), after WARMUP_S
+seconds of the same sort.
 """
 from __future__ import annotations
 
@@ -21,7 +22,10 @@ import sys
 
 import numpy as np
 
+from benchmarks.sort_passes import keep_busy
+
 REPEATS = 10
+WARMUP_S = 1.0   # sorting before the figures: a GPU that idled runs slow clocks a while
 ALWAYS_BITONIC, ALWAYS_RADIX = 1 << 40, 1
 
 
@@ -41,6 +45,7 @@ def measure(rows: int, n: int, items: int, ranking: str, threshold: int, argsort
         arg = jaxlab.device_put(x, "webgpu")
         out = np.asarray(fn(arg))
         want = np.argsort(x, kind="stable") if argsort else np.sort(x)
+        keep_busy(backend, lambda: fn(arg), WARMUP_S)
         spans = []
         for _ in range(REPEATS):
             with backend.device_span() as span:

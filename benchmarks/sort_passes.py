@@ -1,7 +1,8 @@
 """Where the webgpu sort spends its device time: each pass of one sort timed alone
 
     python3 -m benchmarks.sort_passes [--n 16777216] [--rows 1] [--dtype float32] [--argsort]
-                                      [--items K] [--ranking ballots|splits] [--warmup S]
+                                      [--items K] [--ranking ballots|splits]
+                                      [--offsets lookback|scanned] [--warmup S]
 
 prints every pass of the routine's plan (key kernel, each radix pass's histogram,
 prefix-sum levels and scatter, the gather) with its device time, each pass in a
@@ -85,6 +86,10 @@ def main() -> None:
     ap.add_argument("--ranking", choices=["ballots", "splits"],
                     help="radix.RANKING: how a scatter sorts its tile (default: ballots "
                          "where the adapter has subgroups)")
+    ap.add_argument("--offsets", choices=["lookback", "scanned"],
+                    help="radix.OFFSETS: a tile's digit offsets by decoupled look-back, or "
+                         "by a histogram pass and a prefix sum (default: look-back where "
+                         "the ranking is by ballots)")
     ap.add_argument("--warmup", type=float, default=2.0,
                     help="seconds of sorting before the warm figures")
     args = ap.parse_args()
@@ -97,6 +102,7 @@ def main() -> None:
 
     radix.MAX_ITEMS = args.items or radix.MAX_ITEMS
     radix.RANKING = args.ranking and radix.Ranking[args.ranking.upper()]
+    radix.OFFSETS = args.offsets and radix.Offsets[args.offsets.upper()]
 
     x = _input(args.rows, args.n, args.dtype)
     name = "argsort" if args.argsort else "sort"

@@ -114,3 +114,20 @@ def test_subgroups_taking_turns_at_a_slot(monkeypatch, slots):
         pytest.skip("the adapter has no subgroups")
     with jaxlab.default_device(dev):
         _check(_specials(np.random.default_rng(5), (2, LONG)), True)
+
+
+def test_tiles_walk_back_for_their_offsets(monkeypatch):
+    """Decoupled look-back over the tiles of two rows; without spinning, a tile counts
+    the keys of any tile before it that has not published its counts yet itself."""
+    monkeypatch.setattr(radix, "SPINS", 0)
+    monkeypatch.setattr(radix, "SOFTWARE_LOOKBACK_TILES", 64)
+    dev = Device("webgpu", WebGpuBackend())
+    if not dev.backend.lang.subgroups:
+        pytest.skip("the adapter has no subgroups")
+    x = np.random.default_rng(6).integers(-1000, 1000, (2, 8 * THREADS * 8 + 5), np.int32)
+    with jaxlab.default_device(dev):
+        _check(x, True)
+        with jaxlab.capture() as log:
+            jnp.sort(jnp.asarray(x)).block_until_ready()
+    assert {e.tuning.value("offsets") for e in log if e.kind == "routine"} == \
+        {radix.Offsets.LOOKBACK.value}

@@ -174,8 +174,8 @@ def key_passes(key_bits: int) -> int:
 _PASS_PARAMS = """struct Pass {
   shift: u32,      // the digit is (key >> shift) & 0xff
   first: u32,      // 1: the payload is each key's position in its row
-  unused0: u32,
-  unused1: u32,
+  number: u32,     // which pass (LOOKBACK: its ticket counter, counts and tile states)
+  unused: u32,
 }
 """
 
@@ -383,13 +383,124 @@ fn count_of(counts: vec4<u32>, bucket: u32) -> u32 {{
 """)
 
 
-def _ballot_scatter(n: int, tiles: int, items: int, scan: _ThreadScan) -> HandWritten:
+class Offsets(enum.Enum):
+    """How a scatter learns where its tile's keys of each digit go."""
+    SCANNED = "histogram pass, prefix sum over (digit, tile)"
+    LOOKBACK = "one histogram of every digit up front, decoupled look-back per tile"
+
+
+OFFSETS: "Offsets | None" = None   # None: LOOKBACK with BALLOTS, where it fits (offsets())
+SPINS = 64   # LOOKBACK: reads of an unfinished tile's state before counting its keys here
+_AGGREGATE, _INCLUSIVE = 1 << 30, 2 << 30   # a tile state's flag: its own counts / with all before
+
+
+CLEAR_GROUPS = 256      # LOOKBACK: workgroups that zero its state buffer
+COUNT_CHUNK = 1 << 14   # LOOKBACK: keys a workgroup counts the digits of, up front
+
+
+# LOOKBACK on a software adapter only for rows of this many tiles: there workgroups
+# run one after another on each CPU thread, a tile mostly finds the one before it
+# unpublished and counts it itself, and every step back costs barriers
+SOFTWARE_LOOKBACK_TILES = 8
+
+
+def offsets(how: Ranking, limits: Limits, tiles: int) -> Offsets:
+    """OFFSETS (default LOOKBACK) where it can run: it ranks by ballots, and on a
+    software adapter only short rows walk back (the loop budget, the time)."""
+    if how is not Ranking.BALLOTS or not (limits.hardware or tiles <= SOFTWARE_LOOKBACK_TILES):
+        return Offsets.SCANNED
+    return OFFSETS or Offsets.LOOKBACK
+
+
+def _state_words(rows: int, tiles: int, passes: int) -> tuple[int, int, int]:
+    """LOOKBACK's state buffer: (where the digit counts start, where the tile states
+    start, its length in words); the ticket counters come first."""
+    counts = DIGITS
+    states = counts + rows * passes * DIGITS
+    return counts, states, states + passes * rows * tiles * DIGITS
+
+
+def _ballot_scatter(n: int, tiles: int, items: int, scan: _ThreadScan, how: Offsets,
+                    rows: int = 1, passes: int = 1) -> HandWritten:
     tile = THREADS * items
     words = DIGITS // 2   # a slot's counts: two 16-bit counts a word
+    counts_at, states_at, _ = _state_words(rows, tiles, passes)
+    bindings = ("@group(0) @binding(2) var<storage, read> offsets: array<u32>;"
+                if how is Offsets.SCANNED else
+                "@group(0) @binding(2) var<storage, read_write> state: array<atomic<u32>>;")
+    if how is Offsets.SCANNED:
+        which = "group"
+        where = f"""  digit_offset[lid] = offsets[(row * {DIGITS}u + lid) * {tiles}u + tile];
+"""
+        publish = ""
+    else:
+        # tiles in the order they started (a ticket), so the tiles a tile waits on
+        # have started; a tile that has not published yet is counted here instead
+        which = "workgroupUniformLoad(&ticket)"
+        where = ""
+        publish = f"""  // where each digit starts in the row: the counts of the smaller digits
+  let counts = {counts_at}u + (row * {passes}u + params.number) * {DIGITS}u;
+  let digit_base = {scan.call(f"atomicLoad(&state[counts + pos])")}.before;
+  // this tile's counts for the tiles after it, then the counts of the tiles before
+  let states = {states_at}u + (params.number * {rows}u + row) * {tiles * DIGITS}u;
+  let mine = digit_total[lid];
+  atomicStore(&state[states + tile * {DIGITS}u + lid],
+              select({_AGGREGATE}u, {_INCLUSIVE}u, tile == 0u) | mine);
+  // walk back tile by tile, all threads together (a tile not published yet is
+  // counted here by all of them), until every digit has found an inclusive count
+  var before = 0u;
+  var done = tile == 0u;
+  for (var back = tile; back > 0u; back--) {{
+    let other = states + (back - 1u) * {DIGITS}u + lid;
+    var word = 0u;
+    if (!done) {{
+      atomicAdd(&walking, 1u);
+      word = atomicLoad(&state[other]);
+      for (var spin = 0u; spin < {SPINS}u && word == 0u; spin++) {{
+        word = atomicLoad(&state[other]);
+      }}
+      if (word == 0u) {{ atomicAdd(&missing, 1u); }}
+    }}
+    workgroupBarrier();
+    if (lid == 0u) {{ step = vec2<u32>(atomicExchange(&walking, 0u), atomicExchange(&missing, 0u)); }}
+    let now = workgroupUniformLoad(&step);
+    if (now.x == 0u) {{ break; }}
+    if (now.y != 0u) {{
+      atomicStore(&found[lid], 0u);
+      workgroupBarrier();
+      let begin = row * {n}u + (back - 1u) * {tile}u;
+      for (var i = 0u; i < {items}u; i++) {{
+        atomicAdd(&found[digit_of(keys[begin + i * {THREADS}u + lid])], 1u);
+      }}
+      workgroupBarrier();
+      if (word == 0u) {{ word = {_AGGREGATE}u | atomicLoad(&found[lid]); }}
+    }}
+    if (!done) {{
+      before += word & {_AGGREGATE - 1}u;
+      done = word >= {_INCLUSIVE}u;
+    }}
+  }}
+  if (tile > 0u) {{
+    atomicStore(&state[states + tile * {DIGITS}u + lid], {_INCLUSIVE}u | (before + mine));
+  }}
+  digit_base_of[pos] = digit_base;
+  workgroupBarrier();
+  digit_offset[lid] = row * {n}u + digit_base_of[lid] + before;
+"""
+    ticket = ("" if how is Offsets.SCANNED else
+              "    ticket = atomicAdd(&state[params.number], 1u);\n"
+              "    atomicStore(&walking, 0u);\n    atomicStore(&missing, 0u);\n")
+    lookback_shared = ("" if how is Offsets.SCANNED else f"""var<workgroup> ticket: u32;
+var<workgroup> digit_base_of: array<u32, {DIGITS}>;
+var<workgroup> walking: atomic<u32>;   // threads whose digit walks back a tile further
+var<workgroup> missing: atomic<u32>;   // threads that found that tile's state unpublished
+var<workgroup> step: vec2<u32>;        // the two, read by all
+var<workgroup> found: array<atomic<u32>, {DIGITS}>;   // an unpublished tile's counts
+""")
     return scan.shader(f"""{_PASS_PARAMS}
 @group(0) @binding(0) var<storage, read> keys: array<u32>;
 @group(0) @binding(1) var<storage, read> payload: array<u32>;
-@group(0) @binding(2) var<storage, read> offsets: array<u32>;
+{bindings}
 @group(0) @binding(3) var<storage, read_write> keys_out: array<u32>;
 @group(0) @binding(4) var<storage, read_write> payload_out: array<u32>;
 @group(0) @binding(5) var<uniform> params: Pass;
@@ -403,7 +514,7 @@ var<workgroup> digit_total: array<u32, {DIGITS}>;    // how many keys of the til
 // later the count in the slots before it
 var<workgroup> slot_counts: array<atomic<u32>, {SLOTS * words}>;
 var<workgroup> turns: u32;
-
+{lookback_shared}
 fn digit_of(key: u32) -> u32 {{
   return (key >> params.shift) & {DIGITS - 1}u;
 }}
@@ -427,15 +538,17 @@ fn first_lane(mask: vec4<u32>) -> u32 {{
   return select(select(select(96u + f.w, 64u + f.z, mask.z != 0u), 32u + f.y, mask.y != 0u),
                 f.x, mask.x != 0u);
 }}
-""", f"""  let row = group / {tiles}u;
-  let tile = group % {tiles}u;
+""", f"""  // (workgroup memory is not zeroed here: wgpu may leave that out)
+  for (var w = lid; w < {SLOTS * words}u; w += {THREADS}u) {{ atomicStore(&slot_counts[w], 0u); }}
+  if (lid == 0u) {{
+    turns = max(1u, n_sg / {SLOTS}u);
+{ticket}  }}
+  let place = {which};
+  let row = place / {tiles}u;
+  let tile = place % {tiles}u;
   let start = row * {n}u + tile * {tile}u;
   let count = min({tile}u, {n}u - tile * {tile}u);
-  digit_offset[lid] = offsets[(row * {DIGITS}u + lid) * {tiles}u + tile];
-  // (workgroup memory is not zeroed here: wgpu may leave that out)
-  for (var w = lid; w < {SLOTS * words}u; w += {THREADS}u) {{ atomicStore(&slot_counts[w], 0u); }}
-  if (lid == 0u) {{ turns = max(1u, n_sg / {SLOTS}u); }}
-  // subgroups sharing a slot take turns; a slot holds a run of the tile, its keys
+{where}  // subgroups sharing a slot take turns; a slot holds a run of the tile, its keys
   // taken `lanes` at a time, subgroup by subgroup (tile order, for stability)
   let turn_count = workgroupUniformLoad(&turns);
   let slot = sg_id / turn_count;
@@ -489,12 +602,13 @@ fn first_lane(mask: vec4<u32>) -> u32 {{
     for (var s = 0u; s < n_sg / turn_count; s++) {{
       running += atomicExchange(&slot_counts[s * {words}u + lid], running);
     }}
+    // (past the row's end, keys that were never there: no tile after this one)
     digit_total[2u * lid] = running & 0xffffu;
     digit_total[2u * lid + 1u] = running >> 16u;
   }}
   workgroupBarrier();
   digit_start[pos] = {scan.call("digit_total[pos]")}.before;
-  workgroupBarrier();
+{publish}  workgroupBarrier();
   // the tile sorted by the digit into shared memory
   for (var i = 0u; i < {items}u; i++) {{
     let digit = digit_of(key[i]);
@@ -514,6 +628,41 @@ fn first_lane(mask: vec4<u32>) -> u32 {{
       keys_out[to] = tile_keys[e];
       payload_out[to] = tile_payload[e];
     }}
+  }}
+""")
+
+
+def _clear(words: int) -> HandWritten:
+    return HandWritten("""@group(0) @binding(0) var<storage, read_write> state: array<u32>;
+""", f"""  // (each thread clears every {THREADS * CLEAR_GROUPS}th word)
+  for (var w = group * {THREADS}u + lid; w < {words}u; w += {THREADS * CLEAR_GROUPS}u) {{
+    state[w] = 0u;
+  }}
+""")
+
+
+def _all_digit_counts(n: int, chunks: int, passes: int, counts_at: int) -> HandWritten:
+    """Each row's count of every digit of every pass, a workgroup a chunk of a row."""
+    chunk = math.ceil(n / chunks)
+    return HandWritten(f"""@group(0) @binding(0) var<storage, read> keys: array<u32>;
+@group(0) @binding(1) var<storage, read_write> state: array<atomic<u32>>;
+
+var<workgroup> counts: array<atomic<u32>, {passes * DIGITS}>;
+""", f"""  for (var w = lid; w < {passes * DIGITS}u; w += {THREADS}u) {{ atomicStore(&counts[w], 0u); }}
+  workgroupBarrier();
+  let row = group / {chunks}u;
+  let begin = (group % {chunks}u) * {chunk}u;
+  let end = min(begin + {chunk}u, {n}u);
+  for (var e = begin + lid; e < end; e += {THREADS}u) {{
+    let key = keys[row * {n}u + e];
+    for (var p = 0u; p < {passes}u; p++) {{
+      atomicAdd(&counts[p * {DIGITS}u + ((key >> ({DIGIT_BITS}u * p)) & {DIGITS - 1}u)], 1u);
+    }}
+  }}
+  workgroupBarrier();
+  for (var w = lid; w < {passes * DIGITS}u; w += {THREADS}u) {{
+    let found = atomicLoad(&counts[w]);
+    if (found != 0u) {{ atomicAdd(&state[{counts_at}u + row * {passes * DIGITS}u + w], found); }}
   }}
 """)
 
@@ -548,29 +697,45 @@ def radix_sort(b: "_Builder", rows: int, n: int, keys: int, key_bits: int, resul
     tile = THREADS * items
     tiles = math.ceil(n / tile)
     packed_scan, count_scan = _ThreadScan(subgroups, "vec4<u32>"), _ThreadScan(subgroups, "u32")
-    counts, offsets = b.temp(4 * rows * DIGITS * tiles), b.temp(4 * rows * DIGITS * tiles)
-    histogram = _histogram(n, tiles, items)
-    scatter = (_ballot_scatter(n, tiles, items, count_scan) if how is Ranking.BALLOTS else
-               _split_scatter(n, tiles, items, SPLIT_BITS, packed_scan))
     passes = key_passes(key_bits)
+    where = offsets(how, b.limits, tiles)
+    if where is Offsets.LOOKBACK:
+        counts_at, _, words = _state_words(rows, tiles, passes)
+        state = b.temp(4 * words)
+        b.shader(_clear(words), "radix_clear", CLEAR_GROUPS, THREADS, [state], [state])
+        chunks = math.ceil(n / COUNT_CHUNK)
+        b.shader(_all_digit_counts(n, chunks, passes, counts_at), "radix_digit_counts",
+                 rows * chunks, THREADS, [keys, state], [state])
+        scatter = _ballot_scatter(n, tiles, items, count_scan, where, rows, passes)
+    else:
+        counts, offsets_ = b.temp(4 * rows * DIGITS * tiles), b.temp(4 * rows * DIGITS * tiles)
+        histogram = _histogram(n, tiles, items)
+        scatter = (_ballot_scatter(n, tiles, items, count_scan, where)
+                   if how is Ranking.BALLOTS else
+                   _split_scatter(n, tiles, items, SPLIT_BITS, packed_scan))
     # passes alternate between two buffers of keys and two of payloads; the first
     # reads `payload` (when it makes positions, it binds its keys in that place),
     # the last writes `result`
     key_buffers = (keys, b.temp(4 * rows * n))
     payloads = (b.temp(4 * rows * n), b.temp(4 * rows * n)) if passes > 1 else ()
     for p in range(passes):
-        params = struct.pack("<4I", p * DIGIT_BITS, int(p == 0 and payload is None), 0, 0)
+        params = struct.pack("<4I", p * DIGIT_BITS, int(p == 0 and payload is None), p, 0)
         first_payload = keys if payload is None else payload
         source = (key_buffers[p % 2], first_payload if p == 0 else payloads[p % 2])
         target = (key_buffers[1 - p % 2], result if p == passes - 1 else payloads[1 - p % 2])
+        if where is Offsets.LOOKBACK:
+            b.shader(scatter, "radix_scatter", rows * tiles, THREADS,
+                     [*source, state, *target], [state, *target], params)
+            continue
         b.shader(histogram, "radix_histogram", rows * tiles, THREADS, [source[0], counts],
                  [counts], params)
-        _prefix_sum(b, counts, offsets, rows * DIGITS * tiles, count_scan)
+        _prefix_sum(b, counts, offsets_, rows * DIGITS * tiles, count_scan)
         b.shader(scatter, "radix_scatter", rows * tiles, THREADS,
-                 [*source, offsets, *target], list(target), params)
+                 [*source, offsets_, *target], list(target), params)
     b.notes.update({
-        "algorithm": ("LSD radix sort, 8-bit digits",
-                      "per tile: histogram, prefix sum over (digit, tile), stable scatter"),
+        "algorithm": ("LSD radix sort, 8-bit digits", "a pass a digit, each a stable scatter "
+                      "of tiles sorted in shared memory"),
+        "offsets": (where.value, "where a tile's keys of each digit go"),
         "radix_passes": (passes, f"{key_bits} key bits that vary, 8 per pass"),
         "tile": (tile, f"{THREADS} threads x {items} keys: what shared memory holds"),
         "ranking": (how.value, "how a tile is sorted by the digit: lanes with the same "

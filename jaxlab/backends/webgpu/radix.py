@@ -1,16 +1,24 @@
 """LSD radix sort of u32 keys with a u32 payload, along rows, as WGSL passes.
 
-Each pass sorts stably by one 8-bit digit (least significant first):
-1. histogram  a workgroup per tile of TILE keys of a row counts the tile's digits
-              (shared-memory atomics: counts do not depend on order)
-2. scan       an exclusive prefix sum over the counts laid out [row][digit][tile]:
-              entry (r, d, t) becomes where tile t's keys with digit d go in the
-              whole array (row r's keys start at r * n). Reduce-then-scan: block sums,
-              the sums scanned (recursively), then each block scanned from its carry.
-3. scatter    a workgroup per tile sorts its keys by the digit in shared memory and
-              writes each key to its digit's offset plus its rank there: runs of a
-              digit are written together, and equal digits keep their order.
-The tile is sorted by the digit in one of two ways (Ranking):
+Each pass sorts stably by one 8-bit digit (least significant first) in a scatter: a
+workgroup per tile of TILE keys of a row sorts its keys by the digit in shared memory
+and writes each key to where its digit's keys from this tile go plus its rank among
+them: runs of a digit are written together, and equal digits keep their order.
+
+Where a tile's keys of each digit go (Offsets):
+- LOOKBACK (with BALLOTS): one pass up front counts every digit of every pass in each
+  row. A scatter takes a ticket (tiles in the order they started), publishes its
+  tile's counts in a state word per digit (flag and count in one atomic), and walks
+  back over the tiles before it, adding their counts until one says it includes all
+  before it; then publishes that inclusive count. A tile whose state is not there
+  after SPINS reads is counted by the walker itself (its keys are in the input), so
+  no workgroup ever waits on another's progress (WebGPU promises none).
+- SCANNED: per pass a histogram of each tile's digits (shared-memory atomics), then
+  an exclusive prefix sum over the counts laid out [row][digit][tile]: entry
+  (r, d, t) becomes where tile t's keys with digit d go in the whole array (row r's
+  keys start at r * n). Reduce-then-scan: block sums, then each block scanned from
+  its carry (the sums before it added up, or past SUMMED_BLOCKS scanned first).
+How a tile is sorted by the digit (Ranking):
 - BALLOTS (adapters with subgroups): each subgroup ranks its keys among the lanes
   with the same digit by eight ballots (one a bit of the digit), keeps running
   counts of each digit in shared memory, and one prefix sum over the digits' totals

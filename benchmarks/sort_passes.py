@@ -82,7 +82,8 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=1)
     ap.add_argument("--dtype", default="float32")
     ap.add_argument("--argsort", action="store_true")
-    ap.add_argument("--items", type=int, help="radix.MAX_ITEMS: keys per thread of a tile")
+    ap.add_argument("--items", type=int,
+                    help="radix_scatter.MAX_ITEMS: keys per thread of a tile")
     ap.add_argument("--ranking", choices=["ballots", "splits"],
                     help="radix.RANKING: how a scatter sorts its tile (default: ballots "
                          "where the adapter has subgroups)")
@@ -96,13 +97,13 @@ def main() -> None:
 
     import jaxlab
     import jaxlab.numpy as jnp
-    from jaxlab.backends.webgpu import radix
+    from jaxlab.backends.webgpu import radix, radix_scatter
     from jaxlab.ir.dtypes import DType
     from jaxlab.ir.kernel import Routine
 
-    radix.MAX_ITEMS = args.items or radix.MAX_ITEMS
-    radix.RANKING = args.ranking and radix.Ranking[args.ranking.upper()]
-    radix.OFFSETS = args.offsets and radix.Offsets[args.offsets.upper()]
+    radix_scatter.MAX_ITEMS = args.items or radix_scatter.MAX_ITEMS
+    radix.RANKING = args.ranking and radix_scatter.Ranking[args.ranking.upper()]
+    radix.OFFSETS = args.offsets and radix_scatter.Offsets[args.offsets.upper()]
 
     x = _input(args.rows, args.n, args.dtype)
     name = "argsort" if args.argsort else "sort"

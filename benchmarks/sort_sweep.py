@@ -6,7 +6,7 @@
   (subgroup ballots, or 2-bit splits);
 - 16M keys of uint8, uint16 and int32 (1, 2 and 4 radix passes: the cost of a pass);
 - rows around the radix threshold, bitonic against radix, the batch making 4M keys,
-so that RADIX_MIN_LENGTH (routines.py), MAX_ITEMS and RANKING (radix.py) can be
+so that RADIX_MIN_LENGTH (routines.py), MAX_ITEMS (radix_scatter.py) and RANKING can be
 set from it. `python3 -m benchmarks.sort_passes` shows one configuration's passes.
 Each configuration runs in a fresh process: plans are built once per shape.
 Device time is a timestamp span around the call (as benchmarks.gpu), after WARMUP_S
@@ -33,9 +33,9 @@ def measure(rows: int, n: int, items: int, ranking: str, threshold: int, argsort
             dtype: str = "float32") -> dict:
     """Median device ms of one jitted sort (or argsort) of a (rows, n) array."""
     import jaxlab
-    from jaxlab.backends.webgpu import radix, routines
-    radix.MAX_ITEMS, routines.RADIX_MIN_LENGTH = items, threshold
-    radix.RANKING = radix.Ranking[ranking]
+    from jaxlab.backends.webgpu import radix, radix_scatter, routines
+    radix_scatter.MAX_ITEMS, routines.RADIX_MIN_LENGTH = items, threshold
+    radix.RANKING = radix_scatter.Ranking[ranking]
     rng = np.random.default_rng(0)
     x = (rng.standard_normal((rows, n)) if dtype == "float32" else
          rng.integers(0, 1 << 31, (rows, n))).astype(dtype)
@@ -54,7 +54,7 @@ def measure(rows: int, n: int, items: int, ranking: str, threshold: int, argsort
             spans.append(span.ms)
     return {"ms": statistics.median(spans) if None not in spans else None,
             # what shared memory allowed
-            "items": radix.items_per_thread(backend.limits,
+            "items": radix_scatter.items_per_thread(backend.limits,
                                             radix.ranking(backend.lang.subgroups)),
             "correct": bool(np.array_equal(out, want))}
 

@@ -7,8 +7,8 @@ import pytest
 
 import jaxlab
 import jaxlab.numpy as jnp
-from jaxlab.backends.webgpu import radix, routines
-from jaxlab.backends.webgpu.radix import SCAN_BLOCK, THREADS
+from jaxlab.backends.webgpu import radix, radix_scan, radix_scatter, routines
+from jaxlab.backends.webgpu.radix_scan import SCAN_BLOCK, THREADS
 from jaxlab.backends.webgpu.runtime import WebGpuBackend
 from jaxlab.engine.devices import Device
 from tests.conftest import computes
@@ -82,7 +82,7 @@ def test_many_tiles_scan_in_two_levels(backend, monkeypatch, summed_blocks):
     """More (digit, tile) counts than one block of the prefix sum holds: each block
     adds up the sums of the blocks before it, or (past SUMMED_BLOCKS) the sums are
     scanned first."""
-    monkeypatch.setattr(radix, "SUMMED_BLOCKS", summed_blocks)
+    monkeypatch.setattr(radix_scan, "SUMMED_BLOCKS", summed_blocks)
     # each case a length of its own: plans are kept by shape
     tiles = SCAN_BLOCK // 256 + (1 if summed_blocks > 1 else 2)
     x = np.random.default_rng(3).integers(-50, 50, THREADS * 8 * tiles).astype(np.int32)
@@ -108,7 +108,7 @@ def test_radix_sort_with_and_without_subgroups(subgroups):
 def test_subgroups_taking_turns_at_a_slot(monkeypatch, slots):
     """Ballot ranking with as many slots of counts as subgroups, and with fewer (the
     subgroups sharing one take turns): lavapipe has 32 subgroups of 8 lanes."""
-    monkeypatch.setattr(radix, "SLOTS", slots)
+    monkeypatch.setattr(radix_scatter, "SLOTS", slots)
     dev = Device("webgpu", WebGpuBackend())
     if not dev.backend.lang.subgroups:
         pytest.skip("the adapter has no subgroups")
@@ -119,7 +119,7 @@ def test_subgroups_taking_turns_at_a_slot(monkeypatch, slots):
 def test_tiles_walk_back_for_their_offsets(monkeypatch):
     """Decoupled look-back over the tiles of two rows; without spinning, a tile counts
     the keys of any tile before it that has not published its counts yet itself."""
-    monkeypatch.setattr(radix, "SPINS", 0)
+    monkeypatch.setattr(radix_scatter, "SPINS", 0)
     monkeypatch.setattr(radix, "SOFTWARE_LOOKBACK_TILES", 64)
     dev = Device("webgpu", WebGpuBackend())
     if not dev.backend.lang.subgroups:
@@ -130,4 +130,4 @@ def test_tiles_walk_back_for_their_offsets(monkeypatch):
         with jaxlab.capture() as log:
             jnp.sort(jnp.asarray(x)).block_until_ready()
     assert {e.tuning.value("offsets") for e in log if e.kind == "routine"} == \
-        {radix.Offsets.LOOKBACK.value}
+        {radix_scatter.Offsets.LOOKBACK.value}

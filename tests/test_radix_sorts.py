@@ -131,3 +131,18 @@ def test_tiles_walk_back_for_their_offsets(monkeypatch):
             jnp.sort(jnp.asarray(x)).block_until_ready()
     assert {e.tuning.value("offsets") for e in log if e.kind == "routine"} == \
         {radix_scatter.Offsets.LOOKBACK.value}
+
+
+@pytest.mark.parametrize("dtype, passes", [(np.float16, 2), (np.uint8, 1)])
+def test_narrow_values_reach_the_webgpu_sort_as_they_are(dtype, passes):
+    """No kernel widens 8/16-bit values to 32 bits before webgpu's sort and narrows them
+    after (on NVIDIA a float16 NaN back from float32 lost its sign): the keys are as
+    wide as the values, so float16 takes two radix passes and uint8 one."""
+    rng = np.random.default_rng(7)
+    x = (_specials(rng, (LONG,)) if dtype is np.float16 else rng.integers(0, 256, LONG)
+         ).astype(dtype)
+    with jaxlab.default_device("webgpu"), jaxlab.capture() as log:
+        got = np.asarray(jnp.sort(jnp.asarray(x)))
+    np.testing.assert_array_equal(got.view(np.uint8), np.asarray(jjnp.sort(x)).view(np.uint8))
+    assert [e.kind for e in log] == ["routine"]
+    assert log[0].tuning.value("radix_passes") == passes

@@ -84,6 +84,7 @@ class WebGpuBackend(Backend):
     dtypes = frozenset(d for d in DType if d.real_dtype is not DType.float64)
     dtype_limit_reason = "WGSL has no float64, and jaxlab does not emulate it"
     row_dtypes = frozenset({DType.float32, DType.int32, DType.uint32})   # 32-bit registers
+    narrow_sorts = True   # routines.py makes keys of every width
 
     def __init__(self, adapter: Any = None, *, f16: Optional[bool] = None,
                  subgroups: Optional[bool] = None) -> None:

@@ -85,12 +85,11 @@ def main() -> None:
     ap.add_argument("--items", type=int,
                     help="radix_scatter.MAX_ITEMS: keys per thread of a tile")
     ap.add_argument("--ranking", choices=["ballots", "splits"],
-                    help="radix.RANKING: how a scatter sorts its tile (default: ballots "
-                         "where the adapter has subgroups)")
+                    help="radix.RANKING: how a scatter sorts its tile (ballots need "
+                         "subgroups)")
     ap.add_argument("--offsets", choices=["lookback", "scanned"],
-                    help="radix.OFFSETS: a tile's digit offsets by decoupled look-back, or "
-                         "by a histogram pass and a prefix sum (default: look-back where "
-                         "the ranking is by ballots)")
+                    help="radix.OFFSETS: a tile's digit offsets by decoupled look-back "
+                         "(with ballots), or by a histogram pass and a prefix sum")
     ap.add_argument("--warmup", type=float, default=2.0,
                     help="seconds of sorting before the warm figures")
     args = ap.parse_args()
@@ -102,8 +101,10 @@ def main() -> None:
     from jaxlab.ir.kernel import Routine
 
     radix_scatter.MAX_ITEMS = args.items or radix_scatter.MAX_ITEMS
-    radix.RANKING = args.ranking and radix_scatter.Ranking[args.ranking.upper()]
-    radix.OFFSETS = args.offsets and radix_scatter.Offsets[args.offsets.upper()]
+    if args.ranking:
+        radix.RANKING = radix_scatter.Ranking[args.ranking.upper()]
+    if args.offsets:
+        radix.OFFSETS = radix_scatter.Offsets[args.offsets.upper()]
 
     x = _input(args.rows, args.n, args.dtype)
     name = "argsort" if args.argsort else "sort"

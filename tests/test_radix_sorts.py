@@ -97,23 +97,30 @@ def test_radix_sort_with_and_without_subgroups(subgroups):
         _check(x, True)
         with jaxlab.capture() as log:
             jnp.sort(jnp.asarray(x)).block_until_ready()
-    subgroups = dev.backend.lang.subgroups
-    scans = {(e.tuning.value("thread_scan"), e.tuning.value("ranking"))
-             for e in log if e.kind == "routine"}
-    assert scans == {("subgroup", "subgroup ballots") if subgroups else
-                     ("shared memory", "2-bit splits")}
+    scans = {e.tuning.value("thread_scan") for e in log if e.kind == "routine"}
+    assert scans == {"subgroup" if dev.backend.lang.subgroups else "shared memory"}
 
 
-@pytest.mark.parametrize("slots", [4, 32])
-def test_subgroups_taking_turns_at_a_slot(monkeypatch, slots):
-    """Ballot ranking with as many slots of counts as subgroups, and with fewer (the
-    subgroups sharing one take turns): lavapipe has 32 subgroups of 8 lanes."""
-    monkeypatch.setattr(radix_scatter, "SLOTS", slots)
+def _ballots(monkeypatch, offsets: radix_scatter.Offsets) -> Device:
+    """A webgpu device whose sorts rank by subgroup ballots, placed by `offsets`."""
+    monkeypatch.setattr(radix, "RANKING", radix_scatter.Ranking.BALLOTS)
+    monkeypatch.setattr(radix, "OFFSETS", offsets)
     dev = Device("webgpu", WebGpuBackend())
     if not dev.backend.lang.subgroups:
         pytest.skip("the adapter has no subgroups")
-    with jaxlab.default_device(dev):
+    return dev
+
+
+@pytest.mark.parametrize("slots, offsets", [(4, radix_scatter.Offsets.SCANNED),
+                                            (32, radix_scatter.Offsets.LOOKBACK)])
+def test_subgroups_taking_turns_at_a_slot(monkeypatch, slots, offsets):
+    """Ballot ranking with as many slots of counts as subgroups, and with fewer (the
+    subgroups sharing one take turns): lavapipe has 32 subgroups of 8 lanes."""
+    monkeypatch.setattr(radix_scatter, "SLOTS", slots)
+    with jaxlab.default_device(_ballots(monkeypatch, offsets)), jaxlab.capture() as log:
         _check(_specials(np.random.default_rng(5), (2, LONG)), True)
+    assert {e.tuning.value("ranking") for e in log if e.kind == "routine"} == \
+        {radix_scatter.Ranking.BALLOTS.value}
 
 
 def test_tiles_walk_back_for_their_offsets(monkeypatch):
@@ -121,9 +128,7 @@ def test_tiles_walk_back_for_their_offsets(monkeypatch):
     the keys of any tile before it that has not published its counts yet itself."""
     monkeypatch.setattr(radix_scatter, "SPINS", 0)
     monkeypatch.setattr(radix, "SOFTWARE_LOOKBACK_TILES", 64)
-    dev = Device("webgpu", WebGpuBackend())
-    if not dev.backend.lang.subgroups:
-        pytest.skip("the adapter has no subgroups")
+    dev = _ballots(monkeypatch, radix_scatter.Offsets.LOOKBACK)
     x = np.random.default_rng(6).integers(-1000, 1000, (2, 8 * THREADS * 8 + 5), np.int32)
     with jaxlab.default_device(dev):
         _check(x, True)

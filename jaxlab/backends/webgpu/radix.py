@@ -47,15 +47,16 @@ if TYPE_CHECKING:
     from jaxlab.backends.webgpu.routines import _Builder
 
 SPLIT_BITS = 2         # SPLITS: a tile sorts by a digit in stable splits of this many bits
-RANKING: "Ranking | None" = None   # None: BALLOTS where the adapter has subgroups
-OFFSETS: "Offsets | None" = None   # None: LOOKBACK with BALLOTS, where it fits (offsets())
+# The scatter's choices. On an H200 (16M float32, benchmarks/sort_passes.py, 02:45)
+# a scatter pass took 0.78 ms by SPLITS, 0.91 by BALLOTS, 1.14 by BALLOTS with
+# LOOKBACK (which saves the histogram and prefix sum passes, 0.10 ms)
+RANKING = Ranking.SPLITS
+OFFSETS = Offsets.SCANNED
 
 
 def ranking(subgroups: bool) -> Ranking:
-    """RANKING where the adapter allows it, else ballots where it has subgroups."""
-    if RANKING is not None and (subgroups or RANKING is Ranking.SPLITS):
-        return RANKING
-    return Ranking.BALLOTS if subgroups else Ranking.SPLITS
+    """RANKING where the adapter allows it (BALLOTS needs subgroups), else SPLITS."""
+    return RANKING if subgroups else Ranking.SPLITS
 
 
 def key_passes(key_bits: int) -> int:
@@ -100,11 +101,11 @@ SOFTWARE_LOOKBACK_TILES = 8
 
 
 def offsets(how: Ranking, limits: Limits, tiles: int) -> Offsets:
-    """OFFSETS (default LOOKBACK) where it can run: it ranks by ballots, and on a
-    software adapter only short rows walk back (the loop budget, the time)."""
+    """OFFSETS where it can run: LOOKBACK ranks by ballots, and on a software adapter
+    only short rows walk back (the loop budget, the time)."""
     if how is not Ranking.BALLOTS or not (limits.hardware or tiles <= SOFTWARE_LOOKBACK_TILES):
         return Offsets.SCANNED
-    return OFFSETS or Offsets.LOOKBACK
+    return OFFSETS
 
 
 def _clear(words: int) -> HandWritten:

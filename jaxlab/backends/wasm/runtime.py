@@ -260,14 +260,15 @@ class WasmBackend(Backend):
         wat = generate(kernel, plan, form)
         t1 = time.perf_counter()
         key = hashlib.sha1(wat.text.encode()).hexdigest()
-        nargs = 3 + len(kernel.inputs) + (wat.scratch_bytes > 0)
+        nargs = 3 + len(kernel.inputs) + wat.takes_scratch
         module, hit = self.wasm.compile(key, wat.text, nargs)
         compile_ms = (time.perf_counter() - t1) * 1e3
         work = kernel.size * max(1, form.steps)
         chunks = self._chunks(wat.split, work, threads)
         tuning = plan.record(form, self._chunks_reason(wat.split, chunks, work, threads))
+        scratch = max((wat.scratch_for(lo, hi) for lo, hi in chunks), default=0)
         return Executable(
-            program=CompiledKernel(kernel.name, module, wat.scratch_bytes, tuple(chunks)),
+            program=CompiledKernel(kernel.name, module, scratch, tuple(chunks)),
             source=wat.text, language="wat", tuning=tuning,
             tuned_ir=_tuned_ir(kernel, form, plan), compile_ms=compile_ms,
             extra={"module_cache_hit": hit, "codegen_ms": (t1 - t0) * 1e3},

@@ -91,6 +91,7 @@ class WebGpuBackend(Backend):
     dtypes = frozenset(d for d in DType if d.real_dtype is not DType.float64)
     dtype_limit_reason = "WGSL has no float64, and jaxlab does not emulate it"
     row_dtypes = frozenset({DType.float32, DType.int32, DType.uint32})   # 32-bit registers
+    narrow_sorts = True   # routines.py makes keys of every width
 
     def __init__(self, adapter: Any = None, *, f16: Optional[bool] = None,
                  subgroups: Optional[bool] = None, spin_us: Optional[float] = None) -> None:
@@ -546,6 +547,40 @@ class WebGpuBackend(Backend):
         ms = self._read_timestamps()
         exe.extra["device_ms"] = ms
         return ms
+
+    @_locked
+    def pass_times(self, exe: Executable, inputs: Sequence[GpuBuffer],
+                   outputs: Sequence[GpuBuffer]) -> list[tuple[str, float]]:
+        """(label, device ms) of each pass of a plan, each in a compute pass of its own
+        between two timestamps, all in one submission: where a routine spends its time.
+        Empty without timestamp queries."""
+        plan: Plan = exe.program
+        if not self.timestamps or not plan.passes:
+            return []
+        self._live([*inputs, *outputs])
+        self._flush()
+        w, count = self._wgpu, 2 * len(plan.passes)
+        scratch = [self.allocate(n) for n in plan.scratch]
+        handles = [*inputs, *outputs, *scratch]
+        with self._guard("timing passes"), self._freeing(scratch):
+            queries = self.device.create_query_set(type=w.QueryType.timestamp, count=count)
+            resolved = self.device.create_buffer(
+                size=8 * count, usage=w.BufferUsage.QUERY_RESOLVE | w.BufferUsage.COPY_SRC)
+            encoder = self.device.create_command_encoder()
+            for i, p in enumerate(plan.passes):
+                pipeline, layout = self._pipeline(p)
+                cpass = encoder.begin_compute_pass(timestamp_writes={
+                    "query_set": queries, "beginning_of_pass_write_index": 2 * i,
+                    "end_of_pass_write_index": 2 * i + 1})
+                cpass.set_pipeline(pipeline)
+                cpass.set_bind_group(0, self._bind_group(layout, p, handles))
+                cpass.dispatch_workgroups(*p.program.grid)
+                cpass.end()
+            encoder.resolve_query_set(queries, 0, count, resolved, 0)
+            self.device.queue.submit([encoder.finish()])
+            ns = np.frombuffer(self.device.queue.read_buffer(resolved), np.uint64)
+        return [(p.program.label, float(int(ns[2 * i + 1]) - int(ns[2 * i])) / 1e6)
+                for i, p in enumerate(plan.passes)]
 
     def _record(self, plan: Plan, handles: Sequence[GpuBuffer]) -> None:
         """Append the plan's passes to the open compute pass (WebGPU orders the

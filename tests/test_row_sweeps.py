@@ -57,3 +57,17 @@ def test_softmax_is_one_row_kernel(backend):
     kernels = [e for e in log if e.kind == "kernel"]
     if holds_rows(backend):
         assert len(kernels) == 1 and kernels[0].tuning.value("strategy") == "rows"
+
+
+def test_softmax_down_columns(backend):
+    """Axis 0: right on every device; where row kernels read only rows that lie in a line
+    (wasm), the reductions are stored first and the fusion story says why."""
+    x = _rows(37)[[0, 4]].T.copy()
+    with jaxlab.capture() as log:
+        got = jaxlab.jit(lambda v: jaxlab.nn.softmax(v, axis=0))(jnp.asarray(x))
+    assert_close(got, np.asarray(jax.nn.softmax(jax.device_put(x), axis=0)), rtol=2e-5, atol=2e-6)
+    device = jaxlab.devices(backend)[0].backend
+    if holds_rows(backend) and not device.strided_rows:
+        kernels = [e for e in log if e.kind == "kernel"]
+        assert not any(c.name == "strategy" for e in kernels if e.tuning for c in e.tuning.choices)
+        assert any("read with a stride" in e.reason and e.unfused.consumer for e in kernels)

@@ -198,6 +198,7 @@ class WasmBackend(Backend):
     max_row_length = wasm_rows.MAX_ROW_LENGTH
     min_row_length = wasm_rows.MIN_ROW_LENGTH
     row_dtypes = wasm_rows.ROW_DTYPES
+    strided_rows = False   # SIMD lanes along a row would gather a strided one
 
     def __init__(self, fuel: Optional[int] = None, threads: Optional[int] = None) -> None:
         """`fuel`: a budget of Wasm instructions per dispatch and thread (None: unlimited).

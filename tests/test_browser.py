@@ -117,7 +117,7 @@ def lab(tmp_path: Path) -> Iterator[str]:
         env=env, stdout=subprocess.DEVNULL, stderr=open(tmp_path / "server.log", "wb"))
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120   # a busy 2-core machine starts it slowly
         while True:
             try:
                 urllib.request.urlopen(f"{url}/api/status", timeout=2)
@@ -258,6 +258,8 @@ def test_report_and_widget_render_in_jupyterlab(lab: str, tmp_path: Path) -> Non
                                 '"application/vnd.jupyter.stderr"]').count() == 0
 
             # the renderer shows every stage with the static HTML's text, 1-based rows
+            # (on a busy machine the renderer may still be drawing the later outputs)
+            page.wait_for_function(f"() => ({STAGE_TEXTS})().length === ({STATIC_HTML})().length")
             drawn, static = page.evaluate(STAGE_TEXTS), page.evaluate(STATIC_HTML)
             assert len(drawn) == len(static) >= 4
             for shown, html in zip(drawn, static):

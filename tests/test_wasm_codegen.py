@@ -141,16 +141,20 @@ def matmul_kernel(m: int, k: int, n: int) -> Kernel:
                   reduction=Reduction(AluOp.Add, k, acc_variable(F32)), reduce_shape=(k,))
 
 
+@pytest.mark.parametrize("keep", [True, False])
 @pytest.mark.parametrize("m,n", [(40, 12), (37, 19), (30, 16)])
-def test_packed_matmul_in_blocks_of_rows_matches_numpy(monkeypatch, m, n) -> None:
+def test_packed_matmul_in_blocks_of_rows_matches_numpy(monkeypatch, m, n, keep) -> None:
     """Blocks of rows (the L2 budget shrunk so that small shapes get several): a shorter
     last block (30 rows: 12, 12, 6), rows left after the last whole tile (40, 37), columns
-    after the last packed strip (12, 19), on two threads sharing the strips."""
+    after the last packed strip (12, 19), on two threads sharing the strips; each strip
+    packed once and kept for the later blocks, or (over the scratch budget) once per block."""
     monkeypatch.setattr(wasm_tune, "ROW_BLOCK_BYTES", 1024)
+    if not keep:
+        monkeypatch.setattr(wasm_tune, "KEPT_STRIPS_BYTES", 0)
     k = 24
     kernel = matmul_kernel(m, k, n)
     plan, _ = tune(kernel)
-    assert plan.pack and plan.row_block == 12
+    assert plan.pack and plan.row_block == 12 and plan.keep_strips == keep
     be = WasmBackend(threads=2)
     be.min_thread_work = 0
     rng = np.random.default_rng(m)
@@ -182,6 +186,7 @@ def test_matmul_with_packed_rows_matches_numpy(monkeypatch, side, m, k, block) -
                     reduction=Reduction(AluOp.Add, k, acc_variable(F32)), reduce_shape=(k,))
     plan, _ = tune(kernel)
     assert plan.pack_rows and plan.row_block == (18 if block else 0)
+    assert plan.keep_strips == bool(block)   # the packed rows and the kept strips share scratch
     be = WasmBackend(threads=2)
     be.min_thread_work = 0
     rng = np.random.default_rng(k)
@@ -194,6 +199,31 @@ def test_matmul_with_packed_rows_matches_numpy(monkeypatch, side, m, k, block) -
         (20 if block else "all rows")
     np.testing.assert_allclose(run_wasm(be, kernel, stored, b, tile=(4, 2)).reshape(m, n),
                                reference(a) @ b, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("m,k,block", [(13, 21, 0), (40, 24, 2048)])
+def test_matmul_of_two_transposed_operands_matches_numpy(monkeypatch, m, k, block) -> None:
+    """Both operands read down their columns (a weight gradient, x.T @ g.T): the row panel
+    is packed four rows at a time and each column strip four ridx at a time, both turned
+    by shuffles; 21 steps leave a last ridx lane by lane, 13 rows a last row alone, and
+    40 rows come in blocks (the L2 budget shrunk) that reuse the kept strips."""
+    if block:
+        monkeypatch.setattr(wasm_tune, "ROW_BLOCK_BYTES", block)
+    n = 40
+    g, r = gidx(m * n), ridx(k)
+    body = load(0, r * m + g // n) * load(1, (g % n) * k + r)
+    kernel = Kernel(shape=(m, n), inputs=((F32, m * k), (F32, k * n)), exp=body,
+                    reduction=Reduction(AluOp.Add, k, acc_variable(F32)), reduce_shape=(k,))
+    plan, form = tune(kernel)
+    assert plan.pack_rows and plan.keep_strips == bool(block)
+    # 8 shuffles turn four vectors: one turn for the rows, one per vector of a strip
+    assert generate(kernel, plan, form).text.count(";; turned") == 8 * (1 + plan.tile_vectors)
+    be = WasmBackend(threads=2)
+    be.min_thread_work = 0
+    rng = np.random.default_rng(k)
+    at, bt = rng.standard_normal((k, m)).astype(np.float32), rng.standard_normal((n, k)).astype(np.float32)
+    np.testing.assert_allclose(run_wasm(be, kernel, at, bt).reshape(m, n), at.T @ bt.T,
+                               rtol=1e-5, atol=1e-5)
 
 
 def test_row_sum_vectorises_along_ridx() -> None:

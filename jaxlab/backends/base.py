@@ -11,6 +11,7 @@ from __future__ import annotations
 import abc
 import contextlib
 import functools
+import math
 from dataclasses import dataclass, field
 from typing import (Any, Callable, ContextManager, Hashable, Iterator, Mapping, Optional,
                     Sequence)
@@ -138,6 +139,11 @@ class Backend(abc.ABC):
 
     @abc.abstractmethod
     def read(self, handle: Any, dtype: DType, count: int) -> np.ndarray: ...
+
+    def read_array(self, handle: Any, dtype: DType, shape: tuple[int, ...]) -> np.ndarray:
+        """read() of a whole buffer in `shape` (a non-empty one): a backend that can
+        build the copy in its shape in one step says so here (a read-back's hot path)."""
+        return self.read(handle, dtype, math.prod(shape)).reshape(shape)
 
     @abc.abstractmethod
     def prepare_kernel(self, kernel: Kernel,

@@ -73,7 +73,9 @@ class Program:
         # value), and whether it is weakly typed (as the jaxpr says, like JAX's jit results)
         weak = [a.weak_type for a in jaxpr.out_avals] if jaxpr is not None else \
             [False] * len(outputs)
-        self._results = [(self.plan.place[v], aval, w) if k == "slot" else (None, v, w)
+        # (a real value's aval says no dtype: from_buffer's complex check is skipped)
+        self._results = [(self.plan.place[v], (aval[0], aval[1] if aval[1].is_complex else None),
+                          w) if k == "slot" else (None, v, w)
                          for (k, v), aval, w in zip(outputs, out_avals, weak)]
 
     def body_runner(self) -> prepared.BodyRunner:
@@ -108,8 +110,8 @@ class Program:
         else:
             bufs = self._run_pooled(inputs, first)
         # a constant (or constant-shaped) lazy value is computed without kernels
-        return [wrap(lz.from_buffer(bufs[place], *aval), weak) if place is not None
-                else wrap(aval, weak) for place, aval, weak in self._results]
+        return [Array(lz.from_buffer(bufs[place], *aval), weak) if place is not None
+                else Array(aval, weak) for place, aval, weak in self._results]
 
     def _run_pooled(self, inputs: list[Buffer], first: bool) -> list[Buffer]:
         # a runner owns its arena: a second caller at the same time gets its own

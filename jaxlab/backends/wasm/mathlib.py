@@ -209,8 +209,8 @@ _define("exp", f"""
   (local.set $n (f32x4.nearest (f32x4.mul {X} {_k(K.LOG2E)})))
   (local.set $r {_fma(N, _k(-K.LN2_HI), X)})
   (local.set $r {_fma(N, _k(-K.LN2_LO), R)})
-  ;; e^r = 1 + r (1 + r P(r))
-  (local.set $p {_fma(_fma(_fma_horner(R, K.EXP_POLY), R, _k(1.0)), R, _k(1.0))})
+  ;; e^r by its minimax polynomial (ir/mathconst.py)
+  (local.set $p {_fma_horner(R, K.EXP_POLY)})
   (local.set $k (i32x4.trunc_sat_f32x4_s {N}))
   ;; |n| > 125 (rare): 2^n as 2^(n/2) 2^(n - n/2), so that a result near overflow or
   ;; below the normal range is rounded once; else n is added to the exponent

@@ -282,7 +282,7 @@ class Scope:
         gen = self.gen
         if Memo.PACKED not in self.memo:
             name = gen.local(gen.fresh("pp"), "i32")
-            self.prelude.append(f"(local.set ${name} (i32.add (local.get $scratch) "
+            self.prelude.append(f"(local.set ${name} (i32.add (local.get $panel) "
                                 f"(i32.const {self.start * gen.pack_stride})))  ;; packed panel")
             self.increments[name] = gen.pack_stride
             self.memo[Memo.PACKED] = Val(name, False)

@@ -49,6 +49,7 @@ MATMUL_UNROLL = 4         # ridx steps per iteration: a row's 4 values are one v
 TRANSPOSED_UNROLL = 2     # ... when the row values come four rows per load instead
 RIDX_VECTORS = 4          # vectors per step of a reduction along ridx (16 partial sums)
 ROW_BLOCK_BYTES = 1 << 20  # row-side operand bytes a block of rows may take: half a core's L2
+KEPT_STRIPS_BYTES = 64 << 20  # packed column strips kept for every block of rows, at most
 HEAVY_BODY = 16           # float ops per step from which a reduction's lanes go along col
 
 
@@ -65,6 +66,7 @@ class Plan:
     pack: bool = False            # copy each column strip's operands to contiguous scratch
     row_block: int = 0            # rows per block of a packed plan (0: all rows in one block)
     pack_rows: bool = False       # also copy each block's row-side operands to scratch
+    keep_strips: bool = False     # pack each strip once (first block of rows), keep it for the rest
     reasons: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
     def record(self, form: AxisForm, threads: str) -> TuningRecord:
@@ -83,6 +85,7 @@ class Plan:
             Choice("pack", self.pack, why("pack", "")),
             Choice("row_block", self.row_block or "all rows", why("row_block", "")),
             Choice("pack_rows", self.pack_rows, why("pack_rows", "")),
+            Choice("keep_strips", self.keep_strips, why("keep_strips", "")),
             Choice("threads", threads)))
 
 
@@ -306,11 +309,14 @@ def _tile_plan(form: AxisForm, deps: Deps, reasons: dict[str, str], width: int) 
                            "varies only along rows and another only along columns, so each "
                            f"loaded row value serves {vectors} vectors and each column vector "
                            f"serves {rows} rows (measured against 4x8, 4x12, 5x8, 3x16 and 8x4; "
-                           "Cranelift's loop: 160 instructions per 48 multiply-adds, 42 of "
-                           "them spill moves and 24 copies, as its FMA overwrites a "
-                           "multiplicand: 0.83-0.87 of an FMA-only loop's rate on a core; "
-                           "rows interleaved per step in the panel, two-step pair loads, "
-                           "exit tests between steps: no faster, measured)")
+                           "Cranelift's loop: 164 instructions per 48 multiply-adds, 30 of "
+                           "them stack accesses and 40 copies, as its FMA overwrites its "
+                           "first multiplicand (the column vector: see codegen); 0.94 of an "
+                           "FMA-only loop's rate with the data in L1; rows interleaved per "
+                           "step in the panel, two-step pair loads, exit tests between "
+                           "steps, one step per iteration with splat loads (no spills, but "
+                           "12 register moves on the back edge: 27 against 43 GFLOP/s), "
+                           "4x3, 5x2, 7x2, 8x1, 10x1, 12x1: no faster, measured)")
         pack = _packable(form, deps, width)
         pack_rows = pack and _row_panel_pays(form, deps)
         if pack_rows:
@@ -320,7 +326,10 @@ def _tile_plan(form: AxisForm, deps: Deps, reasons: dict[str, str], width: int) 
                 "to scratch in row-major order, and every strip reads them from there "
                 "(W4 on one thread, GFLOP/s of CPU time without -> with: relu-fed 256x512x512 "
                 "22-24 -> 35-39, relu-fed transposed 512x256x512 20-21 -> 32-34, transposed "
-                "784x256x512 28-32 -> 31-39, measured)")
+                "784x256x512 28-32 -> 31-39, measured); a transposed one four rows at a time "
+                "and a transposed column side four steps at a time, turned by shuffles instead "
+                "of read lane by lane (W4's x.T @ g, 784x512x256 on one thread, ms of CPU time: "
+                "6.50 -> 5.94, measured)")
         if _read_down_columns(form, deps) and not pack_rows:
             unroll = TRANSPOSED_UNROLL if form.steps >= 2 * TRANSPOSED_UNROLL else 1
             reasons["unroll"] = (f"{unroll} ridx steps per iteration: the row values of a step "
@@ -338,9 +347,10 @@ def _tile_plan(form: AxisForm, deps: Deps, reasons: dict[str, str], width: int) 
             reasons["pack"] = ("each strip of columns is read by every row tile: its operands "
                                "are first copied to scratch in ridx order (strided or gathered "
                                "reads happen once, the row tiles then read with unit stride)")
+        row_block = _row_block(form, rows, reasons) if pack else 0
         return Plan(form.cols, COL, width, rows, vectors, unroll=unroll, pack=pack,
-                    row_block=_row_block(form, rows, reasons) if pack else 0, pack_rows=pack_rows,
-                    reasons=reasons)
+                    row_block=row_block, pack_rows=pack_rows,
+                    keep_strips=_keep_strips(form, deps, row_block, reasons), reasons=reasons)
     vectors = min(4, vectors_available)
     accs = 2 if vectors == 1 else 1
     reasons["tile"] = (f"1 row x {vectors * width} columns: independent accumulators to hide "
@@ -366,6 +376,25 @@ def _row_block(form: AxisForm, tile_rows: int, reasons: dict[str, str]) -> int:
         "block and its row tiles reread that block from L2 (1024 x 1024 x 1024, GFLOP/s of "
         "CPU time without -> with: 37.1-38.8 -> 38.4-39.9 on a loaded machine, measured)")
     return rows
+
+
+def _keep_strips(form: AxisForm, deps: Deps, row_block: int, reasons: dict[str, str]) -> bool:
+    """With several blocks of rows, each column strip would be packed once per block (a
+    strided read of the column-side operand each time): pack every strip once, in the
+    first block, into scratch that holds all of a thread's strips, and let the later
+    blocks read it back (contiguous reads), unless that scratch would be too large."""
+    if not row_block or row_block >= form.rows:
+        return False
+    kept = len(panel_operands(form.body, deps)) * form.steps * form.cols * WIDTH
+    if kept > KEPT_STRIPS_BYTES:
+        return False
+    reasons["keep_strips"] = (
+        f"{-(-form.rows // row_block)} blocks of rows would pack each strip {-(-form.rows // row_block)} "
+        f"times: it is packed in the first block only and kept ({kept >> 10} KiB of scratch "
+        "for all strips, split among the threads) for the later ones (1024 x 1024 x 1024 on "
+        "one thread, GFLOP/s of CPU time without -> with: 34.9 -> 36.7, measured; packing "
+        "no strip at all: 39.9)")
+    return True
 
 
 # --- overrides: the knobs a caller may set ------------------------------------------------
@@ -426,6 +455,7 @@ def override(kernel: Kernel, plan: Plan, form: AxisForm, name: str, value: Any) 
         # blocks of rows hold whole tiles of the new height
         block = _row_block(form, rows, why) if plan.pack else 0
         return dataclasses.replace(plan, tile_rows=rows, tile_vectors=vectors, row_block=block,
+                                   keep_strips=plan.pack and _keep_strips(form, Deps(), block, why),
                                    reasons=why)
     if name == "unroll":
         if not red or value not in _KNOB_VALUES["unroll"]:

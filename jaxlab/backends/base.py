@@ -126,6 +126,9 @@ class Backend(abc.ABC):
     max_buffer_bytes: int = 1 << 62    # the largest array the device holds (engine/limits.py)
     buffer_limit_reason: str = ""      # what sets max_buffer_bytes, for the error message
     dtypes: frozenset = frozenset(DType)   # the dtypes its kernels compute
+    # its sort routines take 8/16-bit values as they are; else they sort them widened to
+    # 32 bits (core/linalg.py)
+    narrow_sorts: bool = False
     dtype_limit_reason: str = ""       # why others are missing, for the error message
 
     @abc.abstractmethod

@@ -375,7 +375,8 @@ class KernelWat:
                 what = (f"tiles of {tm} row(s) x {tn * w} column(s)"
                         + (f" ({tn} x {w} lanes)" if w > 1 else ""))
                 inner += self._loop(COL, c0, c1, tn * w, self._tile(tm, tn, w), what)
-            lines += self._loop(ROW, r0, r1, tm, inner, f"rows {tm} at a time")
+            if inner:   # (no columns left after a matmul's last strip: no row loop)
+                lines += self._loop(ROW, r0, r1, tm, inner, f"rows {tm} at a time")
         return lines
 
     def _col_parts(self, start: int, tn: int, width: int) -> list[tuple[int, int, int, int]]:

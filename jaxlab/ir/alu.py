@@ -39,6 +39,13 @@ class AluOp(enum.Enum):
     GlobalIndex = "load"; GlobalView = "view"; Valid = "valid"
 
 
+class Divisor(enum.Enum):
+    """A float Div's arg: what its writer knows of the divisor. A renderer whose division
+    is a * (1 / b) guards divisors past 2^126 (whose reciprocal is subnormal, flushed to
+    0 on such GPUs), except a BOUNDED one: at most 2^126 wherever the quotient is used."""
+    BOUNDED = "bounded"
+
+
 BINARY = frozenset({AluOp.Add, AluOp.Sub, AluOp.Mul, AluOp.Div, AluOp.Idiv, AluOp.Mod,
                     AluOp.Min, AluOp.Max, AluOp.And, AluOp.Or, AluOp.Xor, AluOp.Shl,
                     AluOp.Shr})
@@ -141,6 +148,10 @@ class AluExp:
             raise TypeError(f"{op.name} of {self.dtype} and {other.dtype}: cast first")
         out = DType.bool if op in COMPARE else self.dtype
         return AluExp(op, out, (self, other))
+
+    def bounded_div(self, other: Any) -> "AluExp":
+        """self / other for a float divisor the caller knows stays within 2^126."""
+        return AluExp(AluOp.Div, self.dtype, self.binary(AluOp.Div, other).src, Divisor.BOUNDED)
 
     def unary(self, op: AluOp) -> "AluExp":
         return AluExp(op, self.dtype, (self,))

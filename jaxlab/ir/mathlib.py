@@ -88,7 +88,7 @@ def tanh(x: AluExp) -> AluExp:
     small = a + a * z * _horner(z, K.TANH_POLY)
     clamped = _float(magnitude.min(_bits(_f(K.TANH_ONE))))
     e = _exp_within(clamped + clamped, 0, round(2 * K.TANH_ONE * K.LOG2E))
-    large = 1.0 - _f(2.0) / (e + 1.0)
+    large = 1.0 - _f(2.0).bounded_div(e + 1.0)   # e is at most e^(2 TANH_ONE)
     # large for |x| in [TANH_SMALL, inf]: one unsigned compare of the bits' offset
     start = _bits(_f(K.TANH_SMALL))
     inside = (magnitude - start).lt(FLOAT32.exponent - start + 1)
@@ -101,7 +101,9 @@ def atan(x: AluExp) -> AluExp:
     a = _abs(x)
     big = _f(K.TAN_3PI_8).lt(a)
     mid = big.where(False, _f(K.TAN_PI_8).lt(a))
-    t = big.where(_f(-1.0) / a, mid.where((a - 1.0) / (a + 1.0), a))
+    # -1/|x| past 2^126 is below float32's normal range: pi/2 absorbs it whether
+    # flushed or not; (|x| - 1)/(|x| + 1) is used only for |x| < tan(3pi/8)
+    t = big.where(_f(-1.0).bounded_div(a), mid.where((a - 1.0).bounded_div(a + 1.0), a))
     base = big.where(_f(math.pi / 2), mid.where(_f(math.pi / 4), _f(0.0)))
     z = t * t
     return _signed(base + (t + z * t * _horner(z, K.ATAN_POLY)), x)
@@ -124,7 +126,7 @@ def erfc(x: AluExp) -> AluExp:
     rounding of z^2 (up to 100 for z = 10) does not reach the exponent."""
     z = _abs(x).min(K.ERFC_ZERO_ABOVE)   # erfc is 0 beyond; an infinite z would give NaN
     h = _float(_bits(z) & 0xfffff000)
-    t = _f(1.0) / (z * 0.5 + 1.0)
+    t = _f(1.0).bounded_div(z * 0.5 + 1.0)   # z is clamped to ERFC_ZERO_ABOVE
     poly = _f(K.ERFC_COEFFS[-1])
     for c in reversed(K.ERFC_COEFFS[1:-1]):
         poly = poly * t + c

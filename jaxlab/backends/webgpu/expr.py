@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from jaxlab.backends.traced import traced
-from jaxlab.backends.webgpu.ops import (CAPABILITIES, Lang, bare, cast_text, const_text,
-                                        ieee_text, op_text, reassociation_hazards)
+from jaxlab.backends.webgpu.ops import (CAPABILITIES, Lang, bare, bounded_divisor, cast_text,
+                                        const_text, ieee_text, op_text, reassociation_hazards)
 from jaxlab.ir.alu import AluExp, AluOp
 from jaxlab.ir.mathlib import expand
 
@@ -119,8 +119,9 @@ class ExpWriter:
             pair = self._threefry(node, args, level)
             return f"{pair}.{'xy'[node.arg]}", level
         else:
+            bounded = op in (AluOp.Div, AluOp.Idiv) and bounded_divisor(node)
             text = ieee_text(op, node.src, args, lang, self.needs) or \
-                op_text(op, node.src[0].dtype, args, lang, self.needs)
+                op_text(op, node.src[0].dtype, args, lang, self.needs, bounded)
         if node in self._exact:
             exact = f"exact_{lang.vtype(node.dtype)}"
             self.needs.add(exact)

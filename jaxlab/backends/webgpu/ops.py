@@ -22,7 +22,7 @@ import numpy as np
 from jaxlab.backends.webgpu import int64
 from jaxlab.backends.webgpu.spelling import Call, Helper, Spelling
 from jaxlab.ir import mathconst as K
-from jaxlab.ir.alu import AluExp, AluOp
+from jaxlab.ir.alu import AluExp, AluOp, Divisor
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.vocabulary import (IDIV_BY_ZERO, SHIFT_MASK, Capabilities, Cast, Kind, cast_rule,
                                   kind_of)
@@ -75,8 +75,8 @@ OPS: dict[AluOp, dict[Optional[Kind], Spelling]] = {
     AluOp.Add: {B: "({0} || {1})", ANY: "({0} + {1})"},
     AluOp.Sub: {ANY: "({0} - {1})"},
     AluOp.Mul: {B: "({0} && {1})", ANY: "({0} * {1})"},
-    AluOp.Div: {F: "({0} / {1})", I: Call("idiv_i32", False), U: Call("idiv_u32", False)},
-    AluOp.Idiv: {F: "trunc({0} / {1})", I: Call("idiv_i32", False), U: Call("idiv_u32", False)},
+    AluOp.Div: {F: Call("div"), I: Call("idiv_i32", False), U: Call("idiv_u32", False)},
+    AluOp.Idiv: {F: Call("trunc_div"), I: Call("idiv_i32", False), U: Call("idiv_u32", False)},
     AluOp.Mod: {F: "({0} % {1})", I: Call("mod_i32", False), U: Call("mod_u32", False)},
     AluOp.Max: {F: Call("max"), B: "({0} || {1})", ANY: "max({0}, {1})"},
     AluOp.Min: {F: Call("min"), B: "({0} && {1})", ANY: "min({0}, {1})"},
@@ -96,6 +96,19 @@ OPS: dict[AluOp, dict[Optional[Kind], Spelling]] = {
     AluOp.Ceil: {F: "ceil({0})"},
     AluOp.Threefry2x32: {ANY: Call("threefry2x32", False)},
 }
+
+# a float division whose divisor is known to stay within 2^126 (see the `div` helper)
+_PLAIN_DIVISION = {AluOp.Div: "({0} / {1})", AluOp.Idiv: "trunc({0} / {1})"}
+_DIVISOR_LIMIT = 2.0 ** 126
+
+
+def bounded_divisor(node: AluExp) -> bool:
+    """Whether a float Div or Idiv node may be spelled as WGSL's bare `/`: its divisor
+    is marked bounded (ir/alu.py Divisor) or is a constant of magnitude <= 2^126."""
+    divisor = node.src[1]
+    return node.arg is Divisor.BOUNDED or (divisor.is_const and
+                                           abs(float(divisor.arg)) <= _DIVISOR_LIMIT)
+
 
 # Casts by rule (ir/vocabulary.py), float sources given as f32; the others are WGSL's
 # own conversion T(x), which for i32 <-> u32 keeps the bits like astype.
@@ -136,9 +149,14 @@ def _fill(spelling: Spelling, args: list[str], t: str, needs: set[str]) -> str:
 _F16_VIA_F32 = frozenset({AluOp.Div, AluOp.Sqrt, AluOp.Reciprocal})
 
 
-def op_text(op: AluOp, operand: DType, args: list[str], lang: Lang, needs: set[str]) -> str:
+def op_text(op: AluOp, operand: DType, args: list[str], lang: Lang, needs: set[str],
+            bounded: bool = False) -> str:
+    """WGSL for `op` on operands of dtype `operand`; `bounded`: a float division whose
+    divisor bounded_divisor vouches for, spelled without the guard."""
     if operand in int64.WIDE:
         spelling = int64.spelling(op, operand)
+    elif bounded and operand.is_float and op in _PLAIN_DIVISION:
+        spelling = _PLAIN_DIVISION[op]
     else:
         row = OPS.get(op)
         spelling = row and (row.get(kind_of(operand)) or row.get(ANY))
@@ -323,6 +341,14 @@ LIBRARY: dict[str, Helper] = {
     "ne": Helper("a, b", "bool", """
   // NumPy: NaN is unequal to everything, itself included
   return a != b || isnan_T(a) || isnan_T(b);""", generic=True, deps=("isnan_T",)),
+    "div": Helper("a, b", "T", """
+  // NVIDIA divides as a * rcp(b), and rcp(b) of |b| > 2^126 is subnormal, flushed to 0
+  // (WGSL promises division only for |b| in [2^-126, 2^126]): scale both by 1/4 first,
+  // exact but for an |a| below 2^-124, whose quotient by such a b is 0 all the same
+  let huge = abs(b) > 8.507059e37f;
+  return select(a, a * 0.25, huge) / select(b, b * 0.25, huge);"""),
+    "trunc_div": Helper("a, b", "T", """
+  return trunc(div_T(a, b));""", deps=("div_T",)),
     "times_zero": Helper("x", "T", """
   // x * 0 keeps x's sign, and is NaN for inf and NaN
   return select(nan_f32(), bitcast<f32>(bitcast<u32>(x) & 0x80000000u), finite_f32(x));""",

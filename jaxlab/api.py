@@ -15,7 +15,7 @@ from jaxlab.core.jaxpr import ClosedJaxpr, DebugInfo, eval_jaxpr, trace_to_jaxpr
 from jaxlab.core.jvp import jvp_flat
 from jaxlab.core.partial_eval import linearize_flat, vjp_flat
 from jaxlab.core.trace import get_aval
-from jaxlab.tree_util import (PyTreeDef, tree_flatten, tree_map, tree_unflatten,
+from jaxlab.tree_util import (LEAF, PyTreeDef, tree_flatten, tree_map, tree_unflatten,
                               treedef_flatten_up_to)
 
 
@@ -340,20 +340,23 @@ def _hashable_static(v: Any, where: str) -> Any:
 
 def _fast_signature(args: tuple) -> Any:
     """The cache key of a call with only Arrays and Python float/int scalars (traced as
-    weak values, so their values never enter the key), at least one Array; else None."""
+    weak values, so their values never enter the key), at least one Array; else None.
+    Its first item says whether any argument is a scalar (to convert before the call)."""
     sig = []
     arrays = 0
     for a in args:
         kind = type(a)
-        if kind is Array:   # the dtype's name: it hashes in C, an Enum member does not
+        if kind is Array:   # DType and Device hash in C (identity hashes)
             lazy = a._lazy
-            sig.append((lazy.shape, lazy.dtype.value, lazy.device, a._weak))
+            sig.append((lazy.shape, lazy.dtype, lazy.device, a._weak))
             arrays += 1
         elif kind is float or kind is int:
             sig.append(kind)
         else:
             return None
-    return ("fast", tuple(sig)) if arrays else None
+    if not arrays:
+        return None
+    return arrays < len(args), tuple(sig)
 
 
 def _infer_statics(fun: Callable, argnums: tuple[int, ...],
@@ -411,11 +414,13 @@ class JittedFunction:
             # such as custom_jvp's): its operations join that program
             return self.fun(*args, **kwargs)
         if not kwargs and not self.static_argnums:
-            hit = self.cache.get(_fast_signature(args))
+            key = _fast_signature(args)
+            hit = self.cache.get(key)
             if hit is not None:   # the common warm call: flat arrays and scalars, nothing static
                 program, out_tree = hit
-                return tree_unflatten(out_tree, program(
-                    [a if type(a) is Array else _as_array(a) for a in args]))
+                outs = program([a if type(a) is Array else _as_array(a) for a in args]
+                               if key[0] else args)
+                return outs[0] if out_tree is LEAF else tree_unflatten(out_tree, outs)
         return self._call_slow(args, kwargs)
 
     def _call_slow(self, args: tuple, kwargs: dict) -> Any:

@@ -91,13 +91,18 @@ class Array(ArrayBase):
         return self
 
     def to_numpy(self) -> np.ndarray:
-        data = self._realize().buffer.to_numpy()
-        if self.jdtype.is_complex:   # stored as interleaved parts: NumPy's own layout
-            data = data.view(self.jdtype.np)
-        return data.reshape(self.shape)
+        return self.__array__()
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        out = self.to_numpy()
+        lazy = self._lazy
+        buf = lazy._buf if type(lazy) is Lazy else None
+        if buf is not None and buf.size:   # a realized real array: read in its shape at once
+            out = buf.device.backend.read_array(buf.handle, buf.dtype, lazy.shape)
+        else:
+            out = self._realize().buffer.to_numpy()
+            if self.jdtype.is_complex:   # stored as interleaved parts: NumPy's own layout
+                out = out.view(self.jdtype.np)
+            out = out.reshape(self.shape)
         return out if dtype is None else out.astype(dtype)
 
     def item(self) -> Any:

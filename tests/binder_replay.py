@@ -9,6 +9,7 @@ executed notebooks (outputs kept) in place:
 from __future__ import annotations
 
 import argparse
+import fcntl
 import os
 import subprocess
 import sys
@@ -61,6 +62,21 @@ def build(prefix: Path) -> BinderEnv:
     _run([str(env.python), "-m", "ipykernel", "install", "--sys-prefix", "--name", KERNEL],
          env, "ipykernel install")
     return env
+
+
+def build_once(folder: Path) -> BinderEnv:
+    """The environment built in `folder/venv` by the first process that asks (under a
+    lock on `folder`), then reused: pytest-xdist's workers share one build. A failed
+    build leaves no mark, so the next process to ask builds again (and fails alike)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    built = folder / "built"
+    with open(folder / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)     # released when the file closes
+        if built.exists():
+            return BinderEnv(folder / "venv")
+        env = build(folder / "venv")
+        built.touch()
+        return env
 
 
 def execute(env: BinderEnv, notebook: Path, saved: Path) -> float:

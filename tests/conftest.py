@@ -17,6 +17,14 @@ BACKENDS = [d.platform for d in jaxlab.devices()
             if _WANTED is None or d.platform in _WANTED.split(",")]
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The notebook tests first, in their order: they share the Binder replay's
+    environment, built once by the first to need it (tests/test_notebooks.py), so they go
+    to one xdist worker in its first batch while the other worker starts on the rest,
+    and no worker waits for the build later."""
+    items.sort(key=lambda item: "binder_env" not in getattr(item, "fixturenames", ()))
+
+
 @pytest.fixture(params=BACKENDS)
 def backend(request):
     """The device name; the test body runs with it as the default device."""

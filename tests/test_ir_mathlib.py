@@ -9,6 +9,7 @@ from jaxlab.ir import mathlib
 from jaxlab.ir.alu import AluExp, AluOp
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.evaluate import EVAL_TABLE, evaluate
+from jaxlab.ir.floatsign import Sign, sign_of
 from jaxlab.ir.kernel import Kernel
 from jaxlab.ir.mathconst import two_over_pi_chunks
 from jaxlab.ir.vocabulary import FLOAT_MATH, Capabilities, Cast, Kind, cast_rule, kind_of
@@ -84,3 +85,19 @@ def test_kinds_and_cast_rules() -> None:
     assert cast_rule(Kind.FLOAT, Kind.BOOL) is Cast.NONZERO
     assert cast_rule(Kind.BOOL, Kind.INT) is Cast.FROM_BOOL
     assert cast_rule(Kind.INT, Kind.INT) is Cast.SAME
+
+
+def test_known_signs_drop_a_side_of_exps_clamp() -> None:
+    x = AluExp.variable("x", F32)
+    assert sign_of(x * -1.0 * x) is Sign.NONPOS and sign_of(x * x + 1.0) is Sign.NONNEG
+    assert sign_of(x * 2.0) is None and sign_of(0.0 - x * x) is Sign.NONPOS
+    assert sign_of((x * x) * (x * -3.0)) is None    # x^3: the sign of x
+    ops = [n.op for n in mathlib.expand((x * -1.0 * x).unary(AluOp.Exp), EXPAND_ALL).toposort()]
+    assert AluOp.Max in ops and AluOp.Min not in ops     # e^(-x^2) <= 1: no overflow clamp
+    x = np.array([-0.0, 1e-3, 3.0, 9.5, 10.5, 13.0, np.inf, np.nan], np.float32)
+    with np.errstate(all="ignore"):
+        want = np.exp(-x * x)
+    v = AluExp.variable("x", F32)
+    np.testing.assert_array_max_ulp(_rewritten(AluOp.Exp, -x * x), want, maxulp=2)
+    got = evaluate(mathlib.expand((v * -1.0 * v).unary(AluOp.Exp), EXPAND_ALL), {"x": x})
+    np.testing.assert_array_max_ulp(got, want, maxulp=2)

@@ -35,11 +35,15 @@ REPORT_JSON = "application/vnd.jaxlab.report+json"
 MAX_SAVED_BYTES = 1_000_000
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def binder_env(tmp_path_factory: pytest.TempPathFactory) -> binder_replay.BinderEnv:
-    """Binder's build, replayed in a fresh virtual environment (once per worker: the
-    notebook tests share an xdist group)."""
-    return binder_replay.build(tmp_path_factory.mktemp("binder") / "venv")
+    """Binder's build, replayed in a fresh virtual environment once per run: the xdist
+    workers share it through the run's temporary folder (each worker's own is below it),
+    so the notebook tests may run on any worker."""
+    run_folder = tmp_path_factory.getbasetemp()
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        run_folder = run_folder.parent
+    return binder_replay.build_once(run_folder / "binder")
 
 
 def execute(path: Path, env: binder_replay.BinderEnv, saved: Path) -> nbformat.NotebookNode:
@@ -203,9 +207,7 @@ def test_checks_name_notebooks_that_exist() -> None:
     assert TUTORIALS and set(CHECKS) <= {p.name for p in NOTEBOOKS}
 
 
-# one test per notebook, each run once; the xdist group keeps them on one worker, which
-# builds the Binder environment once
-@pytest.mark.xdist_group("binder")
+# one test per notebook, each run once, in the one Binder environment of this run
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_notebook(path: Path, binder_env: binder_replay.BinderEnv, tmp_path: Path) -> None:
     running = {d.platform for d in jaxlab.devices()}

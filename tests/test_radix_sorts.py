@@ -7,8 +7,8 @@ import pytest
 
 import jaxlab
 import jaxlab.numpy as jnp
-from jaxlab.backends.webgpu import routines
-from jaxlab.backends.webgpu.radix import SCAN_BLOCK, THREADS
+from jaxlab.backends.webgpu import radix, radix_scan, radix_scatter, routines
+from jaxlab.backends.webgpu.radix_scan import SCAN_BLOCK, THREADS
 from jaxlab.backends.webgpu.runtime import WebGpuBackend
 from jaxlab.engine.devices import Device
 from tests.conftest import computes
@@ -77,9 +77,14 @@ def test_long_64_bit_rows(backend, x64):
     _check(x.view(np.uint64), backend == "webgpu")
 
 
-def test_many_tiles_scan_in_two_levels(backend):
-    """More (digit, tile) counts than one block of the prefix sum holds."""
-    tiles = SCAN_BLOCK // 256 + 1
+@pytest.mark.parametrize("summed_blocks", [SCAN_BLOCK, 1])
+def test_many_tiles_scan_in_two_levels(backend, monkeypatch, summed_blocks):
+    """More (digit, tile) counts than one block of the prefix sum holds: each block
+    adds up the sums of the blocks before it, or (past SUMMED_BLOCKS) the sums are
+    scanned first."""
+    monkeypatch.setattr(radix_scan, "SUMMED_BLOCKS", summed_blocks)
+    # each case a length of its own: plans are kept by shape
+    tiles = SCAN_BLOCK // 256 + (1 if summed_blocks > 1 else 2)
     x = np.random.default_rng(3).integers(-50, 50, THREADS * 8 * tiles).astype(np.int32)
     _check(x, backend == "webgpu")
 
@@ -94,3 +99,55 @@ def test_radix_sort_with_and_without_subgroups(subgroups):
             jnp.sort(jnp.asarray(x)).block_until_ready()
     scans = {e.tuning.value("thread_scan") for e in log if e.kind == "routine"}
     assert scans == {"subgroup" if dev.backend.lang.subgroups else "shared memory"}
+
+
+def _ballots(monkeypatch, offsets: radix_scatter.Offsets) -> Device:
+    """A webgpu device whose sorts rank by subgroup ballots, placed by `offsets`."""
+    monkeypatch.setattr(radix, "RANKING", radix_scatter.Ranking.BALLOTS)
+    monkeypatch.setattr(radix, "OFFSETS", offsets)
+    dev = Device("webgpu", WebGpuBackend())
+    if not dev.backend.lang.subgroups:
+        pytest.skip("the adapter has no subgroups")
+    return dev
+
+
+@pytest.mark.parametrize("slots, offsets", [(4, radix_scatter.Offsets.SCANNED),
+                                            (32, radix_scatter.Offsets.LOOKBACK)])
+def test_subgroups_taking_turns_at_a_slot(monkeypatch, slots, offsets):
+    """Ballot ranking with as many slots of counts as subgroups, and with fewer (the
+    subgroups sharing one take turns): lavapipe has 32 subgroups of 8 lanes."""
+    monkeypatch.setattr(radix_scatter, "SLOTS", slots)
+    with jaxlab.default_device(_ballots(monkeypatch, offsets)), jaxlab.capture() as log:
+        _check(_specials(np.random.default_rng(5), (2, LONG)), True)
+    assert {e.tuning.value("ranking") for e in log if e.kind == "routine"} == \
+        {radix_scatter.Ranking.BALLOTS.value}
+
+
+def test_tiles_walk_back_for_their_offsets(monkeypatch):
+    """Decoupled look-back over the tiles of two rows; without spinning, a tile counts
+    the keys of any tile before it that has not published its counts yet itself."""
+    monkeypatch.setattr(radix_scatter, "SPINS", 0)
+    monkeypatch.setattr(radix, "SOFTWARE_LOOKBACK_TILES", 64)
+    dev = _ballots(monkeypatch, radix_scatter.Offsets.LOOKBACK)
+    x = np.random.default_rng(6).integers(-1000, 1000, (2, 8 * THREADS * 8 + 5), np.int32)
+    with jaxlab.default_device(dev):
+        _check(x, True)
+        with jaxlab.capture() as log:
+            jnp.sort(jnp.asarray(x)).block_until_ready()
+    assert {e.tuning.value("offsets") for e in log if e.kind == "routine"} == \
+        {radix_scatter.Offsets.LOOKBACK.value}
+
+
+@pytest.mark.parametrize("dtype, passes", [(np.float16, 2), (np.uint8, 1)])
+def test_narrow_values_reach_the_webgpu_sort_as_they_are(dtype, passes):
+    """No kernel widens 8/16-bit values to 32 bits before webgpu's sort and narrows them
+    after (on NVIDIA a float16 NaN back from float32 lost its sign): the keys are as
+    wide as the values, so float16 takes two radix passes and uint8 one."""
+    rng = np.random.default_rng(7)
+    x = (_specials(rng, (LONG,)) if dtype is np.float16 else rng.integers(0, 256, LONG)
+         ).astype(dtype)
+    with jaxlab.default_device("webgpu"), jaxlab.capture() as log:
+        got = np.asarray(jnp.sort(jnp.asarray(x)))
+    np.testing.assert_array_equal(got.view(np.uint8), np.asarray(jjnp.sort(x)).view(np.uint8))
+    assert [e.kind for e in log] == ["routine"]
+    assert log[0].tuning.value("radix_passes") == passes

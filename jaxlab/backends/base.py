@@ -11,6 +11,7 @@ from __future__ import annotations
 import abc
 import contextlib
 import functools
+import math
 from dataclasses import dataclass, field
 from typing import (Any, Callable, ContextManager, Hashable, Iterator, Mapping, Optional,
                     Sequence)
@@ -122,6 +123,9 @@ class Backend(abc.ABC):
     max_buffer_bytes: int = 1 << 62    # the largest array the device holds (engine/limits.py)
     buffer_limit_reason: str = ""      # what sets max_buffer_bytes, for the error message
     dtypes: frozenset = frozenset(DType)   # the dtypes its kernels compute
+    # its sort routines take 8/16-bit values as they are; else they sort them widened to
+    # 32 bits (core/linalg.py)
+    narrow_sorts: bool = False
     dtype_limit_reason: str = ""       # why others are missing, for the error message
 
     @abc.abstractmethod
@@ -135,6 +139,11 @@ class Backend(abc.ABC):
 
     @abc.abstractmethod
     def read(self, handle: Any, dtype: DType, count: int) -> np.ndarray: ...
+
+    def read_array(self, handle: Any, dtype: DType, shape: tuple[int, ...]) -> np.ndarray:
+        """read() of a whole buffer in `shape` (a non-empty one): a backend that can
+        build the copy in its shape in one step says so here (a read-back's hot path)."""
+        return self.read(handle, dtype, math.prod(shape)).reshape(shape)
 
     @abc.abstractmethod
     def prepare_kernel(self, kernel: Kernel,

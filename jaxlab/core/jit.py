@@ -17,6 +17,7 @@ from typing import Any, Callable, Sequence
 from jaxlab import events
 from jaxlab.array import Array, wrap
 from jaxlab.core.jaxpr import ClosedJaxpr, Lit, Var, equation_text
+from jaxlab.core import sharing
 from jaxlab.core.primitives import lower
 from jaxlab.core.trace import note_origin, placement
 from jaxlab.engine import dispatch, prepared
@@ -73,7 +74,9 @@ class Program:
         # value), and whether it is weakly typed (as the jaxpr says, like JAX's jit results)
         weak = [a.weak_type for a in jaxpr.out_avals] if jaxpr is not None else \
             [False] * len(outputs)
-        self._results = [(self.plan.place[v], aval, w) if k == "slot" else (None, v, w)
+        # (a real value's aval says no dtype: from_buffer's complex check is skipped)
+        self._results = [(self.plan.place[v], (aval[0], aval[1] if aval[1].is_complex else None),
+                          w) if k == "slot" else (None, v, w)
                          for (k, v), aval, w in zip(outputs, out_avals, weak)]
 
     def body_runner(self) -> prepared.BodyRunner:
@@ -108,8 +111,8 @@ class Program:
         else:
             bufs = self._run_pooled(inputs, first)
         # a constant (or constant-shaped) lazy value is computed without kernels
-        return [wrap(lz.from_buffer(bufs[place], *aval), weak) if place is not None
-                else wrap(aval, weak) for place, aval, weak in self._results]
+        return [Array(lz.from_buffer(bufs[place], *aval), weak) if place is not None
+                else Array(aval, weak) for place, aval, weak in self._results]
 
     def _run_pooled(self, inputs: list[Buffer], first: bool) -> list[Buffer]:
         # a runner owns its arena: a second caller at the same time gets its own
@@ -217,7 +220,8 @@ def compile_program(closed: ClosedJaxpr, device: Device) -> Program:
     in_avals = closed.in_avals
     placeholders = [Buffer.placeholder(device, a.dtype, _size(a.shape)) for a in in_avals]
     for c in closed.consts:   # now, not while recording: the user's arrays must keep
-        c._realize()          # real buffers, not the program's placeholders
+        if _fill(c) is None:  # real buffers, not the program's placeholders
+            c._realize()
     with dispatch.recording() as rec:
         results = lower_jaxpr(closed, [lz.from_buffer(p, a.shape, a.dtype)
                                        for p, a in zip(placeholders, in_avals)], device, rec)
@@ -245,14 +249,11 @@ def lower_jaxpr(closed: ClosedJaxpr, inputs: Sequence[lz.Lazy], device: Device,
     kernels; control-flow equations compile their bodies into sub-programs."""
     from jaxlab.core.program_steps import structured
     jaxpr = closed.jaxpr
-    uses: dict[int, int] = {}
-    for eqn in jaxpr.eqns:
-        for a in eqn.inputs:
-            if isinstance(a, Var):
-                uses[id(a)] = uses.get(id(a), 0) + 1
+    uses = sharing.analyse(jaxpr)
     env: dict[int, lz.Lazy] = {}
     for v, c in zip(jaxpr.in_binders[:closed.n_consts], closed.consts):
-        env[id(v)] = c._realize()
+        fill = _fill(c)
+        env[id(v)] = c._realize() if fill is None else lz.on_device(fill, device)
     for v, x in zip(jaxpr.in_binders[closed.n_consts:], inputs):
         env[id(v)] = x
 
@@ -272,10 +273,44 @@ def lower_jaxpr(closed: ClosedJaxpr, inputs: Sequence[lz.Lazy], device: Device,
                 outs = list(out) if eqn.primitive.multiple_results else [out]
         for v, o in zip(eqn.out_binders, outs):
             note_origin(o, ins, origin)
-            if uses.get(id(v), 0) > 1 and _worth_sharing(o):
-                o = lz.share(o, Reason(Break.CONSUMERS, f"used by {uses[id(v)]} equations"))
+            if _stored(o, v, uses, env, device):
+                o = lz.share(o, Reason(Break.CONSUMERS,
+                                       f"used by {uses.count[id(v)]} equations"))
             env[id(v)] = o
     return [read(a) for a in jaxpr.outs]
+
+
+def _fill(c: Array) -> "lz.Lazy | None":
+    """A constant the jaxpr captured that is one value everywhere (the zeros a
+    gradient rule makes): it stays a literal in the kernels that read it, where
+    realizing it would make every kernel read a buffer of zeros."""
+    v = c._lazy
+    if isinstance(v, lz.Lazy) and v.pending is None and v._buf is None and v.exp.is_const:
+        return v
+    return None
+
+
+def _stored(o: lz.Lazy, v: Var, uses: sharing.Uses, env: dict, device: Device) -> bool:
+    """Whether the value `o` of `v`, which several equations use, is stored once."""
+    if uses.count.get(id(v), 0) < 2:
+        return False
+    region = uses.rejoined.get(id(v))
+    if region is not None and _fuses_whole(o, region, env, device):
+        return False
+    # a widening use would store a big expression anyway, in the layout it reads: each
+    # such use once (a weight gradient's matmul reads a transposed copy)
+    return _worth_sharing(o) or id(v) in uses.widened and not lz.is_cheap(o)
+
+
+def _fuses_whole(o: lz.Lazy, region: sharing.Region, env: dict, device: Device) -> bool:
+    """Whether the region's equations over `o` lower into one expression: its other
+    inputs carry no reduction of their own (a second one would store `o`'s per use)
+    and the expression stays within the fuser's limits."""
+    others = [env[id(a)] for a in region.others]
+    return all(isinstance(x, lz.Lazy) and x.pending is None for x in others) and \
+        isinstance(o, lz.Lazy) and \
+        o.exp.depth + len(region.equations) < device.backend.max_fused_depth and \
+        sum(x.node_count() for x in [o, *others]) < lz.MAX_FUSED_NODES // 2
 
 
 def _worth_sharing(o: lz.Lazy) -> bool:

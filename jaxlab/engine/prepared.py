@@ -148,10 +148,11 @@ class PreparedSteps:
             table[:len(bufs)] = [b.handle for b in bufs]
             self._run_observed(table, bufs, first_call)
             return bufs
-        if self._replay is not None and self._replay([b.handle for b in bufs]):
+        handles = [b.handle for b in bufs]
+        if self._replay is not None and self._replay(handles):
             return bufs
         if self._direct is not None:
-            ins, outs = [b.handle for b in inputs], [b.handle for b in outs]
+            ins, outs = handles[:len(inputs)], handles[len(inputs):]
             if self._batches:
                 with device.backend.batch():
                     self._direct(ins, outs)
@@ -159,7 +160,7 @@ class PreparedSteps:
                 self._direct(ins, outs)
             return bufs
         table = self._template.copy()
-        table[:len(bufs)] = [b.handle for b in bufs]
+        table[:len(bufs)] = handles
         if self._batches:
             with device.backend.batch():
                 self._launch_all(table)

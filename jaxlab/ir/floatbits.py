@@ -6,8 +6,6 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-import numpy as np
-
 from jaxlab.ir.alu import AluExp, AluOp
 from jaxlab.ir.dtypes import DType
 
@@ -41,14 +39,13 @@ class FloatBits:
     def from_bits(self, bits: AluExp) -> AluExp:
         return bits.bitcast(self.float)
 
-    def small_int(self, n: AluExp) -> AluExp:
-        """An integer-valued float n (|n| < 2^(mantissa_bits - 1); NaN gives some int) as
-        self.int, read from the bits of n + 1.5 * 2^mantissa_bits: two ops where a
-        saturating conversion takes eight, and nothing a compiler could fold (the sum is
-        read as bits, never taken back as a float)."""
+    def rounded_back(self, t: AluExp) -> AluExp:
+        """n from t = n + 1.5*2^mantissa_bits (n an integer, |n| < 2^(mantissa_bits - 1)),
+        as a float. Not t - 1.5*2^m: a compiler may fold (y + c) - c to y (NVIDIA's and
+        Mesa's did). The next float up is t + 1 exactly, and no algebra sees through
+        the bits."""
         magic = 1.5 * 2.0 ** self.mantissa_bits
-        offset = int(np.array(magic, self.float.np).view(self.bits.np))
-        return (self.bits_of(n + magic) - offset).bitcast(self.int)
+        return self.from_bits(self.bits_of(t) + 1) - (magic + 1.0)
 
     def abs(self, x: AluExp) -> AluExp:
         return self.from_bits(self.bits_of(x) & self.magnitude)

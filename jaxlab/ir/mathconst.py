@@ -8,13 +8,19 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from typing import Sequence
 
 # exp: x = n ln2 + r, |r| <= ln2/2; ln2 in two parts so that n * LN2_HI is exact
 LOG2E = 1.4426950408889634
 LN2_HI = 0.693359375
 LN2_LO = -2.12194440e-4
-EXP_POLY = (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
-            1.6666665459e-1, 5.0000001201e-1)          # e^r = 1 + r + r^2 P(r)
+# e^r on |r| <= ln2/2, degree 6, highest power first: Lawson's minimax fit of relative
+# error 3.1e-9 (benchmarks/math_fit.py), one degree below Cephes' 1 + r + r^2 P(r)
+EXP_POLY = (1.381458598e-3, 8.368716575e-3, 4.166838899e-2, 1.666652113e-1,
+            4.999999404e-1, 1.0, 1.0)
+# n + 1.5*2^23 (|n| < 2^22) rounds n to an integer and holds it in its low bits
+ROUND_MAGIC = 1.5 * 2.0 ** 23
+ROUND_MAGIC_BITS = 0x4B400000
 EXP_MAX = 88.8          # above: e^x overflows to inf
 EXP_MIN = -103.98       # below: e^x underflows to 0
 
@@ -24,18 +30,20 @@ LOG_POLY = (7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1
             1.4249322787e-1, -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1,
             3.3333331174e-1)
 
-# sin, cos on |r| <= pi/4: sin r = r + r^3 S(r^2), cos r = 1 - r^2/2 + r^4 C(r^2)
+# sin, cos on |r| <= pi/4 (webgpu's after Payne-Hanek, wasm's): sin r = r + r^3 S(r^2),
+# cos r = 1 - r^2/2 + r^4 C(r^2)
 SIN_POLY = (-1.9515295891e-4, 8.3321608736e-3, -1.6666654611e-1)
 COS_POLY = (2.443315711809948e-5, -1.388731625493765e-3, 4.166664568298827e-2)
-# pi/4 in three parts (Cephes sinf): j * part is exact for j < 2^13
-PIO4_PARTS = (0.78515625, 2.4187564849853515625e-4, 3.77489497744594108e-8)
-FOUR_OVER_PI = 4 / math.pi
+# sin r = r + r^3 P(r^2) on |r| <= pi/2: Lawson's minimax fit of relative error 6.1e-9
+# (benchmarks/math_fit.py), highest power first
+SIN_PI_POLY = (2.605750069e-6, -1.980959059e-4, 8.333066478e-3, -1.666665971e-1)
 # pi/2 in two double parts (fdlibm's pio2_1, pio2_1t): j * PIO2_HI is exact in f64
 PIO2_HI = 1.57079632673412561417
 PIO2_LO = 6.07710050650619224932e-11
 
 # tanh: x + x^3 P(x^2) for |x| < 0.625, 1 - 2/(e^2|x| + 1) beyond
 TANH_SMALL = 0.625
+TANH_ONE = 10.0         # float32 tanh rounds to 1 from about 9.01 on
 TANH_POLY = (-5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2, 1.33314422036e-1,
              -3.33332819422e-1)
 
@@ -152,3 +160,19 @@ def parts(value: Fraction, bits: int, count: int) -> tuple[float, ...]:
 PIO2_PARTS64 = parts(PI_EXACT / 2, 33, 3)   # sin/cos reduction for |x| < SINCOS64_MEDIUM
 SINCOS64_MEDIUM = 2.0 ** 19                 # above: Payne-Hanek with TWO_OVER_PI_CHUNKS64
 TWO_OVER_PI_CHUNKS64 = tuple(two_over_pi_chunks(24, 48))   # reach past 2^1024 * 2^-130
+
+
+def float32_parts(value: Fraction, widths: Sequence[int]) -> tuple[float, ...]:
+    """`value` as float32 parts of the given significant bits each (the rest after the
+    last part is dropped): q * part is exact for |q| < 2^(24 - width)."""
+    out = []
+    for width in widths:
+        part = split(value, width)[0]
+        out.append(part)
+        value -= Fraction(part)
+    return tuple(out)
+
+
+# pi in four float32 parts for Cody-Waite: q * part exact for q and q + 1/2 while
+# |q pi| < 8192; 54 bits in all, so a remainder near 0 keeps its own precision
+PI_PARTS = float32_parts(PI_EXACT, (8, 11, 11, 24))

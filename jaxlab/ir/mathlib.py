@@ -17,6 +17,7 @@ from jaxlab.ir import mathconst as K
 from jaxlab.ir.alu import AluExp, AluOp
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.floatbits import FLOAT32
+from jaxlab.ir.floatsign import Sign, sign_of
 from jaxlab.ir.kernel import Kernel
 from jaxlab.ir.mathlib64 import REWRITES64
 from jaxlab.ir.provenance import active_lineage
@@ -30,19 +31,43 @@ _abs, _signed, _horner = FLOAT32.abs, FLOAT32.signed, FLOAT32.horner
 _power_of_two = FLOAT32.power_of_two
 
 
-def exp(x: AluExp) -> AluExp:
-    """Cephes expf: x = n ln2 + r, e^r by a polynomial, times 2^n."""
-    x = x.min(K.EXP_MAX).max(K.EXP_MIN)   # 2^n stays finite; NaN stays NaN
-    # n = x log2(e) rounded by floor(. + 1/2). Not the add-1.5*2^23 trick: GPU drivers
-    # may fold (y + c) - c to y (NVIDIA's did: exp off by up to 30% on an H200)
-    n = (x * K.LOG2E + 0.5).unary(AluOp.Floor)
-    k = FLOAT32.small_int(n)   # |n| <= 150 after the clamp
+def _exp_within(x: AluExp, lo: int, hi: int) -> AluExp:
+    """e^x for an x whose n = x log2(e), rounded to an integer, lies in [lo, hi] (at most
+    150 from 0): x = n ln2 + r, e^r by a degree-6 minimax polynomial, times 2^n, rounded
+    once (into the subnormals too). n is rounded by adding 1.5*2^23, so t's bits are
+    n's plus a constant: no float->int conversion, no floor."""
+    t = x * K.LOG2E + K.ROUND_MAGIC
+    n = FLOAT32.rounded_back(t)
     r = (x - n * K.LN2_HI) - n * K.LN2_LO
-    e = _horner(r, K.EXP_POLY) * (r * r) + r + 1.0
-    # times 2^n as 2^(n/2) 2^(n - n/2): one factor alone would overflow before the
-    # product underflows to a subnormal, which is then rounded once
+    k = _bits(t).bitcast(I32) - K.ROUND_MAGIC_BITS
+    if -FLOAT32.bias < lo and hi <= FLOAT32.bias:   # every 2^n is normal
+        return _horner(r, K.EXP_POLY) * _power_of_two(k)
+    if hi - lo <= 2 * FLOAT32.bias - 1:
+        # 2^(n + shift) is normal for every n; the polynomial's coefficients carry
+        # 2^-shift (exactly), so the product is the one rounding
+        shift = 1 - FLOAT32.bias - lo if lo <= -FLOAT32.bias else FLOAT32.bias - hi
+        scaled = [c * 2.0 ** -shift for c in K.EXP_POLY]
+        return _horner(r, scaled) * _power_of_two(k + shift)
+    # 2^(n/2) 2^(n - n/2): one factor alone would overflow before the product
+    # underflows to a subnormal, which is then rounded once
     half = k.binary(AluOp.Shr, 1)
-    return e * _power_of_two(half) * _power_of_two(k - half)
+    return _horner(r, K.EXP_POLY) * _power_of_two(half) * _power_of_two(k - half)
+
+
+def exp(x: AluExp) -> AluExp:
+    """The clamp keeps 2^n finite (NaN stays NaN); an argument of known sign is
+    clamped on one side only, which also saves a factor of 2^n."""
+    sign = sign_of(x)
+    lo, hi = K.EXP_MIN, K.EXP_MAX
+    if sign is not Sign.NONNEG:
+        x = x.max(K.EXP_MIN)
+    else:
+        lo = 0.0
+    if sign is not Sign.NONPOS:
+        x = x.min(K.EXP_MAX)
+    else:
+        hi = 0.0
+    return _exp_within(x, round(lo * K.LOG2E), round(hi * K.LOG2E))
 
 
 def log(x: AluExp) -> AluExp:
@@ -54,12 +79,20 @@ def log(x: AluExp) -> AluExp:
 
 
 def tanh(x: AluExp) -> AluExp:
-    """Cephes tanhf: x + x^3 P(x^2) near 0, 1 - 2/(e^2|x| + 1) beyond (1 for large |x|)."""
-    a = _abs(x)   # on |x|, the sign put back last: tanh(-0) is -0
+    """Cephes tanhf: x + x^3 P(x^2) near 0, 1 - 2/(e^2|x| + 1) beyond (1 for large |x|).
+    On |x|'s bits: its integer minimum clamps e^2|x|'s argument, and NaN (whose bits
+    pass inf's) takes the polynomial, which keeps it."""
+    magnitude = _bits(x) & FLOAT32.magnitude
+    a = _float(magnitude)   # on |x|, the sign put back last: tanh(-0) is -0
     z = a * a
     small = a + a * z * _horner(z, K.TANH_POLY)
-    large = 1.0 - _f(2.0) / (exp(a + a) + 1.0)
-    return _signed(a.lt(K.TANH_SMALL).where(small, large), x)
+    clamped = _float(magnitude.min(_bits(_f(K.TANH_ONE))))
+    e = _exp_within(clamped + clamped, 0, round(2 * K.TANH_ONE * K.LOG2E))
+    large = 1.0 - _f(2.0) / (e + 1.0)
+    # large for |x| in [TANH_SMALL, inf]: one unsigned compare of the bits' offset
+    start = _bits(_f(K.TANH_SMALL))
+    inside = (magnitude - start).lt(FLOAT32.exponent - start + 1)
+    return _signed(inside.where(large, small), x)
 
 
 def atan(x: AluExp) -> AluExp:

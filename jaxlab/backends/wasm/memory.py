@@ -39,6 +39,7 @@ PAGE = 65536               # Wasm page size
 MAX_BYTES = 1 << 32        # memory32 addresses
 GUARD = 64                 # bytes kept readable past the last block and before the first
 RETAIN_BYTES = 64 << 20    # memory above the used region kept committed for reuse
+_NUMPY_DTYPES = {d: d.np for d in DType}   # a dict lookup, not DType.np's Python call
 
 
 def size_class(nbytes: int) -> int:
@@ -78,22 +79,29 @@ class LinearMemory:
         self._peak_bytes = 0                    # the most live bytes at once
         self._bytes = -1
         self._u8 = np.zeros(0, np.uint8)
+        self._bytes_view = memoryview(self._u8)
         self._refresh()
 
     # --- allocation ---------------------------------------------------------
     def allocate(self, nbytes: int) -> int:
-        cls = size_class(nbytes)
+        # size_class inlined for small blocks: this runs on every dispatch
+        cls = max(ALIGN, (nbytes + ALIGN - 1) & -ALIGN) if nbytes <= 1024 else size_class(nbytes)
         with self._lock:
-            self._drain()
-            offset = self._take_span(cls)
+            if self._deferred:
+                self._drain()
+            offset = self._take_span(cls) if self._bin_keys else None
             if offset is None:
                 offset = self._top
-                self._ensure(offset + cls + GUARD)
-                self._top = offset + cls
-                self._touched = max(self._touched, self._top + GUARD)
+                end = offset + cls
+                if end + GUARD > self._bytes:
+                    self._ensure(end + GUARD)
+                self._top = end
+                if end + GUARD > self._touched:
+                    self._touched = end + GUARD
             self._live[offset] = cls
-            self._live_bytes += cls
-            self._peak_bytes = max(self._peak_bytes, self._live_bytes)
+            live = self._live_bytes = self._live_bytes + cls
+            if live > self._peak_bytes:
+                self._peak_bytes = live
         return offset
 
     def free(self, offset: int) -> None:
@@ -102,7 +110,8 @@ class LinearMemory:
             return
         try:
             self._release(offset)
-            self._drain()
+            if self._deferred:
+                self._drain()
         finally:
             self._lock.release()
 
@@ -129,6 +138,10 @@ class LinearMemory:
         size = self._live.pop(offset)
         self._live_bytes -= size
         start, end = offset, offset + size
+        if end == self._top and start not in self._span_ends and \
+                self._touched <= start + GUARD + RETAIN_BYTES:
+            self._top = start   # the common case: the newest block, nothing free below it
+            return
         below = self._span_ends.get(start)
         if below is not None:
             start = below
@@ -197,6 +210,7 @@ class LinearMemory:
         self._bytes = self.memory.data_len()
         raw = (ctypes.c_ubyte * self._bytes).from_address(self._base())
         self._u8 = np.frombuffer(raw, np.uint8)
+        self._bytes_view = memoryview(self._u8)   # what NumPy reads fastest from
 
     def define(self, linker: wasmtime.Linker, store: wasmtime.Store) -> None:
         """Make the memory the "env" "memory" import of modules linked in `store`."""
@@ -224,6 +238,10 @@ class LinearMemory:
 
     def read(self, offset: int, dtype: DType, count: int) -> np.ndarray:
         return self.view(offset, dtype, count).copy()
+
+    def read_array(self, offset: int, dtype: DType, shape: tuple[int, ...]) -> np.ndarray:
+        """A copy of the array of `shape` at `offset`, made in one step (a read-back)."""
+        return np.ndarray(shape, _NUMPY_DTYPES[dtype], self._bytes_view, offset).copy()
 
     def copy(self, src: int, dst: int, nbytes: int) -> None:
         u8 = self._u8

@@ -13,6 +13,7 @@ wgpu-native internals), the public methods record the same commands.
 """
 from __future__ import annotations
 
+import time
 from typing import Any, Callable, NamedTuple, Optional, Sequence
 
 # (compute pass, pipeline, bind group, grid) -> None
@@ -79,9 +80,46 @@ def recorder(sample_pass: Any) -> Recorder:
     return Recorder(record, pack, play)
 
 
-def waiter(device: Any) -> Optional[Callable[[], None]]:
+def waiter(device: Any, spin_s: float = 0.0) -> Optional[Callable[[], None]]:
     """A call that blocks until `device` has finished everything submitted (wgpu-native's
     poll with wait: one call, where a read-back of a fence buffer copies, maps and
-    polls), or None where the bindings have none."""
+    polls), or None where the bindings have none. `spin_s` > 0: first spin that long on
+    the queue's work-done callback (polling without waiting) before blocking: a blocked
+    thread wakes up late after a short GPU job (CUDA spins on a sync by default too)."""
     wait = getattr(device, "_poll_wait", None)
-    return wait if callable(wait) else None
+    if not callable(wait):
+        return None
+    if spin_s > 0:
+        return _spin_waiter(device, wait, spin_s) or wait
+    return wait
+
+
+def _spin_waiter(device: Any, block: Callable[[], None],
+                 spin_s: float) -> Optional[Callable[[], None]]:
+    try:
+        from wgpu.backends.wgpu_native._ffi import ffi, lib
+        from wgpu.backends.wgpu_native._api import new_struct
+        poll, on_done = lib.wgpuDevicePoll, lib.wgpuQueueOnSubmittedWorkDone
+        handle, queue = device._internal, device.queue._internal
+    except (ImportError, AttributeError):
+        return None
+    done = [0]   # callbacks fired (one wait at a time: the device's lock)
+
+    @ffi.callback("void(WGPUQueueWorkDoneStatus, WGPUStringView, void *, void *)")
+    def work_done(status: Any, message: Any, user1: Any, user2: Any) -> None:
+        done[0] += 1
+    info = new_struct("WGPUQueueWorkDoneCallbackInfo",
+                      mode=lib.WGPUCallbackMode_AllowProcessEvents, callback=work_done)
+    null, clock = ffi.NULL, time.perf_counter
+
+    def wait() -> None:
+        seen = done[0]
+        on_done(queue, info)   # fires, in a poll, once everything submitted so far is done
+        give_up = clock() + spin_s
+        while done[0] == seen:
+            poll(handle, False, null)
+            if clock() > give_up:
+                block()   # a long job: sleep instead (the callback fires in it)
+                return
+    wait.keep = (work_done, info)   # type: ignore[attr-defined]  (alive while wait is)
+    return wait

@@ -280,6 +280,11 @@ def _horner(x: str, coeffs: tuple[float, ...]) -> str:
     return text
 
 
+# |x| from 8192 on (and inf, NaN) is reduced by Payne-Hanek: Cody-Waite's products
+# q * part stay exact below it
+_BIG_SINCOS_BITS = 0x46000000
+
+
 def _cody_waite(x: str, j: str, parts: tuple[float, ...]) -> str:
     """x - j * (sum of parts), one part at a time: ((x - j*p0) - j*p1) - ..."""
     text = x
@@ -327,9 +332,11 @@ LIBRARY: dict[str, Helper] = {
   return select(select(inf_f32(), -inf_f32(), x < 0.0), nan_f32(), x == 0.0 || isnan_f32(x));""",
                         deps=("nan_f32", "inf_f32", "isnan_f32")),
     "exact": Helper("x", "T", """
-  // x, through a condition no compiler can decide (no buffer has 2^32 - 1 words):
-  // algebra cannot see through it, so error-free sums are not reassociated away
-  return select(x, 0.0, arrayLength(&out) == 0xffffffffu);""", generic=True),
+  // x, through a condition no compiler can decide (no output binding is empty; a
+  // length past what a binding can hold would be decided): algebra cannot see through
+  // it, so error-free sums are not reassociated away. The other arm is no constant
+  // either: Mesa moved a "+ 0.5" into a constant arm and folded it with the sum in the other
+  return select(x, x * 0.5, arrayLength(&out) == 0u);""", generic=True),
     "round_f16": Helper("x: f32", "f32", """
   // x rounded to the nearest float16 (ties to even), as an f32, on the bits: drivers
   // may narrow f32 -> f16 by truncation (NVIDIA's Vulkan driver does)
@@ -373,18 +380,6 @@ LIBRARY: dict[str, Helper] = {
     "mod_u32": Helper("a: u32, b: u32", "u32", """
   let safe = select(b, 1u, b == 0u);
   return select(a - safe * (a / safe), a, b == 0u);""", typed=False),
-    "sincos_reduce": Helper("x: f32", "vec2<f32>", """
-  // |x| = j*pi/4 + r with j even and |r| <= pi/4; returns (r, j mod 8)
-  let ax = abs(x);
-  if (ax >= 8192.0) {
-    return sincos_reduce_big(ax);
-  }
-  // Cody-Waite with pi/4 in three parts (Cephes sinf): exact products for j < 2^13
-  var j = u32(ax * """ + _lit(K.FOUR_OVER_PI) + """);
-  j = j + (j & 1u);
-  let y = f32(j);
-  let r = """ + _cody_waite("ax", "y", K.PIO4_PARTS) + """;
-  return vec2<f32>(r, f32(j & 7u));""", typed=False, deps=("sincos_reduce_big",)),
     "sincos_reduce_big": Helper("ax: f32", "vec2<f32>", """
   // Payne-Hanek: the 24-bit mantissa times 96 bits of 2/pi taken at its exponent
   // gives the quarter turns (mod 4) and 64 bits of the fraction exactly
@@ -443,20 +438,54 @@ LIBRARY: dict[str, Helper] = {
     "cos_poly": Helper("r: f32", "f32", """
   let z = r * r;
   return """ + _horner("z", K.COS_POLY) + " * z * z - 0.5 * z + 1.0;", typed=False),
-    "sin": Helper("x", "T", """
-  let red = sincos_reduce(x);
+    "sin_big": Helper("x: f32", "f32", """
+  // the rare arguments: |x| >= 8192 (Payne-Hanek), +-0, inf and NaN
+  let red = sincos_reduce_big(abs(x));
   let j = u32(red.y);
   let v = select(sin_poly(red.x), cos_poly(red.x), (j & 2u) != 0u);
   let s = select(v, -v, ((j & 4u) != 0u) != (x < 0.0));
-  return select(nan_f32(), s, finite_f32(x));""",
-                  deps=("sincos_reduce", "sin_poly", "cos_poly", "finite_f32", "nan_f32")),
-    "cos": Helper("x", "T", """
-  let red = sincos_reduce(x);
+  return select(select(nan_f32(), s, finite_f32(x)), x, x == 0.0);""", typed=False,
+                      deps=("sincos_reduce_big", "sin_poly", "cos_poly", "finite_f32", "nan_f32")),
+    "cos_big": Helper("x: f32", "f32", """
+  let red = sincos_reduce_big(abs(x));
   let j = u32(red.y);
   let v = select(cos_poly(red.x), sin_poly(red.x), (j & 2u) != 0u);
   let c = select(v, -v, ((j + 2u) & 4u) != 0u);
-  return select(nan_f32(), c, finite_f32(x));""",
-                  deps=("sincos_reduce", "sin_poly", "cos_poly", "finite_f32", "nan_f32")),
+  return select(nan_f32(), c, finite_f32(x));""", typed=False,
+                      deps=("sincos_reduce_big", "sin_poly", "cos_poly", "finite_f32", "nan_f32")),
+    "sin_pi": Helper("r: f32", "f32", """
+  // sin r on |r| <= pi/2: one odd minimax polynomial (no select between sin and cos)
+  let z = r * r;
+  return r * z * """ + _horner("z", K.SIN_PI_POLY) + """ + r;""", typed=False),
+    "sin": Helper("x", "T", """
+  // x = q pi + r, |r| <= pi/2: sin x = (-1)^q sin r. q = x/pi rounded by adding
+  // 1.5*2^23, so q's parity is t's low bit; q itself is read from t + 1, the next float
+  // (t - 1.5*2^23 is a sum compilers fold). Zero goes the slow way too: r + r^3 P(r^2)
+  // would turn -0 into +0
+  if ((bitcast<u32>(x) & 0x7fffffffu) - 1u >= """ + f"{_BIG_SINCOS_BITS - 1}u" + """) {
+    return sin_big(x);
+  }
+  let t = x * """ + _lit(1 / math.pi) + " + " + _lit(K.ROUND_MAGIC) + """;
+  let q = bitcast<f32>(bitcast<u32>(t) + 1u) - """ + _lit(K.ROUND_MAGIC + 1) + """;
+  let r = """ + _cody_waite("x", "q", K.PI_PARTS) + """;
+  return bitcast<f32>(bitcast<u32>(sin_pi(r)) ^ (bitcast<u32>(t) << 31u));""",
+                  deps=("sin_big", "sin_pi")),
+    "cos": Helper("x", "T", """
+  // x = j pi/2 + r with j = 2q + 1 odd, |r| <= pi/2: cos x = (-1)^(q + 1) sin r. q =
+  // floor(x/pi): x/pi rounded to q0 by adding 1.5*2^23, one less where x/pi < q0; j
+  // is made on the bits and read back through 1.5*2^23 like q0 (no float constant next
+  // to another for a compiler to fold into the wrong rounding)
+  if ((bitcast<u32>(x) & 0x7fffffffu) >= """ + f"{_BIG_SINCOS_BITS}u" + """) {
+    return cos_big(x);
+  }
+  let t = bitcast<u32>(x * """ + _lit(1 / math.pi) + " + " + _lit(K.ROUND_MAGIC) + """);
+  let below = x * """ + _lit(1 / math.pi) + """ < bitcast<f32>(t + 1u) - """ + _lit(K.ROUND_MAGIC + 1) + """;
+  let jbits = (t << 1u) - """ + f"{K.ROUND_MAGIC_BITS}u" + """ + select(1u, 0xffffffffu, below);
+  let j = bitcast<f32>(jbits + 1u) - """ + _lit(K.ROUND_MAGIC + 1) + """;
+  let r = """ + _cody_waite("x", "j", tuple(p / 2 for p in K.PI_PARTS)) + """;
+  // (-1)^(q + 1): bit 1 of j + 1 (the bits' constant ends in zeros)
+  return bitcast<f32>(bitcast<u32>(sin_pi(r)) ^ (((jbits + 1u) << 30u) & 0x80000000u));""",
+                  deps=("cos_big", "sin_pi")),
     "threefry2x32": Helper("k0: u32, k1: u32, c0: u32, c1: u32", "vec2<u32>", """
   // Threefry-2x32 with 20 rounds (Salmon et al. 2011), as JAX
   var ks = array<u32, 3>(k0, k1, k0 ^ k1 ^ 0x1BD11BDAu);

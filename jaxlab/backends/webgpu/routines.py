@@ -191,29 +191,42 @@ def _key_bits(dtype: DType) -> int:
     """How many low bits of _key_kernel's keys vary: the radix passes needed."""
     if dtype is DType.bool:
         return 1
-    return 32 if dtype.is_float or dtype.itemsize == 8 else 8 * dtype.itemsize
+    return 32 if dtype.itemsize == 8 else 8 * dtype.itemsize
+
+
+# floats are read and moved as their bits: no conversion on a GPU may change a NaN
+_FLOAT_BITS = {DType.float16: DType.uint16, DType.bfloat16: DType.uint16, F32: U32}
+# a float's exponent bits all set: above them in magnitude, NaN
+_INFINITY_BITS = {DType.float16: 0x7C00, DType.bfloat16: 0x7F80, F32: 0x7F800000}
 
 
 def _key_kernel(dtype: DType, n: int, padded: int, rows: int) -> Kernel:
-    """u32 keys whose unsigned order is NumPy's sort order; padding sorts last."""
+    """u32 keys whose unsigned order is NumPy's sort order; padding sorts last. Floats'
+    keys come from their bits, as wide as they are (float16: 16-bit keys, 2 radix passes;
+    no float arithmetic, so every NaN stays a NaN whatever the GPU's conversions)."""
     gidx = AluExp.special(GIDX, rows * padded)
     row, i = gidx // padded, gidx % padded
     inside = i.lt(n)
-    x = AluExp.load(0, inside.where(row * n + i, 0), dtype)
-    top, last = AluExp.const(0x80000000, U32), AluExp.const(0xFFFFFFFF, U32)
+    index = inside.where(row * n + i, 0)
+    last = AluExp.const(0xFFFFFFFF, U32)
+    loaded = _FLOAT_BITS.get(dtype, dtype)
+    x = AluExp.load(0, index, loaded)
     if dtype.is_float:
-        x = x.cast(F32)
-        bits = x.bitcast(U32)
-        negative = bits.binary(AluOp.Shr, 31).ne(0)
-        ordered = negative.where(bits ^ last, bits | top)
+        width = 8 * dtype.itemsize
+        bits = x.cast(U32)
+        top, every = AluExp.const(1 << (width - 1), U32), AluExp.const((1 << width) - 1, U32)
+        magnitude = bits & AluExp.const((1 << (width - 1)) - 1, U32)
+        negative = bits.binary(AluOp.Shr, width - 1).ne(0)
+        ordered = negative.where(bits ^ every, bits | top)
         # -0 and +0 are equal (stable order between them); every NaN sorts last
-        key = x.ne(x).where(last, x.ne(0.0).where(ordered, top))
+        nan = AluExp.const(_INFINITY_BITS[dtype], U32).lt(magnitude)
+        key = nan.where(every, magnitude.ne(0).where(ordered, top))
     elif dtype.is_signed and dtype.itemsize < 8:
         # offset by 2^(bits-1): int8/int16 keys keep to their low 8/16 bits
         key = x.cast(I32).bitcast(U32) + AluExp.const(1 << (8 * dtype.itemsize - 1), U32)
     else:   # a 64-bit value's low word: unsigned order, whatever its sign
         key = x.cast(U32)
-    return Kernel((rows * padded,), ((dtype, rows * n),), inside.where(key, last).simplify(),
+    return Kernel((rows * padded,), ((loaded, rows * n),), inside.where(key, last).simplify(),
                   label="sort_keys")
 
 
@@ -248,9 +261,11 @@ def _gather_kernel(dtype: DType, n: int, padded: int, rows: int, indices: bool) 
     source = AluExp.load(1 if not indices else 0, row * padded + gidx % n, U32).cast(I32)
     if indices:
         return Kernel((rows * n,), ((U32, rows * padded),), source.simplify(), label="argsort")
-    value = AluExp.load(0, row * n + source, dtype)
-    return Kernel((rows * n,), ((dtype, rows * n), (U32, rows * padded)), value.simplify(),
+    moved = _FLOAT_BITS.get(dtype, dtype)
+    value = AluExp.load(0, row * n + source, moved)
+    return Kernel((rows * n,), ((moved, rows * n), (U32, rows * padded)), value.simplify(),
                   label="sort_gather")
+
 
 
 _BITONIC_COMMON = """struct Params {

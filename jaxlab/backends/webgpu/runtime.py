@@ -43,6 +43,13 @@ BIND_GROUPS = 4096   # bind groups kept, by pipeline layout and the buffers boun
 # Dispatches of a batch (a jit call) recorded before a submit: 0 submits once per call;
 # N > 0 lets the GPU start on the first N while the host records the rest.
 SUBMIT_EVERY = int(os.environ.get("JAXLAB_WEBGPU_SUBMIT_EVERY", "0") or 0)
+# Microseconds a wait for the device spins (polling) before it sleeps in the driver
+# (None: HARDWARE_SPIN_US on a GPU, none on a software adapter, whose work runs on the
+# cores a spin would take). An H200 measured (benchmarks/gpu_latency.py): a blocked
+# wait returns 20-55 us after the work is done, a spinning one ~35 us after the submit.
+_SPIN_ENV = os.environ.get("JAXLAB_WEBGPU_SPIN_US", "")
+SPIN_US: Optional[float] = float(_SPIN_ENV) if _SPIN_ENV else None
+HARDWARE_SPIN_US = 2000.0
 
 # Limits we ask for at their adapter maximum (WebGPU's defaults are far lower).
 _LIMITS = ("max-storage-buffers-per-shader-stage", "max-storage-buffer-binding-size",
@@ -84,18 +91,25 @@ class WebGpuBackend(Backend):
     dtypes = frozenset(d for d in DType if d.real_dtype is not DType.float64)
     dtype_limit_reason = "WGSL has no float64, and jaxlab does not emulate it"
     row_dtypes = frozenset({DType.float32, DType.int32, DType.uint32})   # 32-bit registers
+    narrow_sorts = True   # routines.py makes keys of every width
 
     def __init__(self, adapter: Any = None, *, f16: Optional[bool] = None,
-                 subgroups: Optional[bool] = None) -> None:
+                 subgroups: Optional[bool] = None, spin_us: Optional[float] = None) -> None:
         """`adapter`: a wgpu adapter (default: adapter.select_adapter()); `f16=False`
         computes float16 in f32 even where the adapter has shader-f16; `subgroups=False`
-        reduces through shared memory only even where it has subgroup operations."""
+        reduces through shared memory only even where it has subgroup operations;
+        `spin_us`: how long a wait for the device polls before it sleeps (default
+        JAXLAB_WEBGPU_SPIN_US, else 2 ms on a GPU and none on a software adapter)."""
         self._adapter = adapter if adapter is not None else select_adapter()
         self._choice = "hardware" if is_hardware(self._adapter) else "software"
         if self._choice == "software":
             self.max_fused_depth = self.software_fused_depth
         self._want_f16 = f16
         self._want_subgroups = subgroups
+        if spin_us is None:
+            spin_us = SPIN_US if SPIN_US is not None else \
+                HARDWARE_SPIN_US if self._choice == "hardware" else 0.0
+        self._spin_s = spin_us / 1e6
         self._generation = 0
         self._lock = threading.RLock()
         self._freed: list[GpuBuffer] = []   # freed on any thread, recycled under the lock
@@ -154,6 +168,7 @@ class WebGpuBackend(Backend):
         self._query = None
         self._span_query: Optional[tuple[Any, Any]] = None
         self._fence: Optional[GpuBuffer] = None
+        self._wait = fastpass.waiter(self.device, self._spin_s)
 
     def info(self) -> dict[str, Any]:
         return {"backend": self.name, **describe(self._adapter),
@@ -486,13 +501,16 @@ class WebGpuBackend(Backend):
 
     def _replay(self, packed: list, keep: list) -> None:
         """Packed launches into the open pass; `keep` (what they use) is held until the
-        encoder finishes."""
-        cpass = self._pass or self._open_pass()
-        self._recorded.append(keep)
-        self._recorder.play(cpass, packed)
-        self._in_pass += len(packed)
-        if SUBMIT_EVERY and self._in_pass >= SUBMIT_EVERY:
-            self._flush()
+        encoder finishes. With SUBMIT_EVERY, submitted that many at a time."""
+        chunk = SUBMIT_EVERY or len(packed) or 1
+        for start in range(0, len(packed), chunk):
+            cpass = self._pass or self._open_pass()
+            self._recorded.append(keep)
+            part = packed if chunk == len(packed) else packed[start:start + chunk]
+            self._recorder.play(cpass, part)
+            self._in_pass += len(part)
+            if SUBMIT_EVERY and self._in_pass >= SUBMIT_EVERY:
+                self._flush()
 
     def dispatch(self, exe: Executable, inputs: Sequence[Any], outputs: Sequence[Any]) \
             -> Optional[float]:
@@ -529,6 +547,40 @@ class WebGpuBackend(Backend):
         ms = self._read_timestamps()
         exe.extra["device_ms"] = ms
         return ms
+
+    @_locked
+    def pass_times(self, exe: Executable, inputs: Sequence[GpuBuffer],
+                   outputs: Sequence[GpuBuffer]) -> list[tuple[str, float]]:
+        """(label, device ms) of each pass of a plan, each in a compute pass of its own
+        between two timestamps, all in one submission: where a routine spends its time.
+        Empty without timestamp queries."""
+        plan: Plan = exe.program
+        if not self.timestamps or not plan.passes:
+            return []
+        self._live([*inputs, *outputs])
+        self._flush()
+        w, count = self._wgpu, 2 * len(plan.passes)
+        scratch = [self.allocate(n) for n in plan.scratch]
+        handles = [*inputs, *outputs, *scratch]
+        with self._guard("timing passes"), self._freeing(scratch):
+            queries = self.device.create_query_set(type=w.QueryType.timestamp, count=count)
+            resolved = self.device.create_buffer(
+                size=8 * count, usage=w.BufferUsage.QUERY_RESOLVE | w.BufferUsage.COPY_SRC)
+            encoder = self.device.create_command_encoder()
+            for i, p in enumerate(plan.passes):
+                pipeline, layout = self._pipeline(p)
+                cpass = encoder.begin_compute_pass(timestamp_writes={
+                    "query_set": queries, "beginning_of_pass_write_index": 2 * i,
+                    "end_of_pass_write_index": 2 * i + 1})
+                cpass.set_pipeline(pipeline)
+                cpass.set_bind_group(0, self._bind_group(layout, p, handles))
+                cpass.dispatch_workgroups(*p.program.grid)
+                cpass.end()
+            encoder.resolve_query_set(queries, 0, count, resolved, 0)
+            self.device.queue.submit([encoder.finish()])
+            ns = np.frombuffer(self.device.queue.read_buffer(resolved), np.uint64)
+        return [(p.program.label, float(int(ns[2 * i + 1]) - int(ns[2 * i])) / 1e6)
+                for i, p in enumerate(plan.passes)]
 
     def _record(self, plan: Plan, handles: Sequence[GpuBuffer]) -> None:
         """Append the plan's passes to the open compute pass (WebGPU orders the
@@ -696,10 +748,9 @@ class WebGpuBackend(Backend):
         self._flush()
         if not self._unfinished:   # nothing submitted since the last wait (a jit call's
             return                 # outputs are synchronised one after another)
-        wait = fastpass.waiter(self.device)
         with self._guard("waiting for the device"):
-            if wait is not None:
-                wait()
+            if self._wait is not None:
+                self._wait()
             else:   # a read waits for all earlier submissions (wgpu-py 0.32's
                 # on_submitted_work_done_sync fails on a callback signature mismatch)
                 if self._fence is None:

@@ -1,0 +1,147 @@
+"""Where the webgpu sort spends its device time: each pass of one sort timed alone
+
+    python3 -m benchmarks.sort_passes [--n 16777216] [--rows 1] [--dtype float32] [--argsort]
+                                      [--items K] [--ranking ballots|splits]
+                                      [--offsets lookback|scanned] [--warmup S]
+
+prints every pass of the routine's plan (key kernel, each radix pass's histogram,
+prefix-sum levels and scatter, the gather) with its device time, each pass in a
+compute pass of its own between two timestamps (`WebGpuBackend.pass_times`), then the
+sum by kind of pass, then spans for comparison: a jit call of the sort (what
+benchmarks.gpu reports as SORT) right after compiling it and again after S seconds
+of sorting (a GPU that idled runs slow clocks for a while), and the whole plan
+dispatched as one compute pass (as a jit call records it). Times are medians over
+REPEATS runs. The result is checked against NumPy's stable sort first.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections import defaultdict
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+REPEATS = 10
+
+
+def _input(rows: int, n: int, dtype: str) -> np.ndarray:
+    rng = np.random.default_rng(0)
+    shape = (rows, n) if rows > 1 else (n,)
+    if np.dtype(dtype).kind == "f":
+        return rng.standard_normal(shape).astype(dtype)
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, info.max, shape, endpoint=True).astype(dtype)
+
+
+def _span_ms(backend: Any, run: Callable[[], Any]) -> Optional[float]:
+    """Median device ms of `run()` inside a timestamp span."""
+    spans = []
+    for _ in range(REPEATS):
+        with backend.device_span() as span:
+            out = run()
+        backend.synchronize()
+        spans.append(span.ms)
+        del out
+    return None if None in spans else statistics.median(spans)
+
+
+def keep_busy(backend: Any, run: Callable[[], Any], seconds: float) -> int:
+    """Run `run()` back to back for `seconds`; how many times it ran."""
+    end, calls = time.perf_counter() + seconds, 0
+    while time.perf_counter() < end:
+        run()
+        backend.synchronize()
+        calls += 1
+    return calls
+
+
+def _pass_table(exe: Any, runs: list[list[tuple[str, float]]]) -> None:
+    """Each pass's median device ms, then the passes added up by kernel."""
+    grids = [p.program.grid for p in exe.program.passes]
+    print("\n| pass | kernel | workgroups | device ms |")
+    print("|---|---|---|---|")
+    by_kind: dict[str, float] = defaultdict(float)
+    counts: dict[str, int] = defaultdict(int)
+    for i, (label, _) in enumerate(runs[0]):
+        ms = statistics.median(run[i][1] for run in runs)
+        by_kind[label] += ms
+        counts[label] += 1
+        print(f"| {i} | {label} | {grids[i][0]}x{grids[i][1]}x{grids[i][2]} | {ms:.4f} |")
+    print("\n| kernel | passes | device ms in all |")
+    print("|---|---|---|")
+    for label, ms in sorted(by_kind.items(), key=lambda kv: -kv[1]):
+        print(f"| {label} | {counts[label]} | {ms:.4f} |")
+    print(f"\nsum of the passes timed alone: {sum(by_kind.values()):.4f} ms")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=1 << 24, help="row length")
+    ap.add_argument("--rows", type=int, default=1)
+    ap.add_argument("--dtype", default="float32")
+    ap.add_argument("--argsort", action="store_true")
+    ap.add_argument("--items", type=int,
+                    help="radix_scatter.MAX_ITEMS: keys per thread of a tile")
+    ap.add_argument("--ranking", choices=["ballots", "splits"],
+                    help="radix.RANKING: how a scatter sorts its tile (ballots need "
+                         "subgroups)")
+    ap.add_argument("--offsets", choices=["lookback", "scanned"],
+                    help="radix.OFFSETS: a tile's digit offsets by decoupled look-back "
+                         "(with ballots), or by a histogram pass and a prefix sum")
+    ap.add_argument("--warmup", type=float, default=2.0,
+                    help="seconds of sorting before the warm figures")
+    args = ap.parse_args()
+
+    import jaxlab
+    import jaxlab.numpy as jnp
+    from jaxlab.backends.webgpu import radix, radix_scatter
+    from jaxlab.ir.dtypes import DType
+    from jaxlab.ir.kernel import Routine
+
+    radix_scatter.MAX_ITEMS = args.items or radix_scatter.MAX_ITEMS
+    if args.ranking:
+        radix.RANKING = radix_scatter.Ranking[args.ranking.upper()]
+    if args.offsets:
+        radix.OFFSETS = radix_scatter.Offsets[args.offsets.upper()]
+
+    x = _input(args.rows, args.n, args.dtype)
+    name = "argsort" if args.argsort else "sort"
+    out_dtype = DType.int32 if args.argsort else DType(args.dtype)
+    routine = Routine(name, ((x.shape, DType(args.dtype)),), ((x.shape, out_dtype),))
+    backend = jaxlab.engine.devices.get_device("webgpu").backend
+    exe = backend.prepare_routine(routine)
+    data, result = backend.allocate(x.nbytes), backend.allocate(x.size * out_dtype.itemsize)
+    backend.write(data, x)
+
+    want = np.argsort(x, axis=-1, kind="stable") if args.argsort else np.sort(x, axis=-1)
+    backend.dispatch(exe, [data], [result])
+    got = backend.read(result, out_dtype, x.size).reshape(x.shape)
+    print(f"{name} of {args.rows} x {args.n} {args.dtype} on {backend.info()['device']}: "
+          f"correct {bool(np.array_equal(got, want, equal_nan=x.dtype.kind == 'f'))}")
+    for c in exe.tuning.choices:
+        print(f"- {c.name}: {c.value} ({c.reason})")
+    if not backend.timestamps:
+        print("no timestamp queries on this adapter: no device times")
+        return
+
+    fn = jaxlab.jit(jnp.argsort if args.argsort else jnp.sort)
+    arg = jaxlab.device_put(x, "webgpu")
+    fn(arg).block_until_ready()
+    cold = _span_ms(backend, lambda: fn(arg))
+    calls = keep_busy(backend, lambda: fn(arg), args.warmup)
+    print(f"\na jit call (as benchmarks.gpu SORT) right after compiling: {cold:.4f} ms")
+    print(f"a jit call after {args.warmup} s of sorting ({calls} calls): "
+          f"{_span_ms(backend, lambda: fn(arg)):.4f} ms")
+
+    def in_one_pass() -> None:
+        with backend.batch():
+            backend.dispatch(exe, [data], [result])
+
+    print(f"the plan in one compute pass: {_span_ms(backend, in_one_pass):.4f} ms")
+    _pass_table(exe, [backend.pass_times(exe, [data], [result]) for _ in range(REPEATS)])
+
+
+if __name__ == "__main__":
+    main()

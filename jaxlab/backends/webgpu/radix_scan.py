@@ -1,0 +1,177 @@
+"""Prefix sums for the radix sort (radix.py): over a workgroup's threads (subgroup
+scans where the adapter has them, else a Hillis-Steele scan in shared memory), and
+over a buffer of counts (reduce-then-scan: block sums, then each block scanned from
+its carry, the sums before it added up, or past SUMMED_BLOCKS scanned first)."""
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from jaxlab.backends.webgpu.codegen import MAIN, SUBGROUP_BUILTINS, HandWritten
+
+if TYPE_CHECKING:
+    from jaxlab.backends.webgpu.routines import _Builder
+
+THREADS = 256          # threads of every radix workgroup (WebGPU guarantees 256)
+SCAN_ITEMS = 8         # counts per thread in a block of the prefix sum
+SCAN_BLOCK = THREADS * SCAN_ITEMS
+# up to this many blocks each adds up the block sums before it (reads grow as its
+# square); past it the sums are scanned first, a pass more
+SUMMED_BLOCKS = SCAN_BLOCK
+
+
+@dataclass(frozen=True)
+class _SubgroupShader(HandWritten):
+    """A hand-written shader whose main also takes the subgroup builtins."""
+
+    def source(self, threads: int, prologue: list[str]) -> str:
+        return super().source(threads, prologue).replace(
+            MAIN, MAIN[:-1] + SUBGROUP_BUILTINS + ")", 1)
+
+
+@dataclass(frozen=True)
+class ThreadScan:
+    """An exclusive prefix sum of one value per thread over the workgroup, as a WGSL
+    function `scan_threads` returning the prefix and the total (all threads must call it)."""
+    subgroups: bool
+    wgsl_type: str
+
+    @property
+    def position(self) -> str:
+        """This thread's place in the scan order (subgroups: lanes of a subgroup together)."""
+        return "sg_id * sg_size + sg_lane" if self.subgroups else "lid"
+
+    def call(self, value: str) -> str:
+        extra = ", sg_lane, sg_id, n_sg" if self.subgroups else ""
+        return f"scan_threads({value}, pos{extra})"
+
+    def shader(self, declarations: str, body: str) -> HandWritten:
+        cls = _SubgroupShader if self.subgroups else HandWritten
+        return cls(declarations + self.declarations(), f"  let pos = {self.position};\n" + body)
+
+    def declarations(self) -> str:
+        t = self.wgsl_type
+        head = f"""
+struct Scanned {{
+  before: {t},   // the sum over the threads before this one
+  total: {t},    // the sum over all threads
+}}
+"""
+        if self.subgroups:
+            return head + f"""
+var<workgroup> subgroup_sums: array<{t}, {THREADS}>;
+
+fn scan_threads(value: {t}, pos: u32, lane: u32, subgroup: u32, subgroups: u32) -> Scanned {{
+  // within the subgroup in registers, then over the subgroups' sums in shared memory
+  let inclusive = subgroupInclusiveAdd(value);
+  let sum = subgroupAdd(value);
+  if (lane == 0u) {{ subgroup_sums[subgroup] = sum; }}
+  workgroupBarrier();
+  var before = inclusive - value;
+  var total = {t}();
+  // the subgroups' sums: those before this one, and all of them
+  for (var s = 0u; s < subgroups; s++) {{
+    let part = subgroup_sums[s];
+    before += select({t}(), part, s < subgroup);
+    total += part;
+  }}
+  workgroupBarrier();
+  return Scanned(before, total);
+}}
+"""
+        return head + f"""
+var<workgroup> partial_sums: array<{t}, {THREADS}>;
+
+fn scan_threads(value: {t}, pos: u32) -> Scanned {{
+  // Hillis-Steele: after the step at distance d each thread holds the sum of 2d values
+  var inclusive = value;
+  partial_sums[pos] = inclusive;
+  workgroupBarrier();
+  for (var d = 1u; d < {THREADS}u; d <<= 1u) {{
+    var earlier = {t}();
+    if (pos >= d) {{ earlier = partial_sums[pos - d]; }}
+    workgroupBarrier();
+    inclusive += earlier;
+    partial_sums[pos] = inclusive;
+    workgroupBarrier();
+  }}
+  let total = partial_sums[{THREADS - 1}u];
+  workgroupBarrier();
+  return Scanned(inclusive - value, total);
+}}
+"""
+
+
+def _block_sums(length: int, scan: ThreadScan) -> HandWritten:
+    return scan.shader(f"""@group(0) @binding(0) var<storage, read> values: array<u32>;
+@group(0) @binding(1) var<storage, read_write> sums: array<u32>;
+""", f"""  let base = group * {SCAN_BLOCK}u;
+  var mine = 0u;
+  // neighbouring threads read neighbouring values
+  for (var i = 0u; i < {SCAN_ITEMS}u; i++) {{
+    let e = base + i * {THREADS}u + pos;
+    if (e < {length}u) {{ mine += values[e]; }}
+  }}
+  let scanned = {scan.call("mine")};
+  if (pos == 0u) {{ sums[group] = scanned.total; }}
+""")
+
+
+class _Carry(enum.Enum):
+    """Where a block of the prefix sum gets the sum of the blocks before it."""
+    NONE = "one block"
+    SUMMED = "adds up the block sums before it"     # few blocks: one pass less
+    SCANNED = "reads the block sums' prefix sum"    # many: the sums scanned first
+
+
+def _block_scan(length: int, carry: _Carry, scan: ThreadScan) -> HandWritten:
+    carry_binding = ("" if carry is _Carry.NONE else
+                     "@group(0) @binding(2) var<storage, read> carries: array<u32>;\n")
+    summed = "" if carry is not _Carry.SUMMED else f"""\
+  // the block sums before this block, added up by all threads
+  var earlier = 0u;
+  for (var b = pos; b < group; b += {THREADS}u) {{ earlier += carries[b]; }}
+  let carry = {scan.call("earlier")}.total;
+"""
+    start = {_Carry.NONE: "", _Carry.SUMMED: " + carry", _Carry.SCANNED: " + carries[group]"}
+    return scan.shader(f"""@group(0) @binding(0) var<storage, read> values: array<u32>;
+@group(0) @binding(1) var<storage, read_write> prefix: array<u32>;
+{carry_binding}""", summed + f"""\
+  // this thread's consecutive values, then its place among the threads
+  let base = group * {SCAN_BLOCK}u + pos * {SCAN_ITEMS}u;
+  var mine = 0u;
+  for (var i = 0u; i < {SCAN_ITEMS}u; i++) {{
+    if (base + i < {length}u) {{ mine += values[base + i]; }}
+  }}
+  let scanned = {scan.call("mine")};
+  var running = scanned.before{start[carry]};
+  // each value's exclusive prefix
+  for (var i = 0u; i < {SCAN_ITEMS}u; i++) {{
+    if (base + i < {length}u) {{
+      let value = values[base + i];
+      prefix[base + i] = running;
+      running += value;
+    }}
+  }}
+""")
+
+
+def prefix_sum(b: "_Builder", values: int, prefix: int, length: int, scan: ThreadScan) -> None:
+    """prefix = the exclusive prefix sum of `length` u32 values, reduce-then-scan."""
+    blocks = math.ceil(length / SCAN_BLOCK)
+    if blocks == 1:
+        b.shader(_block_scan(length, _Carry.NONE, scan), "radix_scan", 1, THREADS,
+                 [values, prefix], [prefix])
+        return
+    sums = b.temp(4 * blocks)
+    b.shader(_block_sums(length, scan), "radix_block_sums", blocks, THREADS, [values, sums],
+             [sums])
+    if blocks <= SUMMED_BLOCKS:
+        carries, carry = sums, _Carry.SUMMED
+    else:
+        carries, carry = b.temp(4 * blocks), _Carry.SCANNED
+        prefix_sum(b, sums, carries, blocks, scan)
+    b.shader(_block_scan(length, carry, scan), "radix_scan", blocks, THREADS,
+             [values, prefix, carries], [prefix])

@@ -39,11 +39,12 @@ def computes(platform: str, dtype) -> bool:
     return uncanonical(dtype) in device.backend.dtypes
 
 
-def holds_rows(platform: str) -> bool:
-    """Whether the device `platform` folds a reduction broadcast back over its rows in
-    the kernel that uses it (engine/deferred.py)."""
-    device = next(d for d in jaxlab.devices() if d.platform == platform)
-    return device.backend.max_row_length > 0
+def holds_rows(platform: str, row_length: int) -> bool:
+    """Whether the device `platform` folds a reduction over rows of `row_length` values,
+    broadcast back over them, in the kernel that uses it (engine/deferred.py); a GPU
+    leaves rows shorter than a subgroup to separate kernels."""
+    backend = next(d for d in jaxlab.devices() if d.platform == platform).backend
+    return backend.min_row_length <= row_length <= backend.max_row_length
 
 
 @pytest.fixture

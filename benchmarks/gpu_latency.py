@@ -265,12 +265,17 @@ def w4_rows(repeats: int, chained: int) -> list[str]:
                 params, _loss = step(params, x, y)
             sync(params)
             loop.append((time.perf_counter() - t0) / chained)
-    rows = [_row("W4: wall per step, synchronised each step", synced),
-            _row("W4: host time of a call (returns after its submit)", host),
-            _row(f"W4: wall per step over {chained} steps, one wait", pipelined),
-            _row("  host time of each of those calls", calls),
-            _row("  the wait after the last", final_waits),
-            _row(f"W4: the same, each step's parameters fed to the next", loop)]
+        with jaxlab.capture() as log:   # each kernel timed alone: where the span goes
+            sync(step(*args))
+    rows = [f"W4 kernel {e.name:<16} {'x'.join(map(str, e.output_shapes[0])):>10} "
+            f"{e.device_ms * 1e3 if e.device_ms is not None else float('nan'):8.1f} us"
+            for e in log.kernels()]
+    rows += [_row("W4: wall per step, synchronised each step", synced),
+             _row("W4: host time of a call (returns after its submit)", host),
+             _row(f"W4: wall per step over {chained} steps, one wait", pipelined),
+             _row("  host time of each of those calls", calls),
+             _row("  the wait after the last", final_waits),
+             _row("W4: the same, each step's parameters fed to the next", loop)]
     if spans:
         rows.append(_row("W4: device span of one step (timestamps)", spans))
         rows.append(_row(f"W4: device span of {chained} steps back to back, per step",

@@ -3,6 +3,7 @@
     python3 -m benchmarks.sort_passes [--n 16777216] [--rows 1] [--dtype float32] [--argsort]
                                       [--items K] [--ranking ballots|splits]
                                       [--offsets lookback|scanned] [--warmup S]
+                                      [--diagnose coalesced|no-payload]
 
 prints every pass of the routine's plan (key kernel, each radix pass's histogram,
 prefix-sum levels and scatter, the gather) with its device time, each pass in a
@@ -16,6 +17,7 @@ REPEATS runs. The result is checked against NumPy's stable sort first.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import statistics
 import time
 from collections import defaultdict
@@ -24,6 +26,15 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 REPEATS = 10
+# --diagnose: a change to the scatter's write-back that shows what it costs (the result
+# is then wrong, and said to be)
+DIAGNOSES = {
+    # every key written back where it was read: the digit runs' scattered writes gone
+    "coalesced": ("let to = digit_offset[digit] + e - digit_start[digit];",
+                  "let to = start + e;"),
+    # keys alone written back
+    "no-payload": ("payload_out[to] = tile_payload", "// payload_out[to] = tile_payload"),
+}
 
 
 def _input(rows: int, n: int, dtype: str) -> np.ndarray:
@@ -76,6 +87,18 @@ def _pass_table(exe: Any, runs: list[list[tuple[str, float]]]) -> None:
     print(f"\nsum of the passes timed alone: {sum(by_kind.values()):.4f} ms")
 
 
+def _diagnose(radix: Any, old: str, new: str) -> None:
+    """Make radix.py's scatters with `old` in their WGSL replaced by `new`."""
+    def changed(make: Callable[..., Any]) -> Callable[..., Any]:
+        def scatter(*args: Any, **kwargs: Any) -> Any:
+            shader = make(*args, **kwargs)
+            assert old in shader.body
+            return dataclasses.replace(shader, body=shader.body.replace(old, new))
+        return scatter
+    radix.split_scatter = changed(radix.split_scatter)
+    radix.ballot_scatter = changed(radix.ballot_scatter)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=1 << 24, help="row length")
@@ -90,6 +113,8 @@ def main() -> None:
     ap.add_argument("--offsets", choices=["lookback", "scanned"],
                     help="radix.OFFSETS: a tile's digit offsets by decoupled look-back "
                          "(with ballots), or by a histogram pass and a prefix sum")
+    ap.add_argument("--diagnose", choices=sorted(DIAGNOSES),
+                    help="time a scatter whose write-back is changed (a wrong result)")
     ap.add_argument("--warmup", type=float, default=2.0,
                     help="seconds of sorting before the warm figures")
     args = ap.parse_args()
@@ -105,6 +130,9 @@ def main() -> None:
         radix.RANKING = radix_scatter.Ranking[args.ranking.upper()]
     if args.offsets:
         radix.OFFSETS = radix_scatter.Offsets[args.offsets.upper()]
+
+    if args.diagnose:
+        _diagnose(radix, *DIAGNOSES[args.diagnose])
 
     x = _input(args.rows, args.n, args.dtype)
     name = "argsort" if args.argsort else "sort"

@@ -119,6 +119,9 @@ class Backend(abc.ABC):
     max_row_length: int = 0
     min_row_length: int = 1            # shorter rows would leave a workgroup's lanes idle
     row_dtypes: frozenset = frozenset()
+    # may a row kernel read its rows with a stride (down columns)? A GPU's neighbouring
+    # threads then read neighbouring rows; a CPU's SIMD lanes would gather one by one
+    strided_rows: bool = True
     max_elements: int = (1 << 31) - 1  # kernels index in int32 (ir: Special gidx/ridx)
     max_buffer_bytes: int = 1 << 62    # the largest array the device holds (engine/limits.py)
     buffer_limit_reason: str = ""      # what sets max_buffer_bytes, for the error message

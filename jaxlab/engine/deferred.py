@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING, Optional
 
 from jaxlab.engine.buffer import Buffer
 from jaxlab.engine.devices import Device
-from jaxlab.engine.fusion import Break, Reason
+from jaxlab.engine.fusion import Break, Reason, unfused
 from jaxlab.ir.alu import AluExp, AluOp
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import acc_variable
+from jaxlab.ir.provenance import current
 from jaxlab.ir.shape import ShapeTracker
 
 if TYPE_CHECKING:
@@ -32,13 +33,16 @@ class Deferred:
     fold `body` (shape out_shape + red_shape) over its trailing red_shape dims."""
 
     __slots__ = ("op", "body", "out_shape", "red_shape", "dtype", "device", "origin",
-                 "_buf", "_lock", "__weakref__")
+                 "consumer", "_buf", "_lock", "__weakref__")
 
     def __init__(self, op: AluOp, body: AluExp, out_shape: tuple, red_shape: tuple,
                  device: Device, origin: tuple) -> None:
         self.op, self.body, self.out_shape, self.red_shape = op, body, out_shape, red_shape
         self.dtype: DType = body.dtype
         self.device, self.origin = device, origin
+        # the equation that broadcast it (a realization happens later, while lowering the
+        # kernel that reads it: the fusion story names this one as what wanted it)
+        self.consumer = current()
         self._buf: Optional[Buffer] = None
         self._lock = threading.Lock()
 
@@ -69,7 +73,8 @@ class Deferred:
                 pending = Pending(self.op, self.body, self.out_shape, self.red_shape)
                 lz = Lazy(self.out_shape, self.dtype, self.device, acc_variable(self.dtype),
                           pending, self.origin)
-                self._buf = realize_lazy(lz, Reason(Break.REDUCE_THEN_BROADCAST, why)).buffer
+                self._buf = realize_lazy(lz, unfused(Reason(Break.REDUCE_THEN_BROADCAST, why),
+                                                     self.origin, self.consumer)).buffer
         return self._buf
 
 
@@ -91,10 +96,21 @@ def refusal(device: Device, pending: "Pending") -> str:
                f"{backend.min_row_length})"
     if pending.body.dtype not in backend.row_dtypes:
         return f"row kernels fold 32-bit values, not {pending.body.dtype.name}"
+    if not backend.strided_rows and strided_row(pending):
+        return f"its rows are read with a stride (down columns): {device.platform} row " \
+               "kernels read rows that lie in a line"
     if shared_operand(pending):
         return "an operand is shared by several outputs (a contraction): its own kernel " \
                "reuses it"
     return "" if n else "an empty row"
+
+
+def strided_row(pending: "Pending") -> bool:
+    """Does the body read a row's consecutive values from memory that is not consecutive
+    (a stride other than 0 or 1 along the innermost folded dim)?"""
+    return any(node.arg[1].views[-1].strides[-1] not in (0, 1)
+               for node in pending.body.toposort()
+               if node.op is AluOp.GlobalView and not isinstance(node.arg[0], Deferred))
 
 
 def shared_operand(pending: "Pending") -> bool:

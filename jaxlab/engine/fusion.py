@@ -95,9 +95,9 @@ class Unfused:
         return self.reason.text()
 
 
-def unfused(why: "Reason | str", origins: tuple) -> Unfused:
+def unfused(why: "Reason | str", origins: tuple, consumer: Optional[Origin] = None) -> Unfused:
     """The decision to store a value made by the equations `origins` (the last made it),
-    taken while lowering the current equation."""
+    taken while lowering `consumer` (by default the current equation)."""
     producer = origins[-1] if origins else None
-    consumer = current()
+    consumer = consumer or current()
     return Unfused(reason(why), producer, None if consumer in origins else consumer)

@@ -12,7 +12,7 @@ from typing import Any, Optional, Sequence
 
 from jaxlab import events
 from jaxlab.engine.buffer import Buffer
-from jaxlab.engine.deferred import Deferred, shared_operand
+from jaxlab.engine.deferred import Deferred, shared_operand, strided_row
 from jaxlab.engine.devices import Device
 from jaxlab.engine.lazy import Lazy
 from jaxlab.engine.scalars import scalar_buffer
@@ -180,7 +180,8 @@ def _row_kernel(lz: Lazy) -> Optional[tuple[Kernel, list[Buffer]]]:
         return None
     n = sources[0].row_length
     if lz.pending is not None:   # (a contraction keeps its own kernel: deferred.py)
-        if math.prod(lz.pending.red_shape) != n or shared_operand(lz.pending):
+        if math.prod(lz.pending.red_shape) != n or shared_operand(lz.pending) or \
+                (not backend.strided_rows and strided_row(lz.pending)):
             return None
         rows, out_dims = lz.size, len(lz.shape)
     elif all(src.size == lz.size for src in sources):   # a value per row of the folds

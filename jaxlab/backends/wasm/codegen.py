@@ -127,11 +127,16 @@ class KernelWat:
         decls = [" ".join(decls[i:i + 6]) for i in range(0, len(decls), 6)]
         func = ([f'(func $kernel (export "kernel") {params}']
                 + _indent(decls) + _indent(body) + [")"])
-        roots = [form.body] + ([form.epilogue] if form.epilogue is not None else [])
+        roots = self.roots()
         dtypes = {d for d, _ in k.inputs} | {k.dtype} | {n.dtype for r in roots for n in r.toposort()}
         math = [line for fn in mathlib.texts(functions_for(roots, dtypes)) for line in fn.splitlines()]
         text = (head + [f'(import "env" "memory" (memory 1 {MEMORY_PAGES} shared))'] + math + func)
         return listing(["(module"] + _indent(text) + [")"])
+
+    def roots(self) -> list[AluExp]:
+        """The expressions the kernel computes (what its math functions are chosen by)."""
+        form = self.form
+        return [form.body] + ([form.epilogue] if form.epilogue is not None else [])
 
     # --- loops over the outputs ----------------------------------------------
     def _loop(self, axis: Axis, start: int, stop: int, step: int, body: list[str],

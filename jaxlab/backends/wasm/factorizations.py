@@ -41,11 +41,12 @@ def _cholesky(routine: Routine, ft: FloatType) -> Body:
     xt_row = lambda kk: f"(i32.add {XT} (i32.mul {kk} {get('stride')}))"  # noqa: E731
     minus_dot = lambda r, c, depth: f.store(  # noqa: E731
         f.at2(L, r, c, n), f.op("sub", f.load(f.at2(L, r, c, n)), f"(call $dot {from_k0(r)} {from_k0(c)} {depth})"))
-    lower = f"(i32.le_u {get('c')} {get('r')})"
-    copy = f.loop("r", i32(0), i32(n), f.loop("c", i32(0), i32(n), [
-        f.store(f.at2(L, get("r"), get("c"), n),
-                f"(select {f.load(f.at2(A, get('r'), get('c'), n))} {f.const(0.0)} {lower})")],
-        "columns"), "rows")
+    past_diagonal = f"(i32.add {row(get('r'))} (i32.shl (i32.add {get('r')} {i32(1)}) {i32(ft.shift)}))"
+    zero_upper = f"(memory.fill {past_diagonal} (i32.const 0) (i32.shl (i32.sub {i32(n - 1)} {get('r')}) {i32(ft.shift)}))"
+    copy = f.loop("r", i32(0), i32(n), [
+        f"(memory.copy {row(get('r'))} {matrix_row(f, A, get('r'), n)} "
+        f"(i32.shl (i32.add {get('r')} {i32(1)}) {i32(ft.shift)}))", zero_upper],
+        "rows: columns to the diagonal copied, zeros past it (bulk memory: a memcpy and a memset)")
     diagonal = f.loop("j", get("k0"), get("end"), f.loop(
         "i", get("j"), get("end"), [minus_dot(get("i"), get("j"), f"(i32.sub {get('j')} {get('k0')})")],
         "rows i >= j of the block: minus row i . row j over the block's columns before j") + [
@@ -107,8 +108,7 @@ def _cholesky(routine: Routine, ft: FloatType) -> Body:
               f"  (br_if $steps_done (i32.ge_s {get('k0')} {i32(n)}))"]
              + [f"  {line}" for line in step]
              + [f"  (local.set $k0 (i32.add {get('k0')} {i32(nb)}))", "  (br $steps)))"])
-    upper = f.loop("r", i32(0), i32(n), f.loop("c", f"(i32.add {get('r')} {i32(1)})", i32(n), [
-        f.store(f.at2(L, get("r"), get("c"), n), f.const(0.0))], "columns > r"), "rows")
+    upper = f.loop("r", i32(0), i32(n), [zero_upper], "rows: zeros past the diagonal")
     nan = f.loop("r", i32(0), i32(n), f.loop("c", i32(0), f"(i32.add {get('r')} {i32(1)})", [
         f.store(f.at2(L, get("r"), get("c"), n), f.const(float("nan")))], "columns <= r"), "rows")
     body = ([f"(local.set $XT (i32.add (local.get $scratch) {i32(lay.offsets['panel'])}))",

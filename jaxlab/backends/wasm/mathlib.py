@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Iterable, Sequence
 
 from jaxlab.ir import mathconst as K
@@ -55,6 +56,44 @@ def _define(name: str, text: str, needs: tuple[str, ...] = ()) -> None:
 
 
 X, N, R = (_get(v) for v in ("x", "n", "r"))
+
+
+# --- fused multiply-adds: f32x4.relaxed_madd is one instruction where the CPU fuses (and a
+# multiply then an add where it does not: every use below is exact or accurate either way)
+def _fma(a: str, b: str, c: str) -> str:
+    """a * b + c."""
+    return f"(f32x4.relaxed_madd {a} {b} {c})"
+
+
+def _fma_horner(x: str, coeffs: Sequence[float]) -> str:
+    """coeffs[0]*x^n + ... + coeffs[n] by multiply-adds, highest power first."""
+    acc = _k(coeffs[0])
+    for c in coeffs[1:]:
+        acc = _fma(acc, x, _k(c))
+    return acc
+
+
+_PIO2_BITS = 12
+
+
+def _parts(value: Fraction, bits: int, count: int) -> tuple[float, ...]:
+    """`value` as `count` parts of `bits` significant bits (the last: the rest, in f32)."""
+    out = []
+    for _ in range(count - 1):
+        scale = Fraction(2) ** (bits - 1 - math.floor(math.log2(abs(value))))
+        part = Fraction(round(value * scale)) / scale
+        out.append(float(part))
+        value -= part
+    return (*out, float(value))
+
+
+_PIO2_PARTS = _parts(K.PI_EXACT / 2, _PIO2_BITS, 4)
+SMALL_ARGUMENT = 4096.0   # |j| <= 2608 < 2^12: the f32 reduction is exact enough below
+
+
+def _reduce_by_parts() -> str:
+    return "\n".join(f"  (local.set $r {_fma('(local.get $j)', _k(-part), R)})"
+                     for part in _PIO2_PARTS)
 
 # --- sin and cos ---------------------------------------------------------------
 def _reduce_half(lanes_expr: str, j: str, r: str) -> str:
@@ -118,28 +157,33 @@ def _patch_big_lanes() -> str:
 
 _define("sincos", f"""
 (func $sincos (param $x v128) (param $quarter i32) (result v128)  ;; sin(x + quarter*pi/2)
-  (local $jlo v128) (local $jhi v128) (local $rlo v128) (local $rhi v128)
+  (local $j v128) (local $jlo v128) (local $jhi v128) (local $rlo v128) (local $rhi v128)
   (local $r v128) (local $q v128) (local $z v128) (local $s v128) (local $c v128)
   (local $y f64) (local $yj f64)
-  ;; x = j*pi/2 + r, reduced in double precision two lanes at a time
+  ;; x = j*pi/2 + r in f32: pi/2 in parts of {_PIO2_BITS} bits, so that j times a part is exact
+  ;; (fused or not) for |j| < 2^{24 - _PIO2_BITS}
+  (local.set $j (f32x4.nearest (f32x4.mul (local.get $x) {_k(2 / math.pi)})))
+  (local.set $r (local.get $x))
+{_reduce_by_parts()}
+  (local.set $q (i32x4.add (i32x4.trunc_sat_f32x4_s (local.get $j)) (i32x4.splat (local.get $quarter))))
+  ;; |x| > {SMALL_ARGUMENT:g} (rare): reduce in double precision two lanes at a time
+  (if (v128.any_true (f32x4.gt (f32x4.abs (local.get $x)) {_k(SMALL_ARGUMENT)}))
+    (then
   {_reduce_half('(f64x2.promote_low_f32x4 (local.get $x))', 'jlo', 'rlo')}
   {_reduce_half('(f64x2.promote_low_f32x4 (i8x16.shuffle 8 9 10 11 12 13 14 15 0 1 2 3 4 5 6 7 (local.get $x) (local.get $x)))', 'jhi', 'rhi')}
-  (local.set $r ({_LOW_HALVES} (f32x4.demote_f64x2_zero (local.get $rlo))
-                                (f32x4.demote_f64x2_zero (local.get $rhi))))
-  (local.set $q (i32x4.add ({_LOW_HALVES} (i32x4.trunc_sat_f64x2_s_zero (local.get $jlo))
-                                          (i32x4.trunc_sat_f64x2_s_zero (local.get $jhi)))
-                           (i32x4.splat (local.get $quarter))))
-  ;; |x| > {BIG_ARGUMENT:g} (rare): j*pi/2 is no longer exact, reduce those lanes one by one
-  (if (v128.any_true (f32x4.gt (f32x4.abs (local.get $x)) {_k(BIG_ARGUMENT)}))
-    (then
-{_patch_big_lanes()}))
+      (local.set $r ({_LOW_HALVES} (f32x4.demote_f64x2_zero (local.get $rlo))
+                                    (f32x4.demote_f64x2_zero (local.get $rhi))))
+      (local.set $q (i32x4.add ({_LOW_HALVES} (i32x4.trunc_sat_f64x2_s_zero (local.get $jlo))
+                                              (i32x4.trunc_sat_f64x2_s_zero (local.get $jhi)))
+                               (i32x4.splat (local.get $quarter))))
+      ;; |x| > {BIG_ARGUMENT:g}: j*pi/2 is no longer exact, reduce those lanes one by one
+      (if (v128.any_true (f32x4.gt (f32x4.abs (local.get $x)) {_k(BIG_ARGUMENT)}))
+        (then
+{_patch_big_lanes()}))))
   ;; |r| <= pi/4: sin(r) = r + r^3 S(r^2), cos(r) = 1 - r^2/2 + r^4 C(r^2)
   (local.set $z (f32x4.mul {R} {R}))
-  (local.set $s (f32x4.add {R} (f32x4.mul (f32x4.mul {R} {Z})
-      {_horner(Z, K.SIN_POLY)})))
-  (local.set $c (f32x4.add (f32x4.sub {_k(1.0)} (f32x4.mul {Z} {_k(0.5)}))
-      (f32x4.mul (f32x4.mul {Z} {Z})
-                 {_horner(Z, K.COS_POLY)})))
+  (local.set $s {_fma(f"(f32x4.mul {R} {Z})", _fma_horner(Z, K.SIN_POLY), R)})
+  (local.set $c {_fma(f"(f32x4.mul {Z} {Z})", _fma_horner(Z, K.COS_POLY), _fma(Z, _k(-0.5), _k(1.0)))})
   ;; quadrant q: odd quadrants take the cosine, quadrants 2 and 3 flip the sign
   (local.set $s (v128.bitselect (local.get $c) (local.get $s)
                                 (i32x4.ne (v128.and (local.get $q) {_k(1, 'i32x4')}) {_k(0, 'i32x4')})))
@@ -149,6 +193,48 @@ _define("sin", "(func $sin (param $x v128) (result v128) (call $sincos (local.ge
         ("sincos",))
 _define("cos", "(func $cos (param $x v128) (result v128) (call $sincos (local.get $x) (i32.const 1)))",
         ("sincos",))
+
+# --- exp and tanh: Cephes' expf and tanhf by multiply-adds -------------------------------
+def _pow2(k: str) -> str:
+    """2^k for integer lanes k in [-126, 127], as float bits."""
+    return f"(i32x4.shl (i32x4.add {k} {_k(127, 'i32x4')}) (i32.const 23))"
+
+
+K_ = _get("k")
+_define("exp", f"""
+(func $exp (param $x v128) (result v128)  ;; e^x = 2^n e^r with x = n ln2 + r, |r| <= ln2/2
+  (local $n v128) (local $r v128) (local $p v128) (local $k v128)
+  ;; clamped so that 2^n stays finite (pmin and pmax keep a NaN first operand)
+  (local.set $x (f32x4.pmax (f32x4.pmin {X} {_k(K.EXP_MAX)}) {_k(K.EXP_MIN)}))
+  (local.set $n (f32x4.nearest (f32x4.mul {X} {_k(K.LOG2E)})))
+  (local.set $r {_fma(N, _k(-K.LN2_HI), X)})
+  (local.set $r {_fma(N, _k(-K.LN2_LO), R)})
+  ;; e^r by its minimax polynomial (ir/mathconst.py)
+  (local.set $p {_fma_horner(R, K.EXP_POLY)})
+  (local.set $k (i32x4.trunc_sat_f32x4_s {N}))
+  ;; |n| > 125 (rare): 2^n as 2^(n/2) 2^(n - n/2), so that a result near overflow or
+  ;; below the normal range is rounded once; else n is added to the exponent
+  (if (result v128) (v128.any_true (f32x4.gt (f32x4.abs {N}) {_k(125.5)}))
+    (then (f32x4.mul (f32x4.mul (local.get $p) {_pow2(f"(i32x4.shr_s {K_} (i32.const 1))")})
+                     {_pow2(f"(i32x4.sub {K_} (i32x4.shr_s {K_} (i32.const 1)))")}))
+    (else (i32x4.add (local.get $p) (i32x4.shl {K_} (i32.const 23))))))
+""")
+
+A, S = _get("a"), _get("s")
+_define("tanh", f"""
+(func $tanh (param $x v128) (result v128)  ;; tanh on |x|, the sign put back last
+  (local $a v128) (local $z v128) (local $s v128) (local $l v128)
+  (local.set $a (f32x4.abs {X}))
+  (local.set $z (f32x4.mul {A} {A}))
+  ;; |x| < {K.TANH_SMALL}: a + a z P(z); beyond: 1 - 2 / (e^2a + 1)
+  (local.set $s {_fma(f"(f32x4.mul {A} {Z})", _fma_horner(Z, K.TANH_POLY), A)})
+  (local.set $l (f32x4.sub {_k(1.0)} (f32x4.div {_k(2.0)}
+      (f32x4.add (call $exp (f32x4.add {A} {A})) {_k(1.0)}))))
+  ;; tanh(-0) is -0; a NaN stays NaN (the large form)
+  (v128.or (v128.bitselect {S} (local.get $l) (f32x4.lt {A} {_k(K.TANH_SMALL)}))
+           (v128.and {X} {_k(1 << 31, 'i32x4')})))
+""", ("exp",))
+
 
 # --- erf and erfc: ir/evaluate.py's formula, in double precision ----------------------
 def _exp64_poly() -> list[float]:
@@ -496,6 +582,12 @@ _define("sincos64", f"""
   (select (f64.neg (local.get $s)) (local.get $s) (i32.and (local.get $q) (i32.const 2))))
 """, ("ph_add",))
 
+
+
+def vector_ops(name: str) -> int:
+    """SIMD instructions in a function's text (its own, not what it calls): what a call
+    of it weighs against one op (tune.py counts a body's work by it)."""
+    return len(re.findall(r"\((?:f32x4|i32x4|f64x2|i64x2|v128|i8x16)\.(?!const)", FUNCTIONS[name].text))
 
 
 def texts(names: Iterable[str]) -> list[str]:

@@ -59,9 +59,10 @@ LANES = {F: "f32x4", I: "i32x4", U: "i32x4", B: "i32x4", F64: "f64x2", I64: "i64
 SIGN = {I: "s", U: "u"}
 SIGN64 = {I64: "s", U64: "u"}
 
-# Float math this renderer spells itself (mathlib.py, in double precision where that
-# is what keeps 4 ulp); the rest is rewritten into primitive ops by ir/mathlib.py.
-CAPABILITIES = Capabilities(native=frozenset({AluOp.Sin, AluOp.Cos, AluOp.Erf, AluOp.Erfc}))
+# Float math this renderer spells itself (mathlib.py: in double precision where that
+# is what keeps 4 ulp, by fused multiply-adds for exp and tanh); the rest is rewritten into primitive ops by ir/mathlib.py.
+CAPABILITIES = Capabilities(native=frozenset({AluOp.Sin, AluOp.Cos, AluOp.Erf, AluOp.Erfc,
+                                             AluOp.Exp, AluOp.Tanh}))
 
 
 def _both(s: str, v: str) -> Templates:
@@ -76,6 +77,7 @@ CALLS: dict[tuple[AluOp, ValueKind], str] = {
     (AluOp.Mod, F64): "fmod64", (AluOp.Idiv, I64): "idiv64_s", (AluOp.Idiv, U64): "idiv64_u",
     (AluOp.Mod, I64): "rem64_s", (AluOp.Mod, U64): "rem64_u",
     (AluOp.Sin, F): "sin", (AluOp.Cos, F): "cos", (AluOp.Erf, F): "erf", (AluOp.Erfc, F): "erfc",
+    (AluOp.Exp, F): "exp", (AluOp.Tanh, F): "tanh",
     (AluOp.Threefry2x32, U): "threefry2x32",
     (AluOp.Sin, F64): "sincos64", (AluOp.Cos, F64): "sincos64",
     (AluOp.Erf, F64): "erf64", (AluOp.Erfc, F64): "erfc64",
@@ -83,6 +85,7 @@ CALLS: dict[tuple[AluOp, ValueKind], str] = {
 # Ops whose function is pasted into the kernel (mathlib.INLINE): (function, extra args)
 INLINED: dict[AluOp, tuple[str, tuple[str, ...]]] = {
     AluOp.Sin: ("sincos", ("(i32.const 0)",)), AluOp.Cos: ("sincos", ("(i32.const 1)",)),
+    AluOp.Exp: ("exp", ()), AluOp.Tanh: ("tanh", ()),
 }
 
 
@@ -179,7 +182,7 @@ _UNARY: dict[tuple[AluOp, ValueKind], Templates] = {
     (AluOp.Reciprocal, F): _both("(f32.div (f32.const 1) {a})",
                                  "(f32x4.div (v128.const f32x4 1 1 1 1) {a})"),
     **{(op, F): (None, _call(CALLS[op, F], "{a}"))
-       for op in (AluOp.Sin, AluOp.Cos, AluOp.Erf, AluOp.Erfc)},
+       for op in (AluOp.Sin, AluOp.Cos, AluOp.Erf, AluOp.Erfc, AluOp.Exp, AluOp.Tanh)},
     (AluOp.Sqrt, F64): _both("(f64.sqrt {a})", "(f64x2.sqrt {a})"),
     (AluOp.Floor, F64): _both("(f64.floor {a})", "(f64x2.floor {a})"),
     (AluOp.Ceil, F64): _both("(f64.ceil {a})", "(f64x2.ceil {a})"),

@@ -40,6 +40,7 @@ from jaxlab.backends.numpy_routines import run_routine
 from jaxlab.backends.wasm.analysis import AxisForm
 from jaxlab.backends.wasm.codegen import generate
 from jaxlab.backends.wasm.memory import GUARD, MAX_BYTES, LinearMemory
+from jaxlab.backends.wasm import rows as wasm_rows
 from jaxlab.backends.wasm.tune import KNOB_DOCS, Plan, apply, current, knob_values, tune
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import Kernel, Routine
@@ -199,6 +200,12 @@ class WasmBackend(Backend):
     # 8/16-bit types are computed in 32-bit values (ir/widen.py), 64-bit ones in Wasm's
     # f64 and i64 (two lanes to a vector: tune.py)
     dtypes = frozenset(DType)
+    # a reduction broadcast back over its rows is folded in the kernel that reads it
+    # (rows.py: the row stays in cache between its sweeps)
+    max_row_length = wasm_rows.MAX_ROW_LENGTH
+    min_row_length = wasm_rows.MIN_ROW_LENGTH
+    row_dtypes = wasm_rows.ROW_DTYPES
+    strided_rows = False   # SIMD lanes along a row would gather a strided one
 
     def __init__(self, fuel: Optional[int] = None, threads: Optional[int] = None) -> None:
         """`fuel`: a budget of Wasm instructions per dispatch and thread (None: unlimited).
@@ -271,35 +278,37 @@ class WasmBackend(Backend):
         threads = settings.pop("threads", None)
         t0 = time.perf_counter()
         kernel = widen(kernel)
-        plan, form = tune(kernel)
+        writer = _writer(kernel)
+        plan, form = writer.tune(kernel)
         plan = apply(kernel, plan, form, settings)
-        wat = generate(kernel, plan, form)
+        wat = writer.generate(kernel, plan, form)
         t1 = time.perf_counter()
         key = hashlib.sha1(wat.text.encode()).hexdigest()
         nargs = 3 + len(kernel.inputs) + wat.takes_scratch
         module, hit = self.wasm.compile(key, wat.text, nargs)
         compile_ms = (time.perf_counter() - t1) * 1e3
-        work = kernel.size * max(1, form.steps)
+        work = writer.work(kernel, form)
         chunks = self._chunks(wat.split, work, threads)
         tuning = plan.record(form, self._chunks_reason(wat.split, chunks, work, threads))
         scratch = max((wat.scratch_for(lo, hi) for lo, hi in chunks), default=0)
         return Executable(
             program=CompiledKernel(kernel.name, module, scratch, tuple(chunks)),
             source=wat.text, language="wat", tuning=tuning,
-            tuned_ir=_tuned_ir(kernel, form, plan), compile_ms=compile_ms,
+            tuned_ir=writer.tuned_ir(kernel, form), compile_ms=compile_ms,
             extra={"module_cache_hit": hit, "codegen_ms": (t1 - t0) * 1e3},
             traced_lines=wat.text.line_marks)
 
     def knobs(self, kernel: Kernel) -> tuple[Knob, ...]:
         kernel = widen(kernel)
-        plan, form = tune(kernel)
+        writer = _writer(kernel)
+        plan, form = writer.tune(kernel)
         now = current(plan)
         found = [Knob(name, values, now[name], KNOB_DOCS[name])
                  for name, values in knob_values(kernel, plan, form).items()]
-        _, extent, unit = generate(kernel, plan, form).split
+        _, extent, unit = writer.generate(kernel, plan, form).split
         most = min(self.threads, -(-extent // unit))
         if most > 1:
-            work = kernel.size * max(1, form.steps)
+            work = writer.work(kernel, form)
             default = len(self._chunks(("", extent, unit), work))
             found.append(Knob("threads", tuple(range(1, most + 1)), default, KNOB_DOCS["threads"]))
         return tuple(found)
@@ -549,7 +558,7 @@ def _close(pool: Optional[ThreadPoolExecutor], modules: "weakref.WeakValueDictio
         obj.close()
 
 
-def _tuned_ir(kernel: Kernel, form: AxisForm, plan: Plan) -> str:
+def _tuned_ir(kernel: Kernel, form: AxisForm) -> str:
     """The kernel over the loop axes the code walks (gidx = row*cols + col)."""
     if form.batches > 1:
         head = (f"kernel {kernel.name}: {form.batches} batches x {form.rows} rows x {form.cols} "
@@ -560,3 +569,22 @@ def _tuned_ir(kernel: Kernel, form: AxisForm, plan: Plan) -> str:
         return f"{head}\n  out[gidx] = {render(form.body)}"
     return (f"{head}\n  acc = {kernel.reduction.op.name.lower()} over ridx < {form.steps} of "
             f"{render(form.body)}\n  out[gidx] = {render(form.epilogue)}")
+
+
+@dataclass(frozen=True)
+class _Writer:
+    """How one kind of kernel is planned and written: ordinary kernels by tune.py and
+    codegen.py, row kernels (folds) by rows.py."""
+    tune: Callable[[Kernel], tuple[Plan, AxisForm]]
+    generate: Callable[..., Any]
+    work: Callable[[Kernel, AxisForm], int]        # body evaluations: enough for threads?
+    tuned_ir: Callable[[Kernel, AxisForm], str]
+
+
+_PLAIN = _Writer(tune, generate, lambda k, form: k.size * max(1, form.steps), _tuned_ir)
+_ROWS = _Writer(wasm_rows.tune_rows, wasm_rows.generate_rows, wasm_rows.work,
+                wasm_rows.tuned_ir)
+
+
+def _writer(kernel: Kernel) -> _Writer:
+    return _ROWS if kernel.folds else _PLAIN

@@ -35,7 +35,8 @@ from typing import Any, Optional
 from jaxlab.backends.base import Choice, TuningRecord
 from jaxlab.backends.wasm.analysis import (COL, RIDX, ROW, Axis, AxisForm, Deps, axis_form,
                                            contiguous, loads, panel_operands)
-from jaxlab.backends.wasm.optable import is_wide
+from jaxlab.backends.wasm.mathlib import vector_ops
+from jaxlab.backends.wasm.optable import INLINED, is_wide
 from jaxlab.ir.alu import AluExp, AluOp
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import Kernel
@@ -112,9 +113,11 @@ def _lane_by_lane_divisions(form: AxisForm, deps: Deps) -> int:
 
 
 def _float_ops(body: AluExp) -> int:
-    """Float operations in a body (not loads or constants): how much math a step does."""
-    return sum(1 for n in body.toposort() if n.src and n.op is not AluOp.GlobalIndex
-               and n.dtype.is_float)
+    """Float operations in a body (not loads or constants): how much math a step does (a
+    natively spelled function, exp or sin, as the SIMD instructions of its text)."""
+    return sum(vector_ops(INLINED[n.op][0]) if n.op in INLINED else 1
+               for n in body.toposort()
+               if n.src and n.op is not AluOp.GlobalIndex and n.dtype.is_float)
 
 
 def _matmul_like(form: AxisForm, deps: Deps) -> bool:

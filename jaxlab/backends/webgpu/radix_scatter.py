@@ -23,7 +23,7 @@ _AGGREGATE, _INCLUSIVE = 1 << 30, 2 << 30   # a tile state's flag: its own count
 
 
 class Ranking(enum.Enum):
-    """How a scatter sorts its tile by the digit (module docstring)."""
+    """How a scatter sorts its tile by the digit (radix.py says more)."""
     BALLOTS = "subgroup ballots"
     SPLITS = "2-bit splits"
 

@@ -1,0 +1,73 @@
+"""Row functions (softmax, log_softmax, logsumexp, layer norm) on rows whose length leaves
+every tail of a row kernel's sweeps (wasm: vectors of 16, of 4, then single values), with
+NaN and infinite rows, against NumPy and JAX on every device."""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jjnp
+import numpy as np
+import pytest
+
+import jaxlab
+import jaxlab.numpy as jnp
+from tests.conftest import assert_close, holds_rows
+
+ROW_FUNCTIONS = {
+    "softmax": lambda m, nn, x: nn.softmax(x, axis=-1),
+    "log_softmax": lambda m, nn, x: nn.log_softmax(x, axis=-1),
+    "logsumexp": lambda m, nn, x: nn.logsumexp(x, axis=-1),
+    "layer_norm": lambda m, nn, x: (x - m.mean(x, -1, keepdims=True))
+    / m.sqrt(m.var(x, -1, keepdims=True) + 1e-5),
+}
+
+
+def _rows(n: int) -> np.ndarray:
+    """Four rows: plain, one NaN, one +inf, all -inf (then finite rows to fill)."""
+    x = np.random.default_rng(n).standard_normal((5, n)).astype(np.float32) * 3
+    x[1, n // 2] = np.nan
+    x[2, n - 1] = np.inf
+    x[3] = -np.inf
+    return x
+
+
+@pytest.mark.parametrize("name", sorted(ROW_FUNCTIONS))
+@pytest.mark.parametrize("n", [37])   # 32 in vectors of 16, 4 in one vector, 1 alone
+def test_row_functions_match_jax_and_numpy(backend, name, n):
+    x = _rows(n)
+    fn = ROW_FUNCTIONS[name]
+    with np.errstate(all="ignore"):
+        want = np.asarray(fn(jjnp, jax.nn, jax.device_put(x)))
+    got = np.asarray(jaxlab.jit(lambda v: fn(jnp, jaxlab.nn, v))(jnp.asarray(x)))
+    assert_close(got, want, rtol=2e-5, atol=2e-6)
+    finite = x[[0, 4]].astype(np.float64)   # NumPy in float64 on the finite rows
+    reference = {"softmax": lambda v: np.exp(v - v.max(-1, keepdims=True))
+                 / np.exp(v - v.max(-1, keepdims=True)).sum(-1, keepdims=True),
+                 "log_softmax": lambda v: v - v.max(-1, keepdims=True) - np.log(
+                     np.exp(v - v.max(-1, keepdims=True)).sum(-1, keepdims=True)),
+                 "logsumexp": lambda v: np.log(np.exp(v).sum(-1)),
+                 "layer_norm": lambda v: (v - v.mean(-1, keepdims=True))
+                 / np.sqrt(v.var(-1, keepdims=True) + 1e-5)}[name]
+    assert_close(got[[0, 4]], reference(finite), rtol=2e-5, atol=2e-6)
+
+
+def test_softmax_is_one_row_kernel(backend):
+    x = _rows(37)
+    with jaxlab.capture() as log:
+        jaxlab.jit(lambda v: jaxlab.nn.softmax(v, axis=-1))(jnp.asarray(x)).block_until_ready()
+    kernels = [e for e in log if e.kind == "kernel"]
+    if holds_rows(backend):
+        assert len(kernels) == 1 and kernels[0].tuning.value("strategy") == "rows"
+
+
+def test_softmax_down_columns(backend):
+    """Axis 0: right on every device; where row kernels read only rows that lie in a line
+    (wasm), the reductions are stored first and the fusion story says why."""
+    x = _rows(37)[[0, 4]].T.copy()
+    with jaxlab.capture() as log:
+        got = jaxlab.jit(lambda v: jaxlab.nn.softmax(v, axis=0))(jnp.asarray(x))
+    assert_close(got, np.asarray(jax.nn.softmax(jax.device_put(x), axis=0)), rtol=2e-5, atol=2e-6)
+    device = jaxlab.devices(backend)[0].backend
+    if holds_rows(backend) and not device.strided_rows:
+        kernels = [e for e in log if e.kind == "kernel"]
+        assert not any(c.name == "strategy" for e in kernels if e.tuning for c in e.tuning.choices)
+        assert any("read with a stride" in e.reason and e.unfused.consumer for e in kernels)

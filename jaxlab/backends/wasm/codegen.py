@@ -395,49 +395,73 @@ class KernelWat:
         """Store the panel operands of columns col..col+strip for every ridx into $scratch
         at $panel, ridx-major, so that the row tiles read them with unit stride. Kept
         strips (plan.keep_strips) each have a panel of their own, packed in the first
-        block of rows only."""
+        block of rows only. Operands read along columns are packed two strips at a time
+        (an even strip of the call's range packs the next one too, into the panel after
+        its own): each row of the operand is then read a whole cache line at once."""
         nodes = panel_operands(self.form.body, self.deps)
         tn = self.plan.tile_vectors
+        strip = tn * 4
         self.pack_stride = len(nodes) * tn * 16
-        strip_bytes = self.form.steps * self.pack_stride
-        panel = self.local("panel", "i32")
-        at = f"(i32.add (local.get $scratch) (i32.const {self.scratch_bytes}))"
-        if self.plan.keep_strips:   # strip (col - lo) / strip_width of this call's range
-            self.scratch_per_unit = strip_bytes
-            at = (f"(i32.add {at} (i32.mul (i32.sub (local.get $col) (local.get $lo)) "
-                  f"(i32.const {strip_bytes // (tn * 4)})))")
-        else:
-            self.scratch_bytes += strip_bytes
-        pk = self.local("pk", "i32")
         steps = self.form.steps
+        strip_bytes = steps * self.pack_stride
+        panel, pk = self.local("panel", "i32"), self.local("pk", "i32")
         # operands read along ridx (a transposed one): four ridx of four columns at a time,
         # turned by shuffles, then the last ridx lane by lane
         across = steps // 4 * 4 if self._read_along(nodes, RIDX, COL) else 0
-        pack = [f"(local.set ${pk} (local.get ${panel}))  ;; pack this strip"]
-        for start, stop, lane in ((0, across, RIDX), (across, steps, COL)):
-            if stop <= start:
-                continue
-            tile = Scope(self, lane)
-            loop = Scope(self, lane, parent=tile, start=start)
-            for j, node in enumerate(nodes):
-                for c in range(tn):
-                    if lane is RIDX:
-                        steps_of = self._transpose(loop, [loop.vec(node, {COL: 4 * c + i, RIDX: 0})
-                                                          for i in range(4)], node.dtype)
-                    else:
-                        steps_of = [loop.vec(node, {COL: 4 * c, RIDX: 0})]
-                    for u, v in enumerate(steps_of):
-                        loop.lines.append(
-                            f"(v128.store offset={u * self.pack_stride + (j * tn + c) * 16} "
-                            f"(local.get ${pk}) {v})"
-                            f"  ;; packed {self.label(node)} @ col+{4 * c}" + (f", ridx+{u}" if u else ""))
-            loop.increments[pk] = self.pack_stride
-            pack += tile.lines + self._ridx_loop(loop, start, stop, 4 if lane is RIDX else 1)
+        nth = f"(i32.div_u (i32.sub (local.get $col) (local.get $lo)) (i32.const {strip}))"
+        if self.plan.keep_strips:   # strip (col - lo) / strip of this call's range
+            self.scratch_per_unit = strip_bytes
+            which = nth
+        else:   # two panels, for the even and the odd strips
+            which = f"(i32.and {nth} (i32.const 1))" if not across else "(i32.const 0)"
+            self.scratch_bytes += (1 if across else 2) * strip_bytes
+        base = self.scratch_bytes - (0 if self.plan.keep_strips else (1 if across else 2) * strip_bytes)
+        at = (f"(i32.add (local.get $scratch) (i32.add (i32.const {base}) "
+              f"(i32.mul {which} (i32.const {strip_bytes}))))")
+        if across:
+            pack = self._pack_strips(nodes, across, 1, pk)
+        else:
+            packed_cols = self.form.cols // strip * strip
+            has_next = (f"(i32.lt_u (i32.add (local.get $col) (i32.const {strip})) (select (local.get $hi) "
+                        f"(i32.const {packed_cols}) (i32.lt_u (local.get $hi) (i32.const {packed_cols}))))")
+            pack = [f"(if (i32.eqz (i32.and {nth} (i32.const 1)))  ;; an even strip packs the next one too",
+                    f"  (then (if {has_next}", "    (then"] + _indent(self._pack_strips(nodes, 0, 2, pk), 3) + [
+                    "    ) (else"] + _indent(self._pack_strips(nodes, 0, 1, pk), 3) + ["    ))))"]
         self.packed = {node: j for j, node in enumerate(nodes)}
         if self.plan.keep_strips:
             pack = (["(if (i32.eqz (local.get $rb))  ;; the first block of rows packs the strip",
                      "  (then"] + _indent(pack, 2) + ["))"])
         return [f"(local.set ${panel} {at})  ;; this strip's packed panel"] + pack
+
+    def _pack_strips(self, nodes: list[AluExp], across: int, strips: int, pk: str) -> list[str]:
+        """The packing loops of `strips` strips from $col on (the second into the panel
+        after $panel); ridx < `across` four at a time, turned by shuffles."""
+        tn, steps = self.plan.tile_vectors, self.form.steps
+        strip_bytes = steps * self.pack_stride
+        pack = [f"(local.set ${pk} (local.get $panel))  ;; pack this strip"
+                + (" and the next" if strips == 2 else "")]
+        for start, stop, lane in ((0, across, RIDX), (across, steps, COL)):
+            if stop <= start:
+                continue
+            tile = Scope(self, lane)
+            loop = Scope(self, lane, parent=tile, start=start)
+            for s in range(strips):
+                for j, node in enumerate(nodes):
+                    for c in range(tn):
+                        col = 4 * (s * tn + c)
+                        if lane is RIDX:
+                            steps_of = self._transpose(loop, [loop.vec(node, {COL: col + i, RIDX: 0})
+                                                              for i in range(4)], node.dtype)
+                        else:
+                            steps_of = [loop.vec(node, {COL: col, RIDX: 0})]
+                        for u, v in enumerate(steps_of):
+                            off = s * strip_bytes + u * self.pack_stride + (j * tn + c) * 16
+                            loop.lines.append(f"(v128.store offset={off} (local.get ${pk}) {v})"
+                                              f"  ;; packed {self.label(node)} @ col+{col}"
+                                              + (f", ridx+{u}" if u else ""))
+            loop.increments[pk] = self.pack_stride
+            pack += tile.lines + self._ridx_loop(loop, start, stop, 4 if lane is RIDX else 1)
+        return pack
 
     # --- one tile ----------------------------------------------------------------
     def _tile(self, tm: int, tn: int, w: int, lane: Axis = COL) -> list[str]:

@@ -1,9 +1,10 @@
 """Where the webgpu sort spends its device time: each pass of one sort timed alone
 
     python3 -m benchmarks.sort_passes [--n 16777216] [--rows 1] [--dtype float32] [--argsort]
-                                      [--items K] [--ranking ballots|splits]
-                                      [--offsets lookback|scanned] [--warmup S]
-                                      [--diagnose coalesced|no-payload]
+                                      [--items K] [--ranking ballots|splits|nibbles]
+                                      [--split-bits B] [--offsets lookback|scanned]
+                                      [--warmup S] [--diagnose coalesced|no-payload]
+                                      [--runtime-checks bounds|none]
 
 prints every pass of the routine's plan (key kernel, each radix pass's histogram,
 prefix-sum levels and scatter, the gather) with its device time, each pass in a
@@ -26,6 +27,10 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 REPEATS = 10
+# --runtime-checks: shaders made by wgpuDeviceCreateShaderModuleTrusted with only these
+# of wgpu's checks (by default wgpu also bounds every loop with a counter of its own)
+RUNTIME_CHECKS = {"bounds": "WGPUShaderRuntimeChecks_BoundsChecks",
+                  "none": "WGPUShaderRuntimeChecks_None"}
 # --diagnose: a change to the scatter's write-back that shows what it costs (the result
 # is then wrong, and said to be)
 DIAGNOSES = {
@@ -97,6 +102,27 @@ def _diagnose(radix: Any, old: str, new: str) -> None:
         return scatter
     radix.split_scatter = changed(radix.split_scatter)
     radix.ballot_scatter = changed(radix.ballot_scatter)
+    radix.nibble_scatter = changed(radix.nibble_scatter)
+
+
+def _trusted_shaders(backend: Any, checks: str) -> None:
+    """Make `backend`'s shader modules with only the runtime checks `checks` (a
+    diagnostic: what wgpu's loop bounding and bounds checks cost)."""
+    from wgpu.backends.wgpu_native import _api
+
+    ffi, lib = _api.ffi, _api.lib
+
+    def compile_wgsl(source: str, label: str = "") -> Any:
+        wgsl = _api.new_struct_p("WGPUShaderSourceWGSL *", code=_api.to_c_string_view(source))
+        wgsl[0].chain.next = ffi.NULL
+        wgsl[0].chain.sType = lib.WGPUSType_ShaderSourceWGSL
+        descriptor = _api.new_struct_p("WGPUShaderModuleDescriptor *",
+                                       nextInChain=ffi.cast("WGPUChainedStruct *", wgsl),
+                                       label=_api.to_c_string_view(label))
+        module = _api.libf.wgpuDeviceCreateShaderModuleTrusted(
+            backend.device._internal, descriptor, getattr(lib, RUNTIME_CHECKS[checks]))
+        return _api.GPUShaderModule(label, module, backend.device)
+    backend.compile_wgsl = compile_wgsl
 
 
 def main() -> None:
@@ -107,14 +133,19 @@ def main() -> None:
     ap.add_argument("--argsort", action="store_true")
     ap.add_argument("--items", type=int,
                     help="radix_scatter.MAX_ITEMS: keys per thread of a tile")
-    ap.add_argument("--ranking", choices=["ballots", "splits"],
+    ap.add_argument("--ranking", choices=["ballots", "splits", "nibbles"],
                     help="radix.RANKING: how a scatter sorts its tile (ballots need "
                          "subgroups)")
+    ap.add_argument("--split-bits", type=int, choices=[1, 2, 4],
+                    help="radix.SPLIT_BITS: bits a split of --ranking splits sorts by")
     ap.add_argument("--offsets", choices=["lookback", "scanned"],
                     help="radix.OFFSETS: a tile's digit offsets by decoupled look-back "
                          "(with ballots), or by a histogram pass and a prefix sum")
     ap.add_argument("--diagnose", choices=sorted(DIAGNOSES),
                     help="time a scatter whose write-back is changed (a wrong result)")
+    ap.add_argument("--runtime-checks", choices=sorted(RUNTIME_CHECKS),
+                    help="make every shader with only these of wgpu's runtime checks "
+                         "(no loop bounding)")
     ap.add_argument("--warmup", type=float, default=2.0,
                     help="seconds of sorting before the warm figures")
     args = ap.parse_args()
@@ -128,6 +159,7 @@ def main() -> None:
     radix_scatter.MAX_ITEMS = args.items or radix_scatter.MAX_ITEMS
     if args.ranking:
         radix.RANKING = radix_scatter.Ranking[args.ranking.upper()]
+    radix.SPLIT_BITS = args.split_bits or radix.SPLIT_BITS
     if args.offsets:
         radix.OFFSETS = radix_scatter.Offsets[args.offsets.upper()]
 
@@ -139,6 +171,8 @@ def main() -> None:
     out_dtype = DType.int32 if args.argsort else DType(args.dtype)
     routine = Routine(name, ((x.shape, DType(args.dtype)),), ((x.shape, out_dtype),))
     backend = jaxlab.engine.devices.get_device("webgpu").backend
+    if args.runtime_checks:
+        _trusted_shaders(backend, args.runtime_checks)
     exe = backend.prepare_routine(routine)
     data, result = backend.allocate(x.nbytes), backend.allocate(x.size * out_dtype.itemsize)
     backend.write(data, x)

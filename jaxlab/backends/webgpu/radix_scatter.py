@@ -25,7 +25,8 @@ _AGGREGATE, _INCLUSIVE = 1 << 30, 2 << 30   # a tile state's flag: its own count
 class Ranking(enum.Enum):
     """How a scatter sorts its tile by the digit (radix.py says more)."""
     BALLOTS = "subgroup ballots"
-    SPLITS = "2-bit splits"
+    SPLITS = "stable splits"
+    NIBBLES = "two 4-bit rounds counted in registers"
 
 
 class Offsets(enum.Enum):
@@ -68,16 +69,10 @@ def state_words(rows: int, tiles: int, passes: int) -> tuple[int, int, int]:
     return counts, states, states + passes * rows * tiles * DIGITS
 
 
-def split_scatter(n: int, tiles: int, items: int, split_bits: int,
-                   scan: ThreadScan) -> HandWritten:
-    tile = THREADS * items
-    buckets = 1 << split_bits
-    # a thread's counts of the buckets, 16 bits each, packed in vec4s: 8 buckets a vec4
-    parts = [f"counts{q}" for q in range(math.ceil(buckets / 8))]
-
-    def per_part(line: str) -> str:   # a line for each vec4 of counts
-        return "\n".join(line.format(part=part, q=q) for q, part in enumerate(parts))
-    return scan.shader(f"""{PASS_PARAMS}
+def tile_declarations(tile: int) -> str:
+    """A scatter's bindings (offsets read from the prefix sum) and shared memory: the
+    tile's keys and payloads (padded: slot()), each digit's offset and run start."""
+    return f"""{PASS_PARAMS}
 @group(0) @binding(0) var<storage, read> keys: array<u32>;
 @group(0) @binding(1) var<storage, read> payload: array<u32>;
 @group(0) @binding(2) var<storage, read> offsets: array<u32>;
@@ -89,7 +84,6 @@ var<workgroup> tile_keys: array<u32, {tile + tile // 32}>;
 var<workgroup> tile_payload: array<u32, {tile + tile // 32}>;
 var<workgroup> digit_offset: array<u32, {DIGITS}>;   // where the tile's digit d goes
 var<workgroup> digit_start: array<u32, {DIGITS}>;    // where its run starts in the tile
-var<workgroup> bucket_start: array<u32, {buckets}>;   // where a split's bucket starts
 
 fn slot(e: u32) -> u32 {{
   // a word of padding after every 32: a thread's consecutive keys start on different
@@ -100,19 +94,13 @@ fn slot(e: u32) -> u32 {{
 fn digit_of(key: u32) -> u32 {{
   return (key >> params.shift) & {DIGITS - 1}u;
 }}
+"""
 
-fn one_of(bucket: u32, part: u32) -> vec4<u32> {{
-  // bucket b counts in bits 16 (b % 2) of word (b / 2) % 4 of vec4 number b / 8
-  let word = vec4<u32>(0u, 1u, 2u, 3u) == vec4<u32>((bucket >> 1u) & 3u);
-  let unit = vec4<u32>(1u << (16u * (bucket & 1u)));
-  return select(vec4<u32>(), unit, word & vec4<bool>(bucket >> 3u == part));
-}}
 
-fn count_of(counts: vec4<u32>, bucket: u32) -> u32 {{
-  // (counts: the vec4 that holds this bucket)
-  return (counts[(bucket >> 1u) & 3u] >> (16u * (bucket & 1u))) & 0xffffu;
-}}
-""", f"""  let row = group / {tiles}u;
+def tile_load(n: int, tiles: int, items: int) -> str:
+    """WGSL: the tile and its digits' offsets into shared memory (tile_declarations)."""
+    tile = THREADS * items
+    return f"""  let row = group / {tiles}u;
   let tile = group % {tiles}u;
   let start = row * {n}u + tile * {tile}u;
   let count = min({tile}u, {n}u - tile * {tile}u);
@@ -131,7 +119,55 @@ fn count_of(counts: vec4<u32>, bucket: u32) -> u32 {{
     tile_payload[slot(e)] = value;
   }}
   workgroupBarrier();
-  // each thread takes consecutive keys: their order within a thread is the tile's
+"""
+
+
+def tile_write_back(items: int) -> str:
+    """WGSL: the tile, sorted by the digit in shared memory, written where its digits'
+    keys go (the barrier after its last writes to the tile comes first)."""
+    return f"""  // where each digit's run starts in the sorted tile
+  for (var i = 0u; i < {items}u; i++) {{
+    let e = i * {THREADS}u + lid;
+    let digit = digit_of(tile_keys[slot(e)]);
+    if (e == 0u || digit_of(tile_keys[slot(e - 1u)]) != digit) {{ digit_start[digit] = e; }}
+  }}
+  workgroupBarrier();
+  // write back: a key's place is its digit's offset plus its rank in the digit's run
+  for (var i = 0u; i < {items}u; i++) {{
+    let e = i * {THREADS}u + lid;
+    if (e < count) {{
+      let digit = digit_of(tile_keys[slot(e)]);
+      let to = digit_offset[digit] + e - digit_start[digit];
+      keys_out[to] = tile_keys[slot(e)];
+      payload_out[to] = tile_payload[slot(e)];
+    }}
+  }}
+"""
+
+
+def split_scatter(n: int, tiles: int, items: int, split_bits: int,
+                   scan: ThreadScan) -> HandWritten:
+    tile = THREADS * items
+    buckets = 1 << split_bits
+    # a thread's counts of the buckets, 16 bits each, packed in vec4s: 8 buckets a vec4
+    parts = [f"counts{q}" for q in range(math.ceil(buckets / 8))]
+
+    def per_part(line: str) -> str:   # a line for each vec4 of counts
+        return "\n".join(line.format(part=part, q=q) for q, part in enumerate(parts))
+    return scan.shader(tile_declarations(tile) + f"""var<workgroup> bucket_start: array<u32, {buckets}>;   // where a split's bucket starts
+
+fn one_of(bucket: u32, part: u32) -> vec4<u32> {{
+  // bucket b counts in bits 16 (b % 2) of word (b / 2) % 4 of vec4 number b / 8
+  let word = vec4<u32>(0u, 1u, 2u, 3u) == vec4<u32>((bucket >> 1u) & 3u);
+  let unit = vec4<u32>(1u << (16u * (bucket & 1u)));
+  return select(vec4<u32>(), unit, word & vec4<bool>(bucket >> 3u == part));
+}}
+
+fn count_of(counts: vec4<u32>, bucket: u32) -> u32 {{
+  // (counts: the vec4 that holds this bucket)
+  return (counts[(bucket >> 1u) & 3u] >> (16u * (bucket & 1u))) & 0xffffu;
+}}
+""", tile_load(n, tiles, items) + f"""  // each thread takes consecutive keys: their order within a thread is the tile's
   var key: array<u32, {items}>;
   var value: array<u32, {items}>;
   for (var i = 0u; i < {items}u; i++) {{
@@ -172,24 +208,7 @@ fn count_of(counts: vec4<u32>, bucket: u32) -> u32 {{
       value[i] = tile_payload[slot(pos * {items}u + i)];
     }}
   }}
-  // where each digit's run starts in the sorted tile
-  for (var i = 0u; i < {items}u; i++) {{
-    let e = pos * {items}u + i;
-    let digit = digit_of(key[i]);
-    if (e == 0u || digit_of(tile_keys[slot(e - 1u)]) != digit) {{ digit_start[digit] = e; }}
-  }}
-  workgroupBarrier();
-  // write back: a key's place is its digit's offset plus its rank in the digit's run
-  for (var i = 0u; i < {items}u; i++) {{
-    let e = i * {THREADS}u + lid;
-    if (e < count) {{
-      let digit = digit_of(tile_keys[slot(e)]);
-      let to = digit_offset[digit] + e - digit_start[digit];
-      keys_out[to] = tile_keys[slot(e)];
-      payload_out[to] = tile_payload[slot(e)];
-    }}
-  }}
-""")
+""" + tile_write_back(items))
 
 
 def ballot_scatter(n: int, tiles: int, items: int, scan: ThreadScan, how: Offsets,

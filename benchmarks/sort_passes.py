@@ -4,7 +4,7 @@
                                       [--items K] [--ranking ballots|splits|nibbles]
                                       [--split-bits B] [--offsets lookback|scanned]
                                       [--warmup S] [--diagnose coalesced|no-payload]
-                                      [--runtime-checks bounds|none]
+                                      [--runtime-checks bounds|none] [--first-calls K]
 
 prints every pass of the routine's plan (key kernel, each radix pass's histogram,
 prefix-sum levels and scatter, the gather) with its device time, each pass in a
@@ -61,6 +61,20 @@ def _span_ms(backend: Any, run: Callable[[], Any]) -> Optional[float]:
         spans.append(span.ms)
         del out
     return None if None in spans else statistics.median(spans)
+
+
+def _first_calls(backend: Any, run: Callable[[], Any], calls: int) -> list[str]:
+    """Each call's device ms (and wall ms, up to its result), one call at a time."""
+    times = []
+    for _ in range(calls):
+        t0 = time.perf_counter()
+        with backend.device_span() as span:
+            out = run()
+        backend.synchronize()
+        wall = (time.perf_counter() - t0) * 1e3
+        times.append(f"{span.ms:.2f} ({wall:.1f})" if span.ms is not None else f"({wall:.1f})")
+        del out
+    return times
 
 
 def keep_busy(backend: Any, run: Callable[[], Any], seconds: float) -> int:
@@ -146,6 +160,8 @@ def main() -> None:
     ap.add_argument("--runtime-checks", choices=sorted(RUNTIME_CHECKS),
                     help="make every shader with only these of wgpu's runtime checks "
                          "(no loop bounding)")
+    ap.add_argument("--first-calls", type=int, default=0,
+                    help="print the device time of each of the first K jit calls")
     ap.add_argument("--warmup", type=float, default=2.0,
                     help="seconds of sorting before the warm figures")
     args = ap.parse_args()
@@ -191,6 +207,10 @@ def main() -> None:
     fn = jaxlab.jit(jnp.argsort if args.argsort else jnp.sort)
     arg = jaxlab.device_put(x, "webgpu")
     fn(arg).block_until_ready()
+    if args.first_calls:
+        print(f"\nthe first {args.first_calls} jit calls after compiling, one at a time: "
+              "device ms (wall ms)")
+        print(" ".join(_first_calls(backend, lambda: fn(arg), args.first_calls)))
     cold = _span_ms(backend, lambda: fn(arg))
     calls = keep_busy(backend, lambda: fn(arg), args.warmup)
     print(f"\na jit call (as benchmarks.gpu SORT) right after compiling: {cold:.4f} ms")

@@ -175,7 +175,8 @@ def radix_sort(b: "_Builder", rows: int, n: int, keys: int, key_bits: int, resul
         scatter = {
             Ranking.BALLOTS: lambda: ballot_scatter(n, tiles, items, count_scan, where),
             Ranking.SPLITS: lambda: split_scatter(n, tiles, items, SPLIT_BITS, packed_scan),
-            Ranking.NIBBLES: lambda: nibble_scatter(n, tiles, items, packed_scan),
+            Ranking.NIBBLES: lambda: nibble_scatter(
+                n, tiles, items, ThreadScan(subgroups, "vec4<u32>", width=2)),
         }[how]()
     # passes alternate between two buffers of keys and two of payloads; the first
     # reads `payload` (when it makes positions, it binds its keys in that place),

@@ -76,11 +76,9 @@ def _round(shift: str, items: int, scan: ThreadScan, last: bool) -> str:
     var high = 0u;
 {count}
     // the counts in the threads before this one, and in the tile
-    let scanned_low = {scan.call("widened(low)")};
-    let scanned_high = {scan.call("widened(high)")};
-    let base_low = scanned_low.before + starts(scanned_low.total, 0u);
-    let base_high = scanned_high.before + starts(scanned_high.total,
-                                                 fields_sum(scanned_low.total));
+    let scanned = {scan.call("widened(low)", "widened(high)")};
+    let base_low = scanned.before + starts(scanned.total, 0u);
+    let base_high = scanned.before1 + starts(scanned.total1, fields_sum(scanned.total));
 {place}
   }}
   workgroupBarrier();
@@ -88,8 +86,8 @@ def _round(shift: str, items: int, scan: ThreadScan, last: bool) -> str:
 
 
 def nibble_scatter(n: int, tiles: int, items: int, scan: ThreadScan) -> HandWritten:
-    """The scatter of one radix pass, ranking by nibbles (`scan` over vec4<u32>)."""
-    assert items <= MAX_KEYS and DIGIT_BITS % ROUND_BITS == 0
+    """The scatter of one radix pass, ranking by nibbles (`scan`: two vec4<u32>)."""
+    assert items <= MAX_KEYS and DIGIT_BITS % ROUND_BITS == 0 and scan.width == 2
     keys = range(items)
     held = "\n".join(f"""  var k{i} = tile_keys[slot(pos * {items}u + {i}u)];
   var v{i} = tile_payload[slot(pos * {items}u + {i}u)];""" for i in keys)

@@ -47,7 +47,10 @@ PASS_PARAMS = """struct Pass {
 def _fixed_shared(how: Ranking) -> int:
     """Shared bytes of a scatter besides its tile (tables of digits, the thread scan)."""
     tables = 4 * DIGITS * 3 + 16 * THREADS   # offsets, run starts, buckets, thread scan
-    return tables + (4 * SLOTS * DIGITS // 2 if how is Ranking.BALLOTS else 0)
+    extra = {Ranking.BALLOTS: 4 * SLOTS * DIGITS // 2,   # the slots' counts
+             Ranking.SPLITS: 0,
+             Ranking.NIBBLES: 16 * THREADS}              # its scan's second vec4
+    return tables + extra[how]
 
 
 def items_per_thread(limits: Limits, how: Ranking = Ranking.SPLITS) -> int:

@@ -3,7 +3,8 @@
     python3 -m benchmarks.sort_passes [--n 16777216] [--rows 1] [--dtype float32] [--argsort]
                                       [--items K] [--ranking ballots|splits|nibbles]
                                       [--split-bits B] [--offsets lookback|scanned]
-                                      [--warmup S] [--diagnose coalesced|no-payload]
+                                      [--warmup S]
+                                      [--diagnose coalesced|no-payload|no-ranking]
                                       [--runtime-checks bounds|none] [--first-calls K]
 
 prints every pass of the routine's plan (key kernel, each radix pass's histogram,
@@ -39,6 +40,9 @@ DIAGNOSES = {
                   "let to = start + e;"),
     # keys alone written back
     "no-payload": ("payload_out[to] = tile_payload", "// payload_out[to] = tile_payload"),
+    # (NIBBLES) no rounds: the tile written back as it was read, so what is left is the
+    # cost of reading, the run starts and the write-back
+    "no-ranking": ("", ""),
 }
 
 
@@ -168,7 +172,7 @@ def main() -> None:
 
     import jaxlab
     import jaxlab.numpy as jnp
-    from jaxlab.backends.webgpu import radix, radix_scatter
+    from jaxlab.backends.webgpu import radix, radix_nibbles, radix_scatter
     from jaxlab.ir.dtypes import DType
     from jaxlab.ir.kernel import Routine
 
@@ -179,7 +183,9 @@ def main() -> None:
     if args.offsets:
         radix.OFFSETS = radix_scatter.Offsets[args.offsets.upper()]
 
-    if args.diagnose:
+    if args.diagnose == "no-ranking":
+        radix_nibbles._round = lambda *_: "  workgroupBarrier();\n"
+    elif args.diagnose:
         _diagnose(radix, *DIAGNOSES[args.diagnose])
 
     x = _input(args.rows, args.n, args.dtype)

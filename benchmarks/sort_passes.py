@@ -6,6 +6,7 @@
                                       [--warmup S]
                                       [--diagnose coalesced|no-payload|no-ranking]
                                       [--runtime-checks bounds|none] [--first-calls K]
+                                      [--idle S]
 
 prints every pass of the routine's plan (key kernel, each radix pass's histogram,
 prefix-sum levels and scatter, the gather) with its device time, each pass in a
@@ -166,6 +167,8 @@ def main() -> None:
                          "(no loop bounding)")
     ap.add_argument("--first-calls", type=int, default=0,
                     help="print the device time of each of the first K jit calls")
+    ap.add_argument("--idle", type=float, default=0.0,
+                    help="seconds the device idles before the first calls (--first-calls)")
     ap.add_argument("--warmup", type=float, default=2.0,
                     help="seconds of sorting before the warm figures")
     args = ap.parse_args()
@@ -214,8 +217,9 @@ def main() -> None:
     arg = jaxlab.device_put(x, "webgpu")
     fn(arg).block_until_ready()
     if args.first_calls:
-        print(f"\nthe first {args.first_calls} jit calls after compiling, one at a time: "
-              "device ms (wall ms)")
+        time.sleep(args.idle)
+        print(f"\nthe first {args.first_calls} jit calls after compiling and {args.idle} s "
+              "idle, one at a time: device ms (wall ms)")
         print(" ".join(_first_calls(backend, lambda: fn(arg), args.first_calls)))
     cold = _span_ms(backend, lambda: fn(arg))
     calls = keep_busy(backend, lambda: fn(arg), args.warmup)

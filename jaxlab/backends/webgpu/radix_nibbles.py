@@ -16,10 +16,9 @@ from __future__ import annotations
 from jaxlab.backends.webgpu.codegen import HandWritten
 from jaxlab.backends.webgpu.radix_scan import THREADS, ThreadScan
 from jaxlab.backends.webgpu.radix_scatter import (
-    DIGIT_BITS, tile_declarations, tile_load, tile_write_back)
+    DIGIT_BITS, NIBBLE_KEYS, tile_declarations, tile_load, tile_write_back)
 
 ROUND_BITS = 4
-MAX_KEYS = 8     # keys a thread holds: a nibble's count in the thread fits 4 bits
 
 _HELPERS = """
 fn widened(counts: u32) -> vec4<u32> {
@@ -87,7 +86,7 @@ def _round(shift: str, items: int, scan: ThreadScan, last: bool) -> str:
 
 def nibble_scatter(n: int, tiles: int, items: int, scan: ThreadScan) -> HandWritten:
     """The scatter of one radix pass, ranking by nibbles (`scan`: two vec4<u32>)."""
-    assert items <= MAX_KEYS and DIGIT_BITS % ROUND_BITS == 0 and scan.width == 2
+    assert items <= NIBBLE_KEYS and DIGIT_BITS % ROUND_BITS == 0 and scan.width == 2
     keys = range(items)
     held = "\n".join(f"""  var k{i} = tile_keys[slot(pos * {items}u + {i}u)];
   var v{i} = tile_payload[slot(pos * {items}u + {i}u)];""" for i in keys)

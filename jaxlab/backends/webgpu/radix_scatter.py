@@ -14,6 +14,7 @@ from jaxlab.backends.webgpu.tune import Limits
 DIGIT_BITS = 8
 DIGITS = 1 << DIGIT_BITS
 MAX_ITEMS = 8          # keys per thread in a tile, at most (shared memory may allow fewer)
+NIBBLE_KEYS = 8        # NIBBLES: at most, so that a count of a thread's keys fits 4 bits
 # BALLOTS: a digit's running count per slot of the tile. A slot is one subgroup
 # (several, taking turns, where subgroups are small): NVIDIA's 32 lanes make 8
 # subgroups of 256 threads, lavapipe's 8 lanes 32 subgroups, two to a slot
@@ -58,7 +59,7 @@ def items_per_thread(limits: Limits, how: Ranking = Ranking.SPLITS) -> int:
     def shared_bytes(items: int) -> int:   # keys and payloads, padded (slot() in WGSL)
         return 8 * THREADS * items * 33 // 32 + _fixed_shared(how)
 
-    items = MAX_ITEMS
+    items = min(MAX_ITEMS, NIBBLE_KEYS) if how is Ranking.NIBBLES else MAX_ITEMS
     while items > 1 and shared_bytes(items) > limits.max_shared_bytes:
         items //= 2
     return items

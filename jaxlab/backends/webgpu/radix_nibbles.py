@@ -61,7 +61,8 @@ def _round(shift: str, items: int, scan: ThreadScan, last: bool) -> str:
     let rank{i} = (select(low, high, upper{i}) >> at{i}) & 15u;
     low += select(1u << at{i}, 0u, upper{i});
     high += select(0u, 1u << at{i}, upper{i});""" for i in keys)
-    place = "\n".join(f"""    let to{i} = field(select(base_low, base_high, upper{i}), nibble{i}) + rank{i};
+    place = "\n".join(f"""\
+    let to{i} = field(select(base_low, base_high, upper{i}), nibble{i}) + rank{i};
     tile_keys[slot(to{i})] = k{i};
     tile_payload[slot(to{i})] = v{i};""" for i in keys)
     read = "" if last else "\n".join(

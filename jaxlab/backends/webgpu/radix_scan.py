@@ -63,7 +63,7 @@ class ThreadScan:
         t = self.wgsl_type
         suffixes = ["" if w == 0 else str(w) for w in range(self.width)]
         params = ", ".join(f"value{s}: {t}" for s in suffixes)
-        results = ", ".join(f"before{s}, total{s}" for s in suffixes)
+        totals = ", ".join(f"total{s}" for s in suffixes)
         head = f"""
 struct Scanned {{
 {self._each(f"  before{{s}}: {t},   // the sum over the threads before this one")}
@@ -91,7 +91,7 @@ fn scan_threads({params}, pos: u32, lane: u32, subgroup: u32, subgroups: u32) ->
 {self._each("    total{s} += part{s};")}
   }}
   workgroupBarrier();
-  return Scanned({", ".join(f"before{s}" for s in suffixes)}, {", ".join(f"total{s}" for s in suffixes)});
+  return Scanned({", ".join(f"before{s}" for s in suffixes)}, {totals});
 }}
 """
         return head + f"""
@@ -114,7 +114,7 @@ fn scan_threads({params}, pos: u32) -> Scanned {{
   }}
 {self._each(f"  let total{{s}} = partial_sums{{s}}[{THREADS - 1}u];")}
   workgroupBarrier();
-  return Scanned({", ".join(f"inclusive{s} - value{s}" for s in suffixes)}, {", ".join(f"total{s}" for s in suffixes)});
+  return Scanned({", ".join(f"inclusive{s} - value{s}" for s in suffixes)}, {totals});
 }}
 """
 

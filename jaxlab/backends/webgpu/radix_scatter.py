@@ -158,7 +158,8 @@ def split_scatter(n: int, tiles: int, items: int, split_bits: int,
 
     def per_part(line: str) -> str:   # a line for each vec4 of counts
         return "\n".join(line.format(part=part, q=q) for q, part in enumerate(parts))
-    return scan.shader(tile_declarations(tile) + f"""var<workgroup> bucket_start: array<u32, {buckets}>;   // where a split's bucket starts
+    return scan.shader(tile_declarations(tile) + f"""// where a split's bucket starts
+var<workgroup> bucket_start: array<u32, {buckets}>;
 
 fn one_of(bucket: u32, part: u32) -> vec4<u32> {{
   // bucket b counts in bits 16 (b % 2) of word (b / 2) % 4 of vec4 number b / 8
@@ -171,7 +172,8 @@ fn count_of(counts: vec4<u32>, bucket: u32) -> u32 {{
   // (counts: the vec4 that holds this bucket)
   return (counts[(bucket >> 1u) & 3u] >> (16u * (bucket & 1u))) & 0xffffu;
 }}
-""", tile_load(n, tiles, items) + f"""  // each thread takes consecutive keys: their order within a thread is the tile's
+""", tile_load(n, tiles, items) + f"""\
+  // each thread takes consecutive keys: their order within a thread is the tile's
   var key: array<u32, {items}>;
   var value: array<u32, {items}>;
   for (var i = 0u; i < {items}u; i++) {{

@@ -82,14 +82,16 @@ fn scan_threads({params}, pos: u32, lane: u32, subgroup: u32, subgroups: u32) ->
 {self._each("    subgroup_sums{s}[subgroup] = sum{s};")}
   }}
   workgroupBarrier();
-{self._each("  var before{s} = inclusive{s} - value{s};")}
-{self._each(f"  var total{{s}} = {t}();")}
-  // the subgroups' sums: those before this one, and all of them
-  for (var s = 0u; s < subgroups; s++) {{
-{self._each(f"    let part{{s}} = subgroup_sums{{s}}[s];")}
-{self._each(f"    before{{s}} += select({t}(), part{{s}}, s < subgroup);")}
-{self._each("    total{s} += part{s};")}
+  // the subgroups' sums: those before this one, then the rest (all of them)
+{self._each(f"  var earlier{{s}} = {t}();")}
+  for (var s = 0u; s < subgroup; s++) {{
+{self._each("    earlier{s} += subgroup_sums{s}[s];")}
   }}
+{self._each("  var total{s} = earlier{s};")}
+  for (var s = subgroup; s < subgroups; s++) {{
+{self._each("    total{s} += subgroup_sums{s}[s];")}
+  }}
+{self._each("  let before{s} = inclusive{s} - value{s} + earlier{s};")}
   workgroupBarrier();
   return Scanned({", ".join(f"before{s}" for s in suffixes)}, {totals});
 }}

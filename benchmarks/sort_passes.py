@@ -37,13 +37,13 @@ RUNTIME_CHECKS = {"bounds": "WGPUShaderRuntimeChecks_BoundsChecks",
 # is then wrong, and said to be)
 DIAGNOSES = {
     # every key written back where it was read: the digit runs' scattered writes gone
-    "coalesced": ("let to = digit_offset[digit] + e - digit_start[digit];",
-                  "let to = start + e;"),
+    "coalesced": (("let to = digit_offset[", "let to = 0u * digit_offset["),
+                  ("- digit_start[", "+ start + 0u * digit_start[")),
     # keys alone written back
-    "no-payload": ("payload_out[to] = tile_payload", "// payload_out[to] = tile_payload"),
+    "no-payload": (("payload_out[to] = tile_payload", "// payload_out[to] = tile_payload"),),
     # (NIBBLES) no rounds: the tile written back as it was read, so what is left is the
     # cost of reading, the run starts and the write-back
-    "no-ranking": ("", ""),
+    "no-ranking": (),
 }
 
 
@@ -111,13 +111,16 @@ def _pass_table(exe: Any, runs: list[list[tuple[str, float]]]) -> None:
     print(f"\nsum of the passes timed alone: {sum(by_kind.values()):.4f} ms")
 
 
-def _diagnose(radix: Any, old: str, new: str) -> None:
-    """Make radix.py's scatters with `old` in their WGSL replaced by `new`."""
+def _diagnose(radix: Any, changes: tuple[tuple[str, str], ...]) -> None:
+    """Make radix.py's scatters with each `old` in their WGSL replaced by its `new`."""
     def changed(make: Callable[..., Any]) -> Callable[..., Any]:
         def scatter(*args: Any, **kwargs: Any) -> Any:
             shader = make(*args, **kwargs)
-            assert old in shader.body
-            return dataclasses.replace(shader, body=shader.body.replace(old, new))
+            body = shader.body
+            for old, new in changes:
+                assert old in body
+                body = body.replace(old, new)
+            return dataclasses.replace(shader, body=body)
         return scatter
     radix.split_scatter = changed(radix.split_scatter)
     radix.ballot_scatter = changed(radix.ballot_scatter)
@@ -189,7 +192,7 @@ def main() -> None:
     if args.diagnose == "no-ranking":
         radix_nibbles._round = lambda *_: "  workgroupBarrier();\n"
     elif args.diagnose:
-        _diagnose(radix, *DIAGNOSES[args.diagnose])
+        _diagnose(radix, DIAGNOSES[args.diagnose])
 
     x = _input(args.rows, args.n, args.dtype)
     name = "argsort" if args.argsort else "sort"

@@ -68,6 +68,11 @@ def key_passes(key_bits: int) -> int:
 
 def _histogram(n: int, tiles: int, items: int) -> HandWritten:
     tile = THREADS * items
+    reads = "\n".join(f"  let key{i} = keys[min(start + {i * THREADS}u + lid, last)];"
+                      for i in range(items))
+    counts = "\n".join(f"""  if ({i * THREADS}u + lid < count) {{
+    atomicAdd(&histogram[(key{i} >> params.shift) & {DIGITS - 1}u], 1u);
+  }}""" for i in range(items))
     return HandWritten(f"""{PASS_PARAMS}
 @group(0) @binding(0) var<storage, read> keys: array<u32>;
 @group(0) @binding(1) var<storage, read_write> counts: array<u32>;
@@ -79,14 +84,12 @@ var<workgroup> histogram: array<atomic<u32>, {DIGITS}>;
   let start = row * {n}u + tile * {tile}u;
   let count = min({tile}u, {n}u - tile * {tile}u);
   atomicStore(&histogram[lid], 0u);
+  // neighbouring threads read neighbouring keys, every read issued before the first
+  // is used (written out: no loop to unroll); past the row's end, its last key again
+  let last = start + count - 1u;
+{reads}
   workgroupBarrier();
-  // neighbouring threads read neighbouring keys
-  for (var i = 0u; i < {items}u; i++) {{
-    let e = i * {THREADS}u + lid;
-    if (e < count) {{
-      atomicAdd(&histogram[(keys[start + e] >> params.shift) & {DIGITS - 1}u], 1u);
-    }}
-  }}
+{counts}
   workgroupBarrier();
   // laid out [row][digit][tile]: one prefix sum then gives every tile's offsets
   counts[(row * {DIGITS}u + lid) * {tiles}u + tile] = atomicLoad(&histogram[lid]);

@@ -104,24 +104,24 @@ fn digit_of(key: u32) -> u32 {{
 def tile_load(n: int, tiles: int, items: int) -> str:
     """WGSL: the tile and its digits' offsets into shared memory (tile_declarations)."""
     tile = THREADS * items
+    places = [f"{i * THREADS}u + lid" for i in range(items)]   # where a thread's keys are
+    reads = "\n".join(f"""  let key{i} = keys[min(start + {e}, last)];
+  let value{i} = payload[min(start + {e}, last)];""" for i, e in enumerate(places))
+    stores = "\n".join(f"""  tile_keys[slot({e})] = select(0xffffffffu, key{i}, {e} < count);
+  tile_payload[slot({e})] = select(value{i}, tile * {tile}u + {e}, params.first == 1u);"""
+                       for i, e in enumerate(places))
     return f"""  let row = group / {tiles}u;
   let tile = group % {tiles}u;
   let start = row * {n}u + tile * {tile}u;
   let count = min({tile}u, {n}u - tile * {tile}u);
   digit_offset[lid] = offsets[(row * {DIGITS}u + lid) * {tiles}u + tile];
-  // the tile into shared memory, neighbouring threads reading neighbouring keys;
-  // past the row's end, keys that sort last (never written back)
-  for (var i = 0u; i < {items}u; i++) {{
-    let e = i * {THREADS}u + lid;
-    var key = 0xffffffffu;
-    var value = 0u;
-    if (e < count) {{
-      key = keys[start + e];
-      value = select(payload[start + e], tile * {tile}u + e, params.first == 1u);
-    }}
-    tile_keys[slot(e)] = key;
-    tile_payload[slot(e)] = value;
-  }}
+  // the tile into shared memory, neighbouring threads reading neighbouring keys, every
+  // read of a thread issued before the first is used (written out: no loop to unroll);
+  // past the row's end (reads kept at its last key) keys that sort last, never
+  // written back
+  let last = start + count - 1u;
+{reads}
+{stores}
   workgroupBarrier();
 """
 
@@ -129,23 +129,21 @@ def tile_load(n: int, tiles: int, items: int) -> str:
 def tile_write_back(items: int) -> str:
     """WGSL: the tile, sorted by the digit in shared memory, written where its digits'
     keys go (the barrier after its last writes to the tile comes first)."""
+    places = [f"{i * THREADS}u + lid" for i in range(items)]
+    starts = "\n".join(f"""  let sorted{i} = tile_keys[slot({e})];
+  if ({e} == 0u || digit_of(tile_keys[slot({e} - 1u)]) != digit_of(sorted{i})) {{
+    digit_start[digit_of(sorted{i})] = {e};
+  }}""" for i, e in enumerate(places))
+    writes = "\n".join(f"""  if ({e} < count) {{
+    let to = digit_offset[digit_of(sorted{i})] + {e} - digit_start[digit_of(sorted{i})];
+    keys_out[to] = sorted{i};
+    payload_out[to] = tile_payload[slot({e})];
+  }}""" for i, e in enumerate(places))
     return f"""  // where each digit's run starts in the sorted tile
-  for (var i = 0u; i < {items}u; i++) {{
-    let e = i * {THREADS}u + lid;
-    let digit = digit_of(tile_keys[slot(e)]);
-    if (e == 0u || digit_of(tile_keys[slot(e - 1u)]) != digit) {{ digit_start[digit] = e; }}
-  }}
+{starts}
   workgroupBarrier();
   // write back: a key's place is its digit's offset plus its rank in the digit's run
-  for (var i = 0u; i < {items}u; i++) {{
-    let e = i * {THREADS}u + lid;
-    if (e < count) {{
-      let digit = digit_of(tile_keys[slot(e)]);
-      let to = digit_offset[digit] + e - digit_start[digit];
-      keys_out[to] = tile_keys[slot(e)];
-      payload_out[to] = tile_payload[slot(e)];
-    }}
-  }}
+{writes}
 """
 
 

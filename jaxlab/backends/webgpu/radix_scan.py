@@ -121,17 +121,25 @@ fn scan_threads({params}, pos: u32) -> Scanned {{
 """
 
 
+def _read_values(places: list[str], length: int) -> str:
+    """WGSL: value0, value1, ... read at `places` (0 past `length`), written out so that
+    every read is issued before the first is used."""
+    last = length - 1
+    return "\n".join(f"  let value{i} = select(0u, values[min({e}, {last}u)], {e} < {length}u);"
+                     for i, e in enumerate(places))
+
+
+def _added(count: int) -> str:
+    return " + ".join(f"value{i}" for i in range(count))
+
+
 def _block_sums(length: int, scan: ThreadScan) -> HandWritten:
     return scan.shader(f"""@group(0) @binding(0) var<storage, read> values: array<u32>;
 @group(0) @binding(1) var<storage, read_write> sums: array<u32>;
-""", f"""  let base = group * {SCAN_BLOCK}u;
-  var mine = 0u;
-  // neighbouring threads read neighbouring values
-  for (var i = 0u; i < {SCAN_ITEMS}u; i++) {{
-    let e = base + i * {THREADS}u + pos;
-    if (e < {length}u) {{ mine += values[e]; }}
-  }}
-  let scanned = {scan.call("mine")};
+""", f"""  let base = group * {SCAN_BLOCK}u + pos;
+  // neighbouring threads read neighbouring values, all reads issued before any is used
+{_read_values([f"base + {i * THREADS}u" for i in range(SCAN_ITEMS)], length)}
+  let scanned = {scan.call(_added(SCAN_ITEMS))};
   if (pos == 0u) {{ sums[group] = scanned.total; }}
 """)
 
@@ -158,21 +166,12 @@ def _block_scan(length: int, carry: _Carry, scan: ThreadScan) -> HandWritten:
 {carry_binding}""", summed + f"""\
   // this thread's consecutive values, then its place among the threads
   let base = group * {SCAN_BLOCK}u + pos * {SCAN_ITEMS}u;
-  var mine = 0u;
-  for (var i = 0u; i < {SCAN_ITEMS}u; i++) {{
-    if (base + i < {length}u) {{ mine += values[base + i]; }}
-  }}
-  let scanned = {scan.call("mine")};
+{_read_values([f"base + {i}u" for i in range(SCAN_ITEMS)], length)}
+  let scanned = {scan.call(_added(SCAN_ITEMS))};
   var running = scanned.before{start[carry]};
   // each value's exclusive prefix
-  for (var i = 0u; i < {SCAN_ITEMS}u; i++) {{
-    if (base + i < {length}u) {{
-      let value = values[base + i];
-      prefix[base + i] = running;
-      running += value;
-    }}
-  }}
-""")
+""" + "\n".join(f"""  if (base + {i}u < {length}u) {{ prefix[base + {i}u] = running; }}
+  running += value{i};""" for i in range(SCAN_ITEMS)) + "\n")
 
 
 def prefix_sum(b: "_Builder", values: int, prefix: int, length: int, scan: ThreadScan) -> None:

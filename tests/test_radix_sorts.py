@@ -106,15 +106,16 @@ def test_radix_sort_with_and_without_subgroups(monkeypatch, subgroups, ranking):
                      ranking.value)}
 
 
-@pytest.mark.parametrize("items", [8, 3])
-def test_nibble_counts_at_their_limits(monkeypatch, items):
+@pytest.mark.parametrize("items, length", [(8, LONG + 11), (3, LONG + 3)])
+def test_nibble_counts_at_their_limits(monkeypatch, items, length):
     """NIBBLES: tiles whose keys all have one digit (a thread's 4-bit count of a nibble
     reaches 8, a 16-bit total the whole tile), rows of two digits, and threads that
-    hold fewer keys (shared memory for fewer)."""
+    hold fewer keys (shared memory for fewer). Rows of a multiple of 4 keys are read
+    four keys at a time (the first case), others through shared memory. (A length of
+    its own per case: plans are kept by shape.)"""
     monkeypatch.setattr(radix, "RANKING", radix_scatter.Ranking.NIBBLES)
     monkeypatch.setattr(radix_scatter, "MAX_ITEMS", items)
     rng = np.random.default_rng(8)
-    length = LONG + items   # a length of its own per case: plans are kept by shape
     x = np.stack([np.full(length, 5), rng.integers(0, 2, length) * 0x0F0F0F0F,
                   rng.integers(-2 ** 31, 2 ** 31 - 1, length)]).astype(np.int32)
     with jaxlab.default_device("webgpu"), jaxlab.capture() as log:

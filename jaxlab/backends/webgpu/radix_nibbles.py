@@ -16,7 +16,7 @@ from __future__ import annotations
 from jaxlab.backends.webgpu.codegen import HandWritten
 from jaxlab.backends.webgpu.radix_scan import THREADS, ThreadScan
 from jaxlab.backends.webgpu.radix_scatter import (
-    DIGIT_BITS, NIBBLE_KEYS, tile_declarations, tile_load, tile_write_back)
+    DIGIT_BITS, NIBBLE_KEYS, tile_declarations, tile_load, tile_place, tile_write_back)
 
 ROUND_BITS = 4
 
@@ -85,16 +85,46 @@ def _round(shift: str, items: int, scan: ThreadScan, last: bool) -> str:
 {read}"""
 
 
+def _held_via_shared(n: int, tiles: int, items: int) -> str:
+    """WGSL: the thread's keys k0.. and payloads v0.. (consecutive in the tile), read
+    coalesced into shared memory first."""
+    return tile_load(n, tiles, items) + "\n".join(
+        f"""  var k{i} = tile_keys[slot(pos * {items}u + {i}u)];
+  var v{i} = tile_payload[slot(pos * {items}u + {i}u)];""" for i in range(items)) + "\n"
+
+
+def _held_direct(n: int, tiles: int, items: int) -> str:
+    """WGSL: the same read straight into registers, four keys a read (rows and tiles
+    start at multiples of 4 keys; a vec4 is in the row or past its end)."""
+    tile = THREADS * items
+    reads = "\n".join(f"""  let keys{j} = keys[min(first + {j}u, last)];
+  let values{j} = payload[min(first + {j}u, last)];""" for j in range(items // 4))
+    held = "\n".join(f"""\
+  var k{i} = select(0xffffffffu, keys{i // 4}[{i % 4}], pos * {items}u + {i}u < count);
+  var v{i} = select(values{i // 4}[{i % 4}], tile * {tile}u + pos * {items}u + {i}u,
+                    params.first == 1u);""" for i in range(items))
+    return tile_place(n, tiles, items) + f"""\
+  // this thread's consecutive keys straight from memory, four at a time; past the
+  // row's end (reads kept at its last four) keys that sort last, never written back
+  let first = (start + pos * {items}u) / 4u;
+  let last = (start + count) / 4u - 1u;
+{reads}
+{held}
+"""
+
+
+def direct(n: int, items: int) -> bool:
+    """Whether a thread reads its keys straight from memory, four at a time."""
+    return n % 4 == 0 and items % 4 == 0
+
+
 def nibble_scatter(n: int, tiles: int, items: int, scan: ThreadScan) -> HandWritten:
     """The scatter of one radix pass, ranking by nibbles (`scan`: two vec4<u32>)."""
     assert items <= NIBBLE_KEYS and DIGIT_BITS % ROUND_BITS == 0 and scan.width == 2
-    keys = range(items)
-    held = "\n".join(f"""  var k{i} = tile_keys[slot(pos * {items}u + {i}u)];
-  var v{i} = tile_payload[slot(pos * {items}u + {i}u)];""" for i in keys)
     rounds = DIGIT_BITS // ROUND_BITS
     body = "".join(_round(f"params.shift + {ROUND_BITS * r}u", items, scan, r == rounds - 1)
                    for r in range(rounds))
-    return scan.shader(tile_declarations(THREADS * items) + _HELPERS,
-                       tile_load(n, tiles, items) +
-                       "  // each thread takes consecutive keys\n" + held + "\n" + body +
-                       tile_write_back(items))
+    vectors = direct(n, items)
+    held = (_held_direct if vectors else _held_via_shared)(n, tiles, items)
+    return scan.shader(tile_declarations(THREADS * items, "vec4<u32>" if vectors else "u32") +
+                       _HELPERS, held + body + tile_write_back(items))

@@ -73,12 +73,13 @@ def state_words(rows: int, tiles: int, passes: int) -> tuple[int, int, int]:
     return counts, states, states + passes * rows * tiles * DIGITS
 
 
-def tile_declarations(tile: int) -> str:
-    """A scatter's bindings (offsets read from the prefix sum) and shared memory: the
-    tile's keys and payloads (padded: slot()), each digit's offset and run start."""
+def tile_declarations(tile: int, words: str = "u32") -> str:
+    """A scatter's bindings (keys and payloads read as `words`, offsets from the prefix
+    sum) and shared memory: the tile's keys and payloads (padded: slot()), each
+    digit's offset and run start."""
     return f"""{PASS_PARAMS}
-@group(0) @binding(0) var<storage, read> keys: array<u32>;
-@group(0) @binding(1) var<storage, read> payload: array<u32>;
+@group(0) @binding(0) var<storage, read> keys: array<{words}>;
+@group(0) @binding(1) var<storage, read> payload: array<{words}>;
 @group(0) @binding(2) var<storage, read> offsets: array<u32>;
 @group(0) @binding(3) var<storage, read_write> keys_out: array<u32>;
 @group(0) @binding(4) var<storage, read_write> payload_out: array<u32>;
@@ -101,6 +102,18 @@ fn digit_of(key: u32) -> u32 {{
 """
 
 
+def tile_place(n: int, tiles: int, items: int) -> str:
+    """WGSL: where this workgroup's tile is (row, tile, start, count), and its digits'
+    offsets into shared memory."""
+    tile = THREADS * items
+    return f"""  let row = group / {tiles}u;
+  let tile = group % {tiles}u;
+  let start = row * {n}u + tile * {tile}u;
+  let count = min({tile}u, {n}u - tile * {tile}u);
+  digit_offset[lid] = offsets[(row * {DIGITS}u + lid) * {tiles}u + tile];
+"""
+
+
 def tile_load(n: int, tiles: int, items: int) -> str:
     """WGSL: the tile and its digits' offsets into shared memory (tile_declarations)."""
     tile = THREADS * items
@@ -110,11 +123,7 @@ def tile_load(n: int, tiles: int, items: int) -> str:
     stores = "\n".join(f"""  tile_keys[slot({e})] = select(0xffffffffu, key{i}, {e} < count);
   tile_payload[slot({e})] = select(value{i}, tile * {tile}u + {e}, params.first == 1u);"""
                        for i, e in enumerate(places))
-    return f"""  let row = group / {tiles}u;
-  let tile = group % {tiles}u;
-  let start = row * {n}u + tile * {tile}u;
-  let count = min({tile}u, {n}u - tile * {tile}u);
-  digit_offset[lid] = offsets[(row * {DIGITS}u + lid) * {tiles}u + tile];
+    return tile_place(n, tiles, items) + f"""\
   // the tile into shared memory, neighbouring threads reading neighbouring keys, every
   // read of a thread issued before the first is used (written out: no loop to unroll);
   // past the row's end (reads kept at its last key) keys that sort last, never

@@ -2,7 +2,8 @@
 
     python3 -m benchmarks.sort_passes [--n 16777216] [--rows 1] [--dtype float32] [--argsort]
                                       [--items K] [--ranking ballots|splits|nibbles]
-                                      [--split-bits B] [--offsets lookback|scanned]
+                                      [--split-bits B] [--shared-reads]
+                                      [--offsets lookback|scanned]
                                       [--warmup S]
                                       [--diagnose coalesced|no-payload|no-ranking]
                                       [--runtime-checks bounds|none] [--first-calls K]
@@ -158,6 +159,8 @@ def main() -> None:
     ap.add_argument("--ranking", choices=["ballots", "splits", "nibbles"],
                     help="radix.RANKING: how a scatter sorts its tile (ballots need "
                          "subgroups)")
+    ap.add_argument("--shared-reads", action="store_true",
+                    help="radix_nibbles.DIRECT_READS off: NIBBLES reads through shared memory")
     ap.add_argument("--split-bits", type=int, choices=[1, 2, 4],
                     help="radix.SPLIT_BITS: bits a split of --ranking splits sorts by")
     ap.add_argument("--offsets", choices=["lookback", "scanned"],
@@ -186,6 +189,7 @@ def main() -> None:
     if args.ranking:
         radix.RANKING = radix_scatter.Ranking[args.ranking.upper()]
     radix.SPLIT_BITS = args.split_bits or radix.SPLIT_BITS
+    radix_nibbles.DIRECT_READS = not args.shared_reads
     if args.offsets:
         radix.OFFSETS = radix_scatter.Offsets[args.offsets.upper()]
 

@@ -39,7 +39,7 @@ import struct
 from typing import TYPE_CHECKING, Optional
 
 from jaxlab.backends.webgpu.codegen import HandWritten
-from jaxlab.backends.webgpu.radix_nibbles import nibble_scatter
+from jaxlab.backends.webgpu.radix_nibbles import direct, nibble_scatter
 from jaxlab.backends.webgpu.radix_scan import THREADS, ThreadScan, prefix_sum
 from jaxlab.backends.webgpu.radix_scatter import (
     DIGIT_BITS, DIGITS, PASS_PARAMS, Offsets, Ranking, ballot_scatter, items_per_thread,
@@ -212,6 +212,9 @@ def radix_sort(b: "_Builder", rows: int, n: int, keys: int, key_bits: int, resul
                             "packed counts",
             Ranking.NIBBLES: "each round a prefix sum of the threads' counts of 16 values",
         }[how]),
+        "reads": ("four keys a read into registers" if how is Ranking.NIBBLES and
+                  direct(n, items) else "coalesced through shared memory",
+                  "how a thread gets its keys of the tile"),
         "thread_scan": ("subgroup" if subgroups else "shared memory",
                         "prefix sums over a workgroup's threads"),
     })

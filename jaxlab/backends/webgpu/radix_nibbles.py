@@ -19,6 +19,9 @@ from jaxlab.backends.webgpu.radix_scatter import (
     DIGIT_BITS, NIBBLE_KEYS, tile_declarations, tile_load, tile_place, tile_write_back)
 
 ROUND_BITS = 4
+# rows of a multiple of 4 keys: a thread reads its keys four at a time straight into
+# registers (else they go through shared memory, read coalesced)
+DIRECT_READS = True
 
 _HELPERS = """
 fn widened(counts: u32) -> vec4<u32> {
@@ -115,7 +118,7 @@ def _held_direct(n: int, tiles: int, items: int) -> str:
 
 def direct(n: int, items: int) -> bool:
     """Whether a thread reads its keys straight from memory, four at a time."""
-    return n % 4 == 0 and items % 4 == 0
+    return DIRECT_READS and n % 4 == 0 and items % 4 == 0
 
 
 def nibble_scatter(n: int, tiles: int, items: int, scan: ThreadScan) -> HandWritten:

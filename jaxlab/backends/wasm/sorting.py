@@ -2,8 +2,9 @@
 32- or 64-bit keys whose unsigned order is NumPy's sort order (floats: sign-flipped
 bits, -0 as +0, every NaN last).
 
-One read of the row makes every digit's histogram; a digit every key shares is
-skipped; the first pass computes keys from the values as it scatters them, the last
+One read of the row makes the keys (in SIMD lanes), stores them for the first pass and
+counts every digit's histogram; a digit every key shares is skipped; each pass keeps
+its digits' next places as byte addresses and moves four keys a loop step; the last
 writes the result (values, or only the indices for argsort). A sort moves keys alone
 and turns the last pass's keys back into values: the only values a key does not give
 back exactly (-0.0, a NaN other than the canonical one) are put back in their places
@@ -47,12 +48,14 @@ class Keys:
     def bits(self) -> int:
         return 8 * self.dtype.itemsize
 
+    def signed(self, value: int) -> int:
+        """`value` as the signed integer of the key's width with the same bits."""
+        value &= (1 << self.bits) - 1
+        return value - (1 << self.bits) if value >= 1 << (self.bits - 1) else value
+
     def c(self, value: int) -> str:
         """A constant of the key type, written as its signed value."""
-        value &= (1 << self.bits) - 1
-        if value >= 1 << (self.bits - 1):
-            value -= 1 << self.bits
-        return f"({self.t}.const {value})"
+        return f"({self.t}.const {self.signed(value)})"
 
     @property
     def sign(self) -> str:
@@ -99,8 +102,7 @@ class Keys:
 
     def splat(self, value: int) -> str:
         """A vector of the constant `value` in every key lane."""
-        signed = int(self.c(value).split()[1][:-1])
-        return f"(v128.const {self.lanes} {' '.join([str(signed)] * (16 // self.dtype.itemsize))})"
+        return f"(v128.const {self.lanes} {' '.join([str(self.signed(value))] * (16 // self.dtype.itemsize))})"
 
     @property
     def _floats(self) -> str:

@@ -507,6 +507,22 @@ def test_large_kernels_split_across_threads_over_one_memory() -> None:
     assert be.prepare_kernel(small).tuning.value("threads").startswith("1 thread")
 
 
+def test_timing_parts_records_each_threads_part() -> None:
+    """A profile of a split dispatch: one part per thread over the whole extent, one of
+    them run by the dispatching thread; nothing is recorded outside the block."""
+    be = WasmBackend(threads=2)
+    be.min_thread_work = 0
+    x = np.arange(4096, dtype=np.float32)
+    k = elementwise(load(0, gidx(x.size)) + 1.0, x.shape, x)
+    with be.timing_parts() as parts:
+        np.testing.assert_array_equal(run_wasm(be, k, x), x + 1)
+    assert sorted(p.chunk for p in parts) == [(0, 2048), (2048, 4096)]
+    assert sorted(p.helper for p in parts) == [False, True]
+    assert all(p.kernel == k.name and p.wall_s >= 0 and p.start_s >= 0 for p in parts)
+    run_wasm(be, k, x)
+    assert len(parts) == 2
+
+
 def test_a_trap_in_a_helper_thread_is_raised_once_all_threads_stop() -> None:
     be = WasmBackend(threads=2)
     be.min_thread_work = 0

@@ -6,7 +6,7 @@
                                       [--offsets lookback|scanned]
                                       [--warmup S]
                                       [--diagnose coalesced|no-payload|no-ranking]
-                                      [--runtime-checks bounds|none] [--first-calls K]
+                                      [--first-calls K]
                                       [--idle S]
 
 prints every pass of the routine's plan (key kernel, each radix pass's histogram,
@@ -16,7 +16,8 @@ sum by kind of pass, then spans for comparison: a jit call of the sort (what
 benchmarks.gpu reports as SORT) right after compiling it and again after S seconds
 of sorting (a GPU that idled runs slow clocks for a while), and the whole plan
 dispatched as one compute pass (as a jit call records it). Times are medians over
-REPEATS runs. The result is checked against NumPy's stable sort first.
+REPEATS runs. The result is checked against NumPy's stable sort first. With
+JAXLAB_WEBGPU_LOOP_BOUNDING=1 the shaders keep wgpu's loop counters (shader_modules.py).
 """
 from __future__ import annotations
 
@@ -30,10 +31,6 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 REPEATS = 10
-# --runtime-checks: shaders made by wgpuDeviceCreateShaderModuleTrusted with only these
-# of wgpu's checks (by default wgpu also bounds every loop with a counter of its own)
-RUNTIME_CHECKS = {"bounds": "WGPUShaderRuntimeChecks_BoundsChecks",
-                  "none": "WGPUShaderRuntimeChecks_None"}
 # --diagnose: a change to the scatter's write-back that shows what it costs (the result
 # is then wrong, and said to be)
 DIAGNOSES = {
@@ -128,26 +125,6 @@ def _diagnose(radix: Any, changes: tuple[tuple[str, str], ...]) -> None:
     radix.nibble_scatter = changed(radix.nibble_scatter)
 
 
-def _trusted_shaders(backend: Any, checks: str) -> None:
-    """Make `backend`'s shader modules with only the runtime checks `checks` (a
-    diagnostic: what wgpu's loop bounding and bounds checks cost)."""
-    from wgpu.backends.wgpu_native import _api
-
-    ffi, lib = _api.ffi, _api.lib
-
-    def compile_wgsl(source: str, label: str = "") -> Any:
-        wgsl = _api.new_struct_p("WGPUShaderSourceWGSL *", code=_api.to_c_string_view(source))
-        wgsl[0].chain.next = ffi.NULL
-        wgsl[0].chain.sType = lib.WGPUSType_ShaderSourceWGSL
-        descriptor = _api.new_struct_p("WGPUShaderModuleDescriptor *",
-                                       nextInChain=ffi.cast("WGPUChainedStruct *", wgsl),
-                                       label=_api.to_c_string_view(label))
-        module = _api.libf.wgpuDeviceCreateShaderModuleTrusted(
-            backend.device._internal, descriptor, getattr(lib, RUNTIME_CHECKS[checks]))
-        return _api.GPUShaderModule(label, module, backend.device)
-    backend.compile_wgsl = compile_wgsl
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=1 << 24, help="row length")
@@ -168,9 +145,6 @@ def main() -> None:
                          "(with ballots), or by a histogram pass and a prefix sum")
     ap.add_argument("--diagnose", choices=sorted(DIAGNOSES),
                     help="time a scatter whose write-back is changed (a wrong result)")
-    ap.add_argument("--runtime-checks", choices=sorted(RUNTIME_CHECKS),
-                    help="make every shader with only these of wgpu's runtime checks "
-                         "(no loop bounding)")
     ap.add_argument("--first-calls", type=int, default=0,
                     help="print the device time of each of the first K jit calls")
     ap.add_argument("--idle", type=float, default=0.0,
@@ -203,8 +177,6 @@ def main() -> None:
     out_dtype = DType.int32 if args.argsort else DType(args.dtype)
     routine = Routine(name, ((x.shape, DType(args.dtype)),), ((x.shape, out_dtype),))
     backend = jaxlab.engine.devices.get_device("webgpu").backend
-    if args.runtime_checks:
-        _trusted_shaders(backend, args.runtime_checks)
     exe = backend.prepare_routine(routine)
     data, result = backend.allocate(x.nbytes), backend.allocate(x.size * out_dtype.itemsize)
     backend.write(data, x)

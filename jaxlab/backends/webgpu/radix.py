@@ -50,10 +50,12 @@ if TYPE_CHECKING:
     from jaxlab.backends.webgpu.routines import _Builder
 
 SPLIT_BITS = 2         # SPLITS: a tile sorts by a digit in stable splits of this many bits
-# The scatter's choices. On an H200 (16M float32, benchmarks/sort_passes.py, 02:45)
-# a scatter pass took 0.78 ms by SPLITS, 0.91 by BALLOTS, 1.14 by BALLOTS with
-# LOOKBACK (which saves the histogram and prefix sum passes, 0.10 ms)
-RANKING = Ranking.NIBBLES
+# The scatter's choices. On an H200 (16M float32, benchmarks/sort_passes.py) with wgpu's
+# loop counters in every shader, a scatter pass took 0.78 ms by SPLITS, 0.91 by BALLOTS,
+# 1.14 by BALLOTS with LOOKBACK (which saves the histogram and prefix sum passes, 0.10
+# ms) (02:45), 0.66 by NIBBLES (05:11); without the counters (shader_modules.py), 0.36
+# by SPLITS and 0.39 by NIBBLES (05:11)
+RANKING = Ranking.SPLITS
 OFFSETS = Offsets.SCANNED
 
 

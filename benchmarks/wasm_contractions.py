@@ -123,7 +123,7 @@ def w4(device: Any, threads: int, repeats: int, peak: float) -> None:
     print("| kernel | shape | ms | GFLOP/s | of peak | tile | threads | CPU ms per part "
           "| pool thread start us | join and setup us | clean ms (of runs) |\n"
           "|---|---|---|---|---|---|---|---|---|---|---|")
-    total = clean_total = 0.0
+    total = clean_total = critical = 0.0
     for i in range(len(runs[0])):
         samples = [run[i] for run in runs]
         e = min((s[0] for s in samples), key=lambda ev: ev.dispatch_ms)
@@ -133,6 +133,7 @@ def w4(device: Any, threads: int, repeats: int, peak: float) -> None:
         rate = e.flops / e.dispatch_ms / 1e6 if e.dispatch_ms else 0.0
         per_part = [min(s[1][j].cpu_s for s in samples if len(s[1]) > j) * 1e3
                     for j in range(max(len(s[1]) for s in samples))]
+        critical += max(per_part) if per_part else e.dispatch_ms
         starts = sorted(p.start_s * 1e6 for s in samples for p in s[1] if p.helper)
         # the dispatch's time after its last part ended (waking the dispatching thread,
         # giving instances and scratch back), with its setup before the first began
@@ -147,6 +148,9 @@ def w4(device: Any, threads: int, repeats: int, peak: float) -> None:
                  f"{min(clean):.3f} ({len(clean)})" if clean else ""]
         print("| " + " | ".join(map(str, cells)) + " |")
     print(f"| sum of the best times | | {total:.3f} | | | | | | | | {clean_total:.3f} |")
+    print(f"each kernel's slowest part (CPU time) or, run in one call, its best time, summed: "
+          f"{critical:.3f} ms (the kernels' share of a step whose threads never wait for a "
+          "core, before thread start and join)")
 
 
 def main() -> None:

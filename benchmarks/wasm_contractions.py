@@ -93,6 +93,21 @@ def _clean(parts: list) -> bool:
                and p.start_s <= CLEAN_START_S for p in parts)
 
 
+def _host_cpu(device: Any, call: Callable[[], Any], repeats: int) -> float:
+    """Best CPU seconds of `call` with every compiled kernel's Wasm call replaced by a
+    no-op: what the host side of a step costs (Python, the hand-offs to the pool). Reaches
+    into the runtime's instances, for this measurement only; they are restored after."""
+    instances = [i for m in device.backend.wasm.modules.values() for i in m.idle]
+    calls = [i.call for i in instances]
+    for i in instances:
+        i.call = lambda *args: None
+    try:
+        return _best(call, repeats)[1]
+    finally:
+        for i, c in zip(instances, calls):
+            i.call = c
+
+
 def w4(device: Any, threads: int, repeats: int, peak: float) -> None:
     """The step's wall and CPU time, then per kernel: its best dispatch time, GFLOP/s and
     fraction of the FMA peak on the device's threads, each thread's part (CPU time, best
@@ -110,6 +125,8 @@ def w4(device: Any, threads: int, repeats: int, peak: float) -> None:
         jaxlab.block_until_ready(step(params, x, y))
     wall, cpu = _best(lambda: step(params, x, y), repeats)
     print(f"W4 step: {wall * 1e3:.2f} ms wall, {cpu * 1e3:.2f} ms CPU (best of {repeats})")
+    print(f"its host side (every kernel call a no-op): "
+          f"{_host_cpu(device, lambda: step(params, x, y), 10 * repeats) * 1e3:.3f} ms CPU")
     runs, host = [], float("inf")
     for _ in range(repeats):
         with jaxlab.capture() as log, device.backend.timing_parts() as parts:

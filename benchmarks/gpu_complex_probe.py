@@ -37,13 +37,14 @@ def _inputs() -> np.ndarray:
 
 def _real_steps() -> dict[str, Callable]:
     """Each step as a function of the parts (a, b) -> Real."""
-    def big(a, b): return cm._big_ratio(a, b)[0]                      # noqa: E704
-    def ratio(a, b): return cm._big_ratio(a, b)[1]                    # noqa: E704
-    def one_plus_r2(a, b): r = cm._big_ratio(a, b)[1]; return 1.0 + r * r   # noqa: E702,E704
-    def sqrt_1r2(a, b): r = cm._big_ratio(a, b)[1]; return cm.sqrt(1.0 + r * r)  # noqa
-    def log_big(a, b): return cm.log(cm._big_ratio(a, b)[0])          # noqa: E704
-    def log1p_r2(a, b): r = cm._big_ratio(a, b)[1]; return cm.log1p(r * r)  # noqa
-    def a_over_big(a, b): return a / cm._big_ratio(a, b)[0]           # noqa: E704
+    def big(a, b): return cm.Magnitude(a, b).big                      # noqa: E704
+    def ratio(a, b): return cm.Magnitude(a, b).ratio                  # noqa: E704
+    def one_plus_r2(a, b): r = cm.Magnitude(a, b).ratio; return 1.0 + r * r   # noqa: E702,E704
+    def sqrt_1r2(a, b): r = cm.Magnitude(a, b).ratio; return cm.sqrt(1.0 + r * r)  # noqa
+    def log_big(a, b): return cm.log(cm.Magnitude(a, b).big)          # noqa: E704
+    def log1p_r2(a, b): r = cm.Magnitude(a, b).ratio; return cm.log1p(r * r)  # noqa
+    def a_over_big(a, b): return cm.Magnitude(a, b).divide(a)         # noqa: E704
+    def plain_a_over_big(a, b): return a / cm.Magnitude(a, b).big     # noqa: E704
     def sqrt_t(a, b):                                                 # noqa: E301
         s = 0.25
         return cm.sqrt(0.5 * (cm.fabs(a * s) + cm.hypot(a * s, b * s)))
@@ -52,14 +53,16 @@ def _real_steps() -> dict[str, Callable]:
     return {"|a|": lambda a, b: cm.fabs(a), "big": big, "ratio": ratio,
             "1+r^2": one_plus_r2, "sqrt(1+r^2)": sqrt_1r2, "hypot": cm.hypot,
             "log(big)": log_big, "log1p(r^2)": log1p_r2, "log_hypot": cm.log_hypot,
-            "atan2(b,a)": lambda a, b: cm.atan2(b, a), "a/big": a_over_big,
-            "sqrt t (scaled)": sqrt_t, "sqrt u (scaled)": sqrt_u, "signbit(a)": signbit_a}
+            "atan2(b,a)": lambda a, b: cm.atan2(b, a), "a/big scaled": a_over_big,
+            "a/big guarded": plain_a_over_big, "sqrt t (scaled)": sqrt_t,
+            "sqrt u (scaled)": sqrt_u, "signbit(a)": signbit_a}
 
 
 def _complex_steps() -> dict[str, Callable]:
+    def div_by_conj(a, b): return cm.c_div(a, b, b, a)               # noqa: E704
     return {"c_sqrt": cm.c_sqrt, "c_log": cm.c_log, "c_log1p": cm.c_log1p,
             "c_sign": cm.c_sign, "c_acosh": cm.c_acosh, "c_acos": cm.c_acos,
-            "c_asinh": cm.c_asinh}
+            "c_asinh": cm.c_asinh, "z / (b + ia)": div_by_conj}
 
 
 def _on(device: str, fn: Callable, z: np.ndarray) -> np.ndarray:
@@ -96,6 +99,19 @@ def _division_probe() -> None:
         print(f"{name}: webgpu {outs['webgpu']}\n{' ' * len(name)}  cpu    {outs['cpu']}")
 
 
+def _device_facts() -> None:
+    """Single ops at the edges, as the device gives them (NumPy's beside)."""
+    x = np.array([np.inf, 3.4e38, 1.2e-38, 1e-39, 0.0, -0.0], np.float32)
+    ops = {"sqrt": jnp.sqrt, "log": jnp.log, "x * 0.5": lambda v: v * 0.5,
+           "1 / x": lambda v: 1.0 / v, "x / inf": lambda v: v / np.float32(np.inf)}
+    for name, op in ops.items():
+        with jaxlab.default_device("webgpu"):
+            gpu = np.asarray(op(jnp.asarray(x)))
+        with np.errstate(all="ignore"):
+            want = np.asarray(op(x)).astype(np.float32)
+        print(f"{name:8s} of {x}: webgpu {gpu}  numpy {want}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.parse_args()
@@ -116,6 +132,8 @@ def main() -> None:
         _report(name, z, gpu, want)
     print("float division by huge divisors:")
     _division_probe()
+    print("single ops at the edges:")
+    _device_facts()
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ Nodes that do not depend on ridx are computed before the reduction loop.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 from jaxlab.backends.traced import like, listing, traced
 from jaxlab.backends.wasm import mathlib
@@ -33,6 +34,7 @@ from jaxlab.backends.wasm.scope import AXES, Pos, Scope, Val, round_f16
 from jaxlab.backends.wasm.tune import Plan
 from jaxlab.ir.alu import AluExp
 from jaxlab.ir.dtypes import DType
+from jaxlab.ir.floatsign import Sign, sign_of
 from jaxlab.ir.kernel import Kernel, reduce_identity
 from jaxlab.ir.provenance import FOLD
 
@@ -54,6 +56,20 @@ class Generated:
 
 
 MEMORY_PAGES = 65536          # a shared memory declares its maximum: all of memory32
+SIGN_DEPTH = 64               # a float sign is looked for under this depth
+
+
+def fold_tree(names: list[str], op: str) -> list[str]:
+    """Lines that fold the locals `names` into the first by `op` ("{a}", "{b}"), in a
+    tree: (0+1)+(2+3)."""
+    lines, width = [], len(names)
+    while width > 1:
+        half = (width + 1) // 2
+        lines += [f"(local.set ${names[u]} "
+                  f"{op.format(a=f'(local.get ${names[u]})', b=f'(local.get ${names[u + half]})')})"
+                  for u in range(width - half)]
+        width = half
+    return lines
 
 
 def generate(kernel: Kernel, plan: Plan, form: AxisForm) -> Generated:
@@ -101,6 +117,11 @@ class KernelWat:
 
     def label(self, node: AluExp) -> str:
         return f"n{self.ids.setdefault(node, len(self.ids))}"
+
+    def sign(self, node: AluExp) -> Optional[Sign]:
+        """The sign every non-NaN value of a float node has, where known (a one-sided
+        exp); not looked for under a deep chain (sign_of recurses)."""
+        return sign_of(node) if node.depth < SIGN_DEPTH else None
 
     def restrict(self, node: AluExp, pos: Pos) -> tuple[tuple[str, int], ...]:
         d = self.deps(node)
@@ -599,13 +620,7 @@ class KernelWat:
                                          [FOLD, self.form.body]))
             loops += self._ridx_loop(loop, 0, main, lanes * nvec)
             loops.append(";; fold the vector accumulators, then their lanes")
-            width = nvec
-            while width > 1:   # a tree: (0+1)+(2+3)
-                half = (width + 1) // 2
-                for u in range(width - half):
-                    loops.append(f"(local.set ${vaccs[u]} "
-                                 f"{v_op.format(a=f'(local.get ${vaccs[u]})', b=f'(local.get ${vaccs[u + half]})')})")
-                width = half
+            loops += fold_tree(vaccs, v_op)
             values = [extract(dtype, f"(local.get ${vaccs[0]})", lane) for lane in range(lanes)]
             lane_names = [self.local(f"lane{i}", SCALAR_TYPE[kind(dtype)]) for i in range(lanes)]
             loops += [f"(local.set ${n} {t})" for n, t in zip(lane_names, values)]

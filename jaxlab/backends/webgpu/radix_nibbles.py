@@ -58,16 +58,22 @@ def _round(shift: str, items: int, scan: ThreadScan, last: bool) -> str:
     """WGSL (a block): the thread's keys k0.. and payloads v0.. sorted stably by the
     nibble at `shift` into the tile in shared memory, and (unless last) read back."""
     keys = range(items)
-    count = "\n".join(f"""    let nibble{i} = (k{i} >> shift) & 15u;
-    let upper{i} = nibble{i} >= 8u;
-    let at{i} = (nibble{i} & 7u) * 4u;
-    let rank{i} = (select(low, high, upper{i}) >> at{i}) & 15u;
-    low += select(1u << at{i}, 0u, upper{i});
-    high += select(0u, 1u << at{i}, upper{i});""" for i in keys)
-    place = "\n".join(f"""\
-    let to{i} = field(select(base_low, base_high, upper{i}), nibble{i}) + rank{i};
-    tile_keys[slot(to{i})] = k{i};
-    tile_payload[slot(to{i})] = v{i};""" for i in keys)
+    # across the prefix sum a thread keeps only its keys, payloads and their ranks
+    # (4 bits a key in one word): fewer registers live, more workgroups an SM
+    count = "\n".join(f"""    {{
+      let nibble = (k{i} >> shift) & 15u;
+      let at = (nibble & 7u) * 4u;
+      ranks |= ((select(low, high, nibble >= 8u) >> at) & 15u) << {4 * i}u;
+      low += select(1u << at, 0u, nibble >= 8u);
+      high += select(0u, 1u << at, nibble >= 8u);
+    }}""" for i in keys)
+    place = "\n".join(f"""    {{
+      let nibble = (k{i} >> shift) & 15u;
+      let to = field(select(base_low, base_high, nibble >= 8u), nibble) +
+               ((ranks >> {4 * i}u) & 15u);
+      tile_keys[slot(to)] = k{i};
+      tile_payload[slot(to)] = v{i};
+    }}""" for i in keys)
     read = "" if last else "\n".join(
         f"""  k{i} = tile_keys[slot(pos * {items}u + {i}u)];
   v{i} = tile_payload[slot(pos * {items}u + {i}u)];""" for i in keys) + "\n"
@@ -77,6 +83,7 @@ def _round(shift: str, items: int, scan: ThreadScan, last: bool) -> str:
     // and each key's rank among its keys with the same nibble
     var low = 0u;
     var high = 0u;
+    var ranks = 0u;
 {count}
     // the counts in the threads before this one, and in the tile
     let scanned = {scan.call("widened(low)", "widened(high)")};

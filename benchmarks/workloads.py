@@ -266,7 +266,7 @@ WORKLOADS: dict[str, Workload] = {
                                                   lib.numpy.linalg.cholesky(a))),
          "numpy": lambda lib: lambda x, a: (np.sort(x), np.linalg.cholesky(a))}, rtol=1e-3),
     "SORT": Workload(
-        "SORT", "sort of float32 values (16M on the GPU)", "Melem/s", _sort_input,
+        "SORT", "sort of 1M float32 values (16M on the GPU)", "Melem/s", _sort_input,
         lambda inp: inp[0].size / 1e6, _sort(np),
         {"jaxlab": lambda lib: lib.jit(_sort(lib.numpy)), "jax": lambda lib: lib.jit(_sort(lib.numpy)),
          "numpy": lambda lib: _sort(np)}),

@@ -91,12 +91,40 @@ def test_sort_keeps_zero_signs_and_nan_bits(x64, dtype, n):
 def _team_sort(be, name, x):
     from jaxlab.ir.dtypes import DType
     from jaxlab.ir.kernel import Routine
-    out_dtype = DType.float32 if name == "sort" else DType.int32
-    exe = be.prepare_routine(Routine(name, (((x.size,), DType.float32),), (((x.size,), out_dtype),)))
-    hin, hout = be.allocate(x.nbytes), be.allocate(x.nbytes)
+    dtype = DType(x.dtype.name)
+    out_dtype = dtype if name == "sort" else DType.int32
+    exe = be.prepare_routine(Routine(name, (((x.size,), dtype),), (((x.size,), out_dtype),)))
+    hin, hout = be.allocate(x.nbytes), be.allocate(x.size * out_dtype.itemsize)
     be.write(hin, x)
     be.dispatch(exe, [hin], [hout])
     return exe, be.read(hout, out_dtype, x.size)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.uint64])
+def test_long_rows_of_each_key_width_by_one_thread_and_a_team(threads, dtype):
+    """Keys made in SIMD lanes with a scalar tail, places as byte addresses, passes four
+    keys a step: sort bit for bit and a stable argsort against NumPy, each thread's range
+    ending inside a vector (a row 3 past the team's threshold), -0.0, NaNs of both signs
+    and payloads, ties, and 64-bit keys whose high halves agree."""
+    from jaxlab.backends.wasm.runtime import WasmBackend
+    from jaxlab.backends.wasm.sorting import TEAM_FROM
+    n = TEAM_FROM + 3
+    if np.dtype(dtype).kind == "f":
+        x = np.round(RNG.standard_normal(n), 2).astype(dtype)
+        ints = np.dtype(f"u{x.itemsize}").type
+        x[::7], x[1::9], x[2::11], x[3::13] = 0.0, -0.0, np.nan, -np.nan
+        x[4::17] = (x[4::17].view(ints) & ints(0)) | np.array(np.nan, dtype).view(ints) | ints(5)
+        x[4::17] = x[4::17].view(dtype)
+    else:
+        x = RNG.integers(0, 1 << 20, n).astype(dtype)   # high halves (of 64 bits) agree
+        x[::5] = x[0]
+    be = WasmBackend(threads=threads)
+    exe, got = _team_sort(be, "sort", x)
+    assert exe.tuning.value("threads") == threads
+    bits = np.dtype(f"u{x.itemsize}")
+    np.testing.assert_array_equal(got.view(bits), np.sort(x, kind="stable").view(bits))
+    np.testing.assert_array_equal(_team_sort(be, "argsort", x)[1], np.argsort(x, kind="stable"))
 
 
 def test_a_long_row_is_sorted_by_a_team_of_threads():

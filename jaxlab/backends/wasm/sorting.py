@@ -2,8 +2,9 @@
 32- or 64-bit keys whose unsigned order is NumPy's sort order (floats: sign-flipped
 bits, -0 as +0, every NaN last).
 
-One read of the row makes every digit's histogram; a digit every key shares is
-skipped; the first pass computes keys from the values as it scatters them, the last
+One read of the row makes the keys (in SIMD lanes), stores them for the first pass and
+counts every digit's histogram; a digit every key shares is skipped; each pass keeps
+its digits' next places as byte addresses and moves four keys a loop step; the last
 writes the result (values, or only the indices for argsort). A sort moves keys alone
 and turns the last pass's keys back into values: the only values a key does not give
 back exactly (-0.0, a NaN other than the canonical one) are put back in their places
@@ -47,12 +48,14 @@ class Keys:
     def bits(self) -> int:
         return 8 * self.dtype.itemsize
 
+    def signed(self, value: int) -> int:
+        """`value` as the signed integer of the key's width with the same bits."""
+        value &= (1 << self.bits) - 1
+        return value - (1 << self.bits) if value >= 1 << (self.bits - 1) else value
+
     def c(self, value: int) -> str:
         """A constant of the key type, written as its signed value."""
-        value &= (1 << self.bits) - 1
-        if value >= 1 << (self.bits - 1):
-            value -= 1 << self.bits
-        return f"({self.t}.const {value})"
+        return f"({self.t}.const {self.signed(value)})"
 
     @property
     def sign(self) -> str:
@@ -92,6 +95,37 @@ class Keys:
             return k
         return f"(select ({t}.xor {k} {self.sign}) ({t}.xor {k} {self.c(-1)}) ({t}.lt_s {k} {self.c(0)}))"
 
+    @property
+    def lanes(self) -> str:
+        """The SIMD shape of keys: i32x4 or i64x2."""
+        return f"{self.t}x{16 // self.dtype.itemsize}"
+
+    def splat(self, value: int) -> str:
+        """A vector of the constant `value` in every key lane."""
+        return f"(v128.const {self.lanes} {' '.join([str(self.signed(value))] * (16 // self.dtype.itemsize))})"
+
+    @property
+    def _floats(self) -> str:
+        return "f64x2" if self.bits == 64 else "f32x4"
+
+    def vector_key(self, v: str) -> str:
+        """The keys of the lanes of `v` (a local.get), as `key` makes one: the sign
+        spread into a mask flips the bits a sign asks for, then zeros and NaNs."""
+        if self.dtype.is_signed:
+            return f"(v128.xor {v} {self.splat(1 << (self.bits - 1))})"
+        if self.dtype.is_int:
+            return v
+        sign, fl = self.splat(1 << (self.bits - 1)), self._floats
+        ordered = f"(v128.xor {v} (v128.or ({self.lanes}.shr_s {v} (i32.const {self.bits - 1})) {sign}))"
+        zeros = f"(v128.bitselect {sign} {ordered} ({fl}.eq {v} (v128.const {fl} 0 0{' 0 0' if fl == 'f32x4' else ''})))"
+        nan_key = self.splat(self.quiet_nan | (1 << (self.bits - 1)))
+        return f"(v128.bitselect {nan_key} {zeros} ({fl}.ne {v} {v}))"
+
+    def vector_odd(self, v: str) -> str:
+        """Lanes of `v` that `odd` would flag (floats only)."""
+        return (f"(v128.or ({self.lanes}.eq {v} {self.splat(1 << (self.bits - 1))}) "
+                f"(v128.andnot ({self._floats}.ne {v} {v}) ({self.lanes}.eq {v} {self.splat(self.quiet_nan)})))")
+
     def odd(self, b: str) -> str:
         """Whether the value `b` is one its key does not give back: -0.0 or a NaN
         other than the canonical one (floats only)."""
@@ -107,55 +141,80 @@ def _plan(dtype: DType, n: int) -> tuple[int, list[int]]:
     return width, list(range(0, 8 * dtype.itemsize, width))
 
 
+UNROLL = 4   # keys a step of a pass's loop: one loop test, one pointer bump for four
+
+
+def _digit_slot(keys: Keys, table: str, key: str, rotation: str, mask: str) -> str:
+    """The address of `key`'s digit's word in the table at `table`: the key rotated so
+    that its digit's lowest bit lands on bit 2 (a word's byte offset), then masked."""
+    rotated = f"({keys.t}.rotl {key} {rotation})"
+    rotated = rotated if keys.t == "i32" else f"(i32.wrap_i64 {rotated})"
+    return f"(i32.add {table} (i32.and {rotated} {mask}))"
+
+
+def _rotation(keys: Keys, shift: int) -> str:
+    """How far a key rotates left for `_digit_slot` to see the digit at bit `shift`."""
+    return keys.c((2 - shift) % keys.bits)
+
+
+def _mask(keys: Keys, shift: int, width: int) -> str:
+    """The bits `_digit_slot` keeps of the digit at bit `shift` (the last may be narrower)."""
+    return i32(((1 << min(width, keys.bits - shift)) - 1) << 2)
+
+
 def _pass(ft: FloatType, keys: Keys, n: int, width: int, first: bool, last: bool, indices: bool) -> str:
     """One scatter pass as a function: each (key, index) of src to its digit's next
-    place in dst (in order: stable). The first pass reads values (keys computed here,
-    indices the identity); the last writes values, or only the indices for argsort."""
+    place (in order: stable). $table holds each digit's next place as a byte address in
+    the destination, and moves on as keys land there. The first pass of an argsort
+    makes the indices (the identity); the last writes the values (a sort) or only the
+    indices (an argsort)."""
     t, size = keys.t, keys.dtype.itemsize
     f = Fn(ft)
-    for name in ("end", "slot", "at", "i"):
+    for name in ("end", "whole", "slot", "at"):
         f.var(name)
     f.var("key", t)
-    if first:
-        f.var("bits", t)
-    step = lambda p, by: f"(local.set ${p} (i32.add (local.get ${p}) (i32.const {by})))"  # noqa: E731
-    read = [f"(local.set $bits ({t}.load (local.get $src)))", f"(local.set $key {keys.key(get('bits'))})"] \
-        if first else [f"(local.set $key ({t}.load (local.get $src)))"]
-    digit = f"({t}.shr_u (local.get $key) (local.get $shift))"
-    digit = digit if t == "i32" else f"(i32.wrap_i64 {digit})"
-    place = [f"(local.set $slot (i32.add (local.get $table) (i32.shl (i32.and {digit} "
-             f"(i32.const {(1 << width) - 1})) (i32.const 2))))",
-             "(local.set $at (i32.load (local.get $slot)))",
-             "(i32.store (local.get $slot) (i32.add (local.get $at) (i32.const 1)))"]
-    index = get("i") if first else "(i32.load (local.get $srcidx))"
-    if last and indices:
-        write = [f"(i32.store (i32.add (local.get $dst) (i32.shl (local.get $at) (i32.const 2))) {index})"]
-    elif last:
-        write = [f"({t}.store (i32.add (local.get $dst) (i32.shl (local.get $at) (i32.const {size.bit_length() - 1}))) "
-                 f"{get('bits') if first else keys.value(get('key'))})"]
-    else:
-        write = [f"({t}.store (i32.add (local.get $dst) (i32.shl (local.get $at) (i32.const {size.bit_length() - 1}))) "
-                 "(local.get $key))"]
+    step = 4 if last and indices else size   # bytes a digit's place moves on per key
+    index_at = f"(i32.add (i32.shr_u (local.get $at) {i32(size.bit_length() - 3)}) (local.get $delta))" \
+        if size > 4 else "(i32.add (local.get $at) (local.get $delta))"
+
+    def one(u: int) -> list[str]:
+        index = f"(i32.add (local.get $first_index) {i32(u)})" if first else f"(i32.load offset={4 * u} (local.get $srcidx))"
+        lines = [f"(local.set $key ({t}.load offset={size * u} (local.get $src)))",
+                 f"(local.set $slot {_digit_slot(keys, '(local.get $table)', get('key'), '(local.get $rotation)', '(local.get $mask)')})",
+                 "(local.set $at (i32.load (local.get $slot)))",
+                 f"(i32.store (local.get $slot) (i32.add (local.get $at) {i32(step)}))"]
+        if last and indices:
+            return lines + [f"(i32.store (local.get $at) {index})"]
+        lines.append(f"({t}.store (local.get $at) {keys.value(get('key')) if last else get('key')})")
+        return lines + ([f"(i32.store {index_at} {index})"] if indices else [])
+
+    def advance(count: int) -> list[str]:
+        lines = [f"(local.set $src (i32.add (local.get $src) {i32(count * size)}))"]
         if indices:
-            write.append(f"(i32.store (i32.add (local.get $dstidx) (i32.shl (local.get $at) (i32.const 2))) {index})")
-    advance = [step("src", size)] + ([step("srcidx", 4)] if indices and not first else []) \
-        + ([step("i", 1)] if indices and first else [])
-    body = ([f"(local.set $end (i32.add (local.get $src) (i32.shl (local.get $count) (i32.const {size.bit_length() - 1}))))",
-             "(local.set $i (local.get $first_index))",
-             "(block $done (loop $each",
-             "  (br_if $done (i32.ge_u (local.get $src) (local.get $end)))"]
-            + [f"  {line}" for line in read + place + write + advance]
-            + ["  (br $each)))"])
-    what = ("values in, " if first else "keys in, ") + (
+            lines.append("(local.set $first_index (i32.add (local.get $first_index) "
+                         f"{i32(count)}))" if first else
+                         f"(local.set $srcidx (i32.add (local.get $srcidx) {i32(4 * count)}))")
+        return lines
+    shift = size.bit_length() - 1
+    body = ([f"(local.set $end (i32.add (local.get $src) (i32.shl (local.get $count) {i32(shift)})))",
+             f"(local.set $whole (i32.add (local.get $src) (i32.shl (i32.and (local.get $count) {i32(-UNROLL)}) {i32(shift)})))",
+             f"(block $steps_done (loop $steps  ;; {UNROLL} keys a step, in order",
+             "  (br_if $steps_done (i32.ge_u (local.get $src) (local.get $whole)))"]
+            + [f"  {line}" for u in range(UNROLL) for line in one(u)]
+            + [f"  {line}" for line in advance(UNROLL)] + ["  (br $steps)))",
+               "(block $done (loop $each  ;; the last few one at a time",
+               "  (br_if $done (i32.ge_u (local.get $src) (local.get $end)))"]
+            + [f"  {line}" for line in one(0) + advance(1)] + ["  (br $each)))"])
+    what = ("indices made, " if first and indices else "") + (
         "indices out" if last and indices else "values out" if last else "keys out")
-    return f.text(f"(func ${_pass_name(first, last)} (param $src i32) (param $srcidx i32) (param $dst i32) "
-                  f"(param $dstidx i32) (param $table i32) (param $shift {t}) (param $count i32) "
+    return f.text(f"(func ${_pass_name(first and indices, last)} (param $src i32) (param $srcidx i32) "
+                  f"(param $delta i32) (param $table i32) (param $rotation {t}) (param $mask i32) (param $count i32) "
                   "(param $first_index i32)", body,
-                  f"one radix pass over $count of {n} keys, from index $first_index: {what}")
+                  f"one radix pass over $count of {n} keys from $src, from index $first_index: {what}")
 
 
 def _pass_name(first: bool, last: bool) -> str:
-    return f"pass_{'values' if first else 'keys'}_to_{'out' if last else 'keys'}"
+    return f"pass_{'made' if first else 'keys'}_to_{'out' if last else 'keys'}"
 
 
 def _layout(n: int, size: int, indices: bool, buckets: int, passes: int, threads: int):
@@ -183,11 +242,13 @@ def _team(routine: Routine, ft: FloatType, indices: bool, threads: int) -> tuple
     f = Fn(ft)
     for name in lay.offsets:
         f.var(name.upper())
-    for name in ("lo", "hi", "mine", "places", "src", "end", "slot", "total", "before", "count", "odd",
-                 "first", "last", "swap", "active", "u"):
+    for name in ("lo", "hi", "mine", "places", "src", "dst", "end", "slot", "total", "before", "count", "odd",
+                 "first", "last", "swap", "active", "u", "to", "scale"):
         f.var(name)
     f.var("bits", t)
     f.var("key", t)
+    for name in ("v", "k", "oddv"):
+        f.var(name, "v128")
     IN, OUT = "(local.get $in0)", "(local.get $out0)"
     team = "(i32.gt_u (local.get $T) (i32.const 1))"
     barrier = f"(if {team} (then (call $barrier (local.get $SYNC) (local.get $T))))"
@@ -197,13 +258,9 @@ def _team(routine: Routine, ft: FloatType, indices: bool, threads: int) -> tuple
 
     def bump(tables: list[tuple[int, str]]) -> list[str]:
         """counts[digit of $key] += 1 in each (shift, table)."""
-        lines = []
-        for shift, base in tables:
-            digit = f"({t}.shr_u (local.get $key) ({t}.const {shift}))"
-            digit = digit if t == "i32" else f"(i32.wrap_i64 {digit})"
-            lines += [f"(local.set $slot (i32.add {base} (i32.shl (i32.and {digit} {i32(buckets - 1)}) (i32.const 2))))",
-                      "(i32.store (local.get $slot) (i32.add (i32.load (local.get $slot)) (i32.const 1)))"]
-        return lines
+        return [line for shift, base in tables for line in (
+            f"(local.set $slot {_digit_slot(keys, base, get('key'), _rotation(keys, shift), _mask(keys, shift, width))})",
+            "(i32.store (local.get $slot) (i32.add (i32.load (local.get $slot)) (i32.const 1)))")]
 
     def count(src: str, read: list[str], tables: list[tuple[int, str]], what: str) -> list[str]:
         """A loop over [lo, hi) of the row at `src`: `read` sets $key, then the bumps."""
@@ -213,13 +270,35 @@ def _team(routine: Routine, ft: FloatType, indices: bool, threads: int) -> tuple
                 + [f"  {line}" for line in read + bump(tables)]
                 + [f"  (local.set $src (i32.add (local.get $src) {i32(size)}))", "  (br $count)))"])
     float_keys = not dtype.is_int and not indices
-    from_values = [f"(local.set $bits ({t}.load (local.get $src)))", f"(local.set $key {keys.key(get('bits'))})"] \
-        + ([f"(local.set $odd (i32.or (local.get $odd) {keys.odd(get('bits'))}))"] if float_keys else [])
+    lanes = 16 // size
+    every_digit = [(shift, f"(i32.add (local.get $mine) {i32(4 * buckets * p)})") for p, shift in enumerate(shifts)]
+    vector_step = (["(local.set $v (v128.load (local.get $src)))",
+                    f"(local.set $k {keys.vector_key(get('v'))})"]
+                   + ([f"(local.set $oddv (v128.or (local.get $oddv) {keys.vector_odd(get('v'))}))"] if float_keys else [])
+                   + ["(v128.store (local.get $dst) (local.get $k))"]
+                   + [line for lane in range(lanes) for line in
+                      [f"(local.set $key ({keys.lanes}.extract_lane {lane} (local.get $k)))"] + bump(every_digit)]
+                   + ["(local.set $src (i32.add (local.get $src) (i32.const 16)))",
+                      "(local.set $dst (i32.add (local.get $dst) (i32.const 16)))"])
+    scalar_step = ([f"(local.set $bits ({t}.load (local.get $src)))", f"(local.set $key {keys.key(get('bits'))})"]
+                   + ([f"(local.set $odd (i32.or (local.get $odd) {keys.odd(get('bits'))}))"] if float_keys else [])
+                   + [f"({t}.store (local.get $dst) (local.get $key))"] + bump(every_digit)
+                   + [f"(local.set $src (i32.add (local.get $src) {i32(size)}))",
+                      f"(local.set $dst (i32.add (local.get $dst) {i32(size)}))"])
+    whole = f"(i32.add {get('lo')} (i32.and (i32.sub {get('hi')} {get('lo')}) {i32(-lanes)}))"
     histograms = ([f"(memory.fill (local.get $mine) (i32.const 0) {i32(4 * buckets * passes)})",
-                   "(local.set $odd (i32.const 0))"]
-                  + count(IN, from_values, [(shift, f"(i32.add (local.get $mine) {i32(4 * buckets * p)})")
-                                            for p, shift in enumerate(shifts)],
-                          "every digit's histogram of this thread's range, from one read")
+                   "(local.set $odd (i32.const 0))",
+                   f"(local.set $src {at(IN, get('lo'))}) (local.set $dst {at('(local.get $KEYS)', get('lo'))})",
+                   f"(local.set $end {at(IN, whole)})",
+                   f"(block $keyed (loop $vectors  ;; this thread's range: keys made {lanes} at a time "
+                   "(SIMD), stored, and counted for every digit's histogram",
+                   "  (br_if $keyed (i32.ge_u (local.get $src) (local.get $end)))"]
+                  + [f"  {line}" for line in vector_step] + ["  (br $vectors)))",
+                     f"(local.set $end {at(IN, get('hi'))})",
+                     "(block $keyed_rest (loop $rest  ;; the last few one at a time",
+                     "  (br_if $keyed_rest (i32.ge_u (local.get $src) (local.get $end)))"]
+                  + [f"  {line}" for line in scalar_step] + ["  (br $rest)))"]
+                  + (["(local.set $odd (i32.or (local.get $odd) (v128.any_true (local.get $oddv))))"] if float_keys else [])
                   + [f"(i32.store {at('(local.get $ODD)', get('t'), 4)} (local.get $odd))", barrier])
     slot_of = lambda base, d: f"(i32.add {base} (i32.shl {d} (i32.const 2)))"  # noqa: E731
 
@@ -238,21 +317,28 @@ def _team(routine: Routine, ft: FloatType, indices: bool, threads: int) -> tuple
     def places(p: int) -> list[str]:
         return (["(local.set $slot (i32.const 0))  ;; the keys of smaller digits"]
                 + f.loop("d", i32(0), i32(buckets), total(p, True) + [
-                    f"(i32.store {slot_of(get('places'), get('d'))} (i32.add (local.get $slot) (local.get $before)))",
+                    f"(i32.store {slot_of(get('places'), get('d'))} (i32.add (local.get $to) "
+                    "(i32.shl (i32.add (local.get $slot) (local.get $before)) (local.get $scale))))",
                     "(local.set $slot (i32.add (local.get $slot) (local.get $total)))"],
-                    "this thread's first place for each digit: after smaller digits' keys and "
-                    "the threads' before it"))
+                    "this thread's first place for each digit (a byte address in the destination): "
+                    "after smaller digits' keys and the threads' before it"))
     key_bufs = ("KEYS", "KEYS2") + (("ORDER", "ORDER2") if indices else ())
+    log_size = size.bit_length() - 1
 
     def run(p: int, shift: int) -> list[str]:
-        """Pass p when its digit varies: from the values or the keys, to the keys or out."""
+        """Pass p when its digit varies: from the keys, to the keys or out."""
         later = f"(i32.and (local.get $active) {i32(-(1 << (p + 1)) & ((1 << passes) - 1))})"
         src_idx = at("(local.get $ORDER)", get("lo"), 4) if indices else i32(0)
-        dst_idx = "(local.get $ORDER2)" if indices else i32(0)
+        # where a key's index goes, from where the key goes (index_at in _pass)
+        delta = (f"(i32.sub (local.get $ORDER2) (i32.shr_u (local.get $KEYS2) {i32(log_size - 2)}))"
+                 if indices else i32(0))
         call = lambda first, last: (  # noqa: E731
-            f"(call ${_pass_name(first, last)} {at(IN if first else '(local.get $KEYS)', get('lo'))} {src_idx} "
-            f"{OUT if last else '(local.get $KEYS2)'} {dst_idx} (local.get $places) ({t}.const {shift}) "
+            f"(call ${_pass_name(first, last)} {at('(local.get $KEYS)', get('lo'))} {src_idx} "
+            f"{i32(0) if last else delta} (local.get $places) {_rotation(keys, shift)} {_mask(keys, shift, width)} "
             "(i32.sub (local.get $hi) (local.get $lo)) (local.get $lo))")
+        destination = [f"(local.set $last (i32.eqz {later}))",
+                       f"(local.set $to (select {OUT} (local.get $KEYS2) (local.get $last)))",
+                       f"(local.set $scale {f'(select {i32(2)} {i32(log_size)} (local.get $last))' if indices else i32(log_size)})"]
         recount = ([f"(if (i32.and {team} (i32.eqz (local.get $first))) (then  ;; this range of the keys' digits",
                     f"  (memory.fill {table(get('t'), p)} (i32.const 0) {i32(4 * buckets)})"]
                    + [f"  {line}" for line in count("(local.get $KEYS)", [f"(local.set $key ({t}.load (local.get $src)))"],
@@ -260,12 +346,11 @@ def _team(routine: Routine, ft: FloatType, indices: bool, threads: int) -> tuple
                    + [f"  {barrier}", "))"])
         swap = [f"(local.set $swap (local.get ${a})) (local.set ${a} (local.get ${b})) (local.set ${b} (local.get $swap))"
                 for a, b in zip(key_bufs[::2], key_bufs[1::2])]
-        inner = (recount + places(p)
-                 + [f"(local.set $last (i32.eqz {later}))",
-                    "(if (local.get $first)",
-                    f"  (then (if (local.get $last) (then {call(True, True)}) (else {call(True, False)})))",
-                    f"  (else (if (local.get $last) (then {call(False, True)}) (else {call(False, False)}))))",
-                    barrier, "(local.set $first (i32.const 0))"] + swap)
+        by_last = lambda first: f"(if (local.get $last) (then {call(first, True)}) (else {call(first, False)}))"  # noqa: E731
+        inner = (recount + destination + places(p)
+                 + ([f"(if (local.get $first) (then {by_last(True)}) (else {by_last(False)}))"] if indices
+                    else [by_last(False)])
+                 + [barrier, "(local.set $first (i32.const 0))"] + swap)
         return ([f";; digit {p}: bits {shift}..{min(shift + width, 8 * size) - 1}",
                  f"(if (i32.and (local.get $active) {i32(1 << p)}) (then"] + [f"  {line}" for line in inner] + ["))"])
     unmoved = (f.loop("i", get("lo"), get("hi"), [
@@ -305,7 +390,8 @@ def _sort(routine: Routine, ft: FloatType, indices: bool) -> Body:
     entry = ("(func $matrix (param $out0 i32) (param $in0 i32) (param $scratch i32)\n"
              f"  ;; {'argsort' if indices else 'sort'} of one row of {n}: one thread's team\n"
              "  (call $team (local.get $out0) (local.get $in0) (local.get $scratch) (i32.const 0) (i32.const 1)))")
-    passes = [_pass(ft, keys, n, width, first, last, indices) for first in (True, False) for last in (True, False)]
+    passes = [_pass(ft, keys, n, width, first, last, indices)
+              for first in ((True, False) if indices else (False,)) for last in (True, False)]
     float_keys = not dtype.is_int and not indices
     notes = {"algorithm": (f"LSD radix sort of {8 * size}-bit keys" + (", index pairs" if indices else "")
                            + f", {width} bits a pass",

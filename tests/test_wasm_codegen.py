@@ -165,14 +165,22 @@ def test_packed_matmul_in_blocks_of_rows_matches_numpy(monkeypatch, m, n, keep) 
     np.testing.assert_allclose(run_wasm(be, kernel, a, b).reshape(m, n), a @ b, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("threads", [1, 2, 3, 4])
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("threads", [1, 2, 4])
 @pytest.mark.parametrize("m,k,n", [(40, 33, 10), (13, 7, 10), (29, 20, 17), (50, 16, 40)])
-def test_packed_matmul_with_few_strips_splits_rows_across_threads(m, k, n, threads) -> None:
+def test_packed_matmul_with_few_strips_splits_rows_across_threads(m, k, n, threads,
+                                                                   transposed) -> None:
     """Under 8 strips of columns (a 10-wide layer: one strip and 2 columns after it), the
     threads take ranges of whole row tiles, the last one also the rows after them, and
     each packs every strip: 13 rows are 2 tiles and 1 row (4 threads: 2 get work), 29 rows
-    4 tiles and 5 rows, 33 and 7 steps leave ridx after the last four."""
-    kernel = matmul_kernel(m, k, n)
+    4 tiles and 5 rows, 33 and 7 steps leave ridx after the last four. The row-side
+    operand read down its columns (x.T @ g) is packed per thread for its rows (a row panel
+    from 4 strips on: 40 columns)."""
+    g, r = gidx(m * n), ridx(k)
+    row_side = load(0, r * m + g // n) if transposed else load(0, (g // n) * k + r)
+    kernel = Kernel(shape=(m, n), inputs=((F32, m * k), (F32, k * n)),
+                    exp=row_side * load(1, r * n + g % n),
+                    reduction=Reduction(AluOp.Add, k, acc_variable(F32)), reduce_shape=(k,))
     plan, _ = tune(kernel)
     assert plan.pack and plan.threads_take_rows
     be = WasmBackend(threads=threads)
@@ -182,7 +190,9 @@ def test_packed_matmul_with_few_strips_splits_rows_across_threads(m, k, n, threa
     assert len(exe.program.chunks) == min(threads, m // plan.tile_rows)
     rng = np.random.default_rng(m * n + threads)
     a, b = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
-    np.testing.assert_allclose(run_wasm(be, kernel, a, b).reshape(m, n), a @ b, rtol=1e-5, atol=1e-5)
+    stored = np.ascontiguousarray(a.T) if transposed else a
+    np.testing.assert_allclose(run_wasm(be, kernel, stored, b).reshape(m, n), a @ b,
+                               rtol=1e-5, atol=1e-5)
 
 
 ROW_SIDES = {   # the row-side operand of a packed matmul with packed rows: its index, its value

@@ -209,12 +209,21 @@ class WebGpuBackend(Backend):
     # --- memory -------------------------------------------------------------
     @_locked
     def allocate(self, nbytes: int) -> GpuBuffer:
+        self._recycle()
+        return self._take(nbytes)
+
+    @_locked
+    def allocate_many(self, sizes: Sequence[int]) -> list[GpuBuffer]:
+        self._recycle()
+        return [self._take(n) for n in sizes]
+
+    def _take(self, nbytes: int) -> GpuBuffer:
+        """A buffer from the pool, or a new one (under the lock)."""
         if nbytes > self.max_binding:
             raise WebGpuMemoryError(
                 f"webgpu: cannot allocate {_gib(nbytes)}: this adapter binds at most "
                 f"{_gib(self.max_binding)} per storage buffer")
         capacity = bucket(nbytes, self.max_binding)
-        self._recycle()
         buf = self._pool.take(capacity)
         if buf is None:
             usage = self._wgpu.BufferUsage
@@ -511,13 +520,31 @@ class WebGpuBackend(Backend):
 
     def _pack(self, work: Sequence[tuple[Any, Any, tuple[int, int, int]]]) -> list:
         """(pipeline, bind group, grid) launches in the form `_replay` records."""
-        self._pass or self._open_pass()   # the recorder is chosen on a real pass
+        if self._recorder is None:
+            self._pass or self._open_pass()   # the recorder is chosen on a real pass
         pack = self._recorder.pack
         return [pack(*launch) for launch in work]
 
     def _replay(self, packed: list, keep: list) -> None:
-        """Packed launches into the open pass; `keep` (what they use) is held until the
-        encoder finishes. With SUBMIT_EVERY, submitted that many at a time."""
+        """Packed launches (`_pack`) run after everything recorded before them (under
+        the lock). Where nothing is open (a warm jit call outside any batch) they go
+        into a command buffer of their own, submitted at once with bare C calls
+        (fastpass.Recorder.submit). Else into the open pass, `keep` (what they use)
+        held until the encoder finishes, submitted when the batch ends; with
+        SUBMIT_EVERY, that many at a time."""
+        submit = self._recorder.submit
+        if submit is not None and self._encoder is None and not self._batch_depth and \
+                not SUBMIT_EVERY:
+            if self._queued:
+                self._flush()   # eager work recorded before it goes first
+            with self._guard("submitting work"):
+                submit(packed)
+            self._unfinished = True
+            return
+        with self.batch():
+            self._play(packed, keep)
+
+    def _play(self, packed: list, keep: list) -> None:
         chunk = SUBMIT_EVERY or len(packed) or 1
         for start in range(0, len(packed), chunk):
             cpass = self._pass or self._open_pass()
@@ -630,7 +657,7 @@ class WebGpuBackend(Backend):
             self._encoder = self.device.create_command_encoder()
         self._pass = self._encoder.begin_compute_pass()
         if self._recorder is None:
-            self._recorder = fastpass.recorder(self._pass)
+            self._recorder = fastpass.recorder(self.device, self._pass)
         return self._pass
 
     def _end_pass(self) -> None:

@@ -60,8 +60,8 @@ OFFSETS = Offsets.SCANNED
 
 
 def ranking(subgroups: bool) -> Ranking:
-    """RANKING where the adapter allows it (BALLOTS needs subgroups), else NIBBLES."""
-    return Ranking.NIBBLES if RANKING is Ranking.BALLOTS and not subgroups else RANKING
+    """RANKING where the adapter allows it (BALLOTS needs subgroups), else SPLITS."""
+    return Ranking.SPLITS if RANKING is Ranking.BALLOTS and not subgroups else RANKING
 
 
 def key_passes(key_bits: int) -> int:

@@ -161,7 +161,7 @@ def main() -> None:
 
     radix_scatter.MAX_ITEMS = args.items or radix_scatter.MAX_ITEMS
     if args.ranking:
-        radix.RANKING = radix_scatter.Ranking[args.ranking.upper()]
+        radix.RANKING = radix.COUNTED_LOOPS_RANKING = radix_scatter.Ranking[args.ranking.upper()]
     radix.SPLIT_BITS = args.split_bits or radix.SPLIT_BITS
     radix_nibbles.DIRECT_READS = not args.shared_reads
     if args.offsets:

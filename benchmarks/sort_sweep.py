@@ -35,7 +35,7 @@ def measure(rows: int, n: int, items: int, ranking: str, threshold: int, argsort
     import jaxlab
     from jaxlab.backends.webgpu import radix, radix_scatter, routines
     radix_scatter.MAX_ITEMS, routines.RADIX_MIN_LENGTH = items, threshold
-    radix.RANKING = radix_scatter.Ranking[ranking]
+    radix.RANKING = radix.COUNTED_LOOPS_RANKING = radix_scatter.Ranking[ranking]
     rng = np.random.default_rng(0)
     x = (rng.standard_normal((rows, n)) if dtype == "float32" else
          rng.integers(0, 1 << 31, (rows, n))).astype(dtype)
@@ -55,7 +55,7 @@ def measure(rows: int, n: int, items: int, ranking: str, threshold: int, argsort
     return {"ms": statistics.median(spans) if None not in spans else None,
             # what shared memory allowed
             "items": radix_scatter.items_per_thread(backend.limits,
-                                            radix.ranking(backend.lang.subgroups)),
+                                            radix.ranking(backend.lang)),
             "correct": bool(np.array_equal(out, want))}
 
 

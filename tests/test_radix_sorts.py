@@ -7,9 +7,11 @@ import pytest
 
 import jaxlab
 import jaxlab.numpy as jnp
-from jaxlab.backends.webgpu import radix, radix_scan, radix_scatter, routines
+from jaxlab.backends.webgpu import radix, radix_scan, radix_scatter, routines, shader_modules
+from jaxlab.backends.webgpu.ops import Lang
 from jaxlab.backends.webgpu.radix_scan import SCAN_BLOCK, THREADS
 from jaxlab.backends.webgpu.runtime import WebGpuBackend
+from jaxlab.backends.webgpu.shader_modules import RuntimeChecks
 from jaxlab.engine.devices import Device
 from tests.conftest import computes
 
@@ -173,3 +175,18 @@ def test_narrow_values_reach_the_webgpu_sort_as_they_are(dtype, passes):
     np.testing.assert_array_equal(got.view(np.uint8), np.asarray(jjnp.sort(x)).view(np.uint8))
     assert [e.kind for e in log] == ["routine"]
     assert log[0].tuning.value("radix_passes") == passes
+
+
+@pytest.mark.parametrize("counters", [True, False])
+def test_ranking_follows_the_shaders_loop_counters(monkeypatch, counters):
+    """Shaders with wgpu's loop counters (JAXLAB_WEBGPU_LOOP_BOUNDING=1) rank by
+    COUNTED_LOOPS_RANKING (written out, no loops), others by RANKING."""
+    monkeypatch.setenv(shader_modules.LOOP_BOUNDING_ENV, "1" if counters else "0")
+    dev = Device("webgpu", WebGpuBackend())
+    with jaxlab.default_device(dev), jaxlab.capture() as log:
+        _check(_specials(np.random.default_rng(9), (2, LONG)), True)
+    want = radix.ranking(Lang(subgroups=dev.backend.lang.subgroups, loop_counters=counters))
+    assert want is (radix.COUNTED_LOOPS_RANKING if counters else radix.RANKING)
+    checks = RuntimeChecks.BOUNDS_AND_LOOPS if counters else RuntimeChecks.BOUNDS
+    assert {(e.tuning.value("ranking"), e.tuning.value("runtime_checks"))
+            for e in log if e.kind == "routine"} == {(want.value, checks.value)}

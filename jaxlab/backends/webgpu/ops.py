@@ -37,6 +37,8 @@ class Lang:
     """The WGSL dialect one device accepts."""
     f16: bool = False   # shader-f16: float16 is computed and stored as f16
     subgroups: bool = False   # the subgroup builtins (wgpu's `subgroup` feature)
+    # wgpu's counter in every loop (shader_modules.py): loops cost more than written out
+    loop_counters: bool = False
 
     def vtype(self, dtype: DType) -> str:
         """The type a value of `dtype` has inside a shader."""

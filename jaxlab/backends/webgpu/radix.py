@@ -26,7 +26,8 @@ How a tile is sorted by the digit (Ranking):
 - SPLITS: four stable 2-bit splits, each a prefix sum over the threads of their
   packed counts, the tile rewritten into shared memory after each.
 - NIBBLES (radix_nibbles.py): two stable rounds of 4 bits, each thread counting its
-  keys' nibbles in registers before one prefix sum over the threads.
+  keys' nibbles in registers before one prefix sum over the threads; the choice where
+  the shaders keep wgpu's loop counters (shader_modules.py).
 The payload of the first pass is the key's position in its row (the argsort order)
 unless a payload is given (a later sort over an earlier one's order).
 Prefix sums over the threads use subgroup scans where the adapter has them, else a
@@ -39,6 +40,7 @@ import struct
 from typing import TYPE_CHECKING, Optional
 
 from jaxlab.backends.webgpu.codegen import HandWritten
+from jaxlab.backends.webgpu.ops import Lang
 from jaxlab.backends.webgpu.radix_nibbles import direct, nibble_scatter
 from jaxlab.backends.webgpu.radix_scan import THREADS, ThreadScan, prefix_sum
 from jaxlab.backends.webgpu.radix_scatter import (
@@ -54,14 +56,19 @@ SPLIT_BITS = 2         # SPLITS: a tile sorts by a digit in stable splits of thi
 # loop counters in every shader, a scatter pass took 0.78 ms by SPLITS, 0.91 by BALLOTS,
 # 1.14 by BALLOTS with LOOKBACK (which saves the histogram and prefix sum passes, 0.10
 # ms) (02:45), 0.66 by NIBBLES (05:11); without the counters (shader_modules.py), 0.36
-# by SPLITS and 0.39 by NIBBLES (05:11)
+# by SPLITS and 0.39 by NIBBLES (05:11); SPLITS 1.41 ms for the four at 06:05
 RANKING = Ranking.SPLITS
+# with the counters (JAXLAB_WEBGPU_LOOP_BOUNDING=1) NIBBLES, written out without loops
+# where SPLITS loops, was faster: four scatters 2.62 ms (05:11) against 3.08 (03:43)
+COUNTED_LOOPS_RANKING = Ranking.NIBBLES
 OFFSETS = Offsets.SCANNED
 
 
-def ranking(subgroups: bool) -> Ranking:
-    """RANKING where the adapter allows it (BALLOTS needs subgroups), else SPLITS."""
-    return Ranking.SPLITS if RANKING is Ranking.BALLOTS and not subgroups else RANKING
+def ranking(lang: Lang) -> Ranking:
+    """RANKING (COUNTED_LOOPS_RANKING where the shaders count their loops) where the
+    adapter allows it (BALLOTS needs subgroups), else SPLITS."""
+    chosen = COUNTED_LOOPS_RANKING if lang.loop_counters else RANKING
+    return Ranking.SPLITS if chosen is Ranking.BALLOTS and not lang.subgroups else chosen
 
 
 def key_passes(key_bits: int) -> int:
@@ -159,7 +166,7 @@ def radix_sort(b: "_Builder", rows: int, n: int, keys: int, key_bits: int, resul
     `key_bits` bits vary) stably, and write their payload in sorted order to `result`:
     the u32 words of buffer `payload`, or each key's position in its row."""
     subgroups = b.lang.subgroups
-    how = ranking(subgroups)
+    how = ranking(b.lang)
     items = items_per_thread(b.limits, how)
     tile = THREADS * items
     tiles = math.ceil(n / tile)

@@ -31,7 +31,8 @@ from jaxlab.backends.webgpu.errors import (DeviceLostError, WebGpuError, WebGpuM
 from jaxlab.backends.webgpu.ops import Lang
 from jaxlab.backends.webgpu.plan import Pass, Plan, kernel_plan
 from jaxlab.backends.webgpu.replay import ProgramReplay
-from jaxlab.backends.webgpu.shader_modules import LOOP_BOUNDING_ENV, create_module, wanted_checks
+from jaxlab.backends.webgpu.shader_modules import (LOOP_BOUNDING_ENV, RuntimeChecks,
+                                                   create_module, wanted_checks)
 from jaxlab.backends.webgpu.tune import (Limits, Tuning, knobs, max_row_length, min_row_length,
                                          tune)
 from jaxlab.ir.dtypes import DType
@@ -131,7 +132,9 @@ class WebGpuBackend(Backend):
         self.device = adapter.request_device_sync(required_features=wanted,
                                                   required_limits=limits)
         got = self.device.limits
-        self.lang = Lang(f16="shader-f16" in wanted, subgroups="subgroup" in wanted)
+        self.runtime_checks = wanted_checks()   # wgpu's checks in the shaders made from now
+        self.lang = Lang(f16="shader-f16" in wanted, subgroups="subgroup" in wanted,
+                         loop_counters=self.runtime_checks is RuntimeChecks.BOUNDS_AND_LOOPS)
         self.limits = Limits(
             max_threads=min(got["max-compute-invocations-per-workgroup"],
                             got["max-compute-workgroup-size-x"]),
@@ -147,7 +150,6 @@ class WebGpuBackend(Backend):
         self.buffer_limit_reason = "the adapter's largest storage buffer binding"
         self.timestamps = "timestamp-query" in wanted
         self._tune_cache = autotuning.TuneCache(self.name)
-        self.runtime_checks = wanted_checks()   # wgpu's checks in the shaders made from now
         self._generation += 1
         self._pipelines: dict[tuple, tuple[Any, Any]] = {}
         self._pipeline_users: dict[tuple, int] = {}   # executables using each pipeline

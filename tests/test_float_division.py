@@ -55,6 +55,13 @@ def test_a_division_by_a_bounded_constant_is_plain():
     assert "div_f32(in0[gidx]" in main_source(lambda a: a / 3e38)
 
 
+def test_a_remainder_by_a_power_of_two_is_plain():
+    # a - b * trunc(a / b) is exact then (x % 2 in pow and round); other divisors loop
+    assert "%" in main_source(lambda a: a.binary(AluOp.Mod, 2.0))
+    assert "fmod_f32(in0[gidx]" in main_source(lambda a: a.binary(AluOp.Mod, 3.0))
+    assert "fmod_f32(in0[gidx]" in main_source(lambda a: a.binary(AluOp.Mod, 2.0 ** 127))
+
+
 def test_math_functions_divide_unguarded():
     # their divisions are bounded by the range reduction (W1 is tanh, exp and sin)
     math = (AluOp.Tanh, AluOp.Exp, AluOp.Sin, AluOp.Atan, AluOp.Erf, AluOp.Erfc, AluOp.Log)

@@ -97,17 +97,27 @@ OPS: dict[AluOp, dict[Optional[Kind], Spelling]] = {
     AluOp.Threefry2x32: {ANY: Call("threefry2x32", False)},
 }
 
-# a float division whose divisor is known to stay within 2^126 (see the `div` helper)
-_PLAIN_DIVISION = {AluOp.Div: "({0} / {1})", AluOp.Idiv: "trunc({0} / {1})"}
+# a float division whose divisor is known to stay within 2^126 (see the `div` helper), and
+# a remainder by a constant power of two, for which WGSL's a - b * trunc(a / b) is exact
+_PLAIN_DIVISION = {AluOp.Div: "({0} / {1})", AluOp.Idiv: "trunc({0} / {1})",
+                   AluOp.Mod: "({0} % {1})"}
 _DIVISOR_LIMIT = 2.0 ** 126
 
 
 def bounded_divisor(node: AluExp) -> bool:
-    """Whether a float Div or Idiv node may be spelled as WGSL's bare `/`: its divisor
-    is marked bounded (ir/alu.py Divisor) or is a constant of magnitude <= 2^126."""
+    """Whether a float Div, Idiv or Mod node may be spelled as WGSL's bare operator: a
+    Div's or Idiv's divisor is marked bounded (ir/alu.py Divisor) or is a constant of
+    magnitude <= 2^126; a Mod's is a constant power of two within 2^126 (x % 2 in pow and
+    round: no fmod loop)."""
     divisor = node.src[1]
+    if node.op is AluOp.Mod:
+        return divisor.is_const and _power_of_two(abs(float(divisor.arg)))
     return node.arg is Divisor.BOUNDED or (divisor.is_const and
                                            abs(float(divisor.arg)) <= _DIVISOR_LIMIT)
+
+
+def _power_of_two(v: float) -> bool:
+    return 2.0 ** -126 <= v <= _DIVISOR_LIMIT and math.frexp(v)[0] == 0.5
 
 
 # Casts by rule (ir/vocabulary.py), float sources given as f32; the others are WGSL's

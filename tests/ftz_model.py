@@ -1,6 +1,7 @@
 """A model of a GPU's float32 arithmetic that WGSL allows and NVIDIA's Vulkan driver has:
-subnormals flushed to zeros of their sign (every operand and result), and a / b computed
-as a * (1 / b), whose reciprocal of a |b| past 2^126 is subnormal and so flushed to 0.
+subnormals flushed to zeros of their sign (every operand and result); a / b computed as
+a * (1 / b), whose reciprocal of a |b| past 2^126 is subnormal and so flushed to 0; and
+`x < y ? y : x` (or `? x : y`) compiled as max (min), which drops a NaN operand.
 The webgpu renderer scales a division whose divisor it cannot bound (the div helper);
 `guard=False` models a compiler that undid that, so that code which must not rely on it
 can be checked. Lavapipe computes IEEE values, so CI cannot see these failures without it.
@@ -54,7 +55,12 @@ class FlushingEvaluator:
     def __init__(self, guard: bool = True) -> None:
         self.guard = guard
 
-    def node(self, node: AluExp, args: list, env: Mapping, buffers: Sequence) -> np.ndarray:
+    def node(self, node: AluExp, args: list, env: Mapping, buffers: Sequence,
+             values: Mapping) -> np.ndarray:
+        picked = _max_or_min(node)
+        if picked is not None:
+            x, y = (values[s] for s in node.src[0].src)
+            return picked(flush(x), flush(y))
         if node.op in _BITS:
             return reference._eval_node(node, args, env, buffers)
         if node.op in (AluOp.Div, AluOp.Idiv) and node.dtype is DType.float32:
@@ -73,8 +79,18 @@ class FlushingEvaluator:
         with np.errstate(all="ignore"):
             for node in exp.toposort():
                 values[node] = self.node(node, [values[s] for s in node.src], env or {},
-                                         buffers)
+                                         buffers, values)
         return values[exp]
+
+
+def _max_or_min(node: AluExp) -> Any:
+    """np.fmax for a float `where(x < y, y, x)`, np.fmin for `where(x < y, x, y)`, else
+    None: NumPy's NaN-dropping max and min, as the compiled select."""
+    cond = node.src[0] if node.op is AluOp.Where else None
+    if cond is None or cond.op is not AluOp.Cmplt or node.dtype is not DType.float32:
+        return None
+    x, y = cond.src
+    return {(y, x): np.fmax, (x, y): np.fmin}.get(node.src[1:])
 
 
 def flushing_cpu(monkeypatch: Any, guard: bool = True) -> None:

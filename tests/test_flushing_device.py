@@ -1,8 +1,8 @@
 """Complex functions, atan2, complex and float division under the model of a GPU that
-flushes subnormals and divides as a * (1 / b) (tests/ftz_model.py; NVIDIA's Vulkan
-driver does both, WGSL allows both, lavapipe does neither). The complex functions must
-not even rely on the renderer's guard of huge divisors: they divide only by scaled,
-bounded values."""
+flushes subnormals, divides as a * (1 / b) and compiles a select by a comparison of its
+operands as a NaN-dropping max (tests/ftz_model.py; NVIDIA's Vulkan driver does all three,
+WGSL allows them, lavapipe does none). The complex functions must not even rely on the
+renderer's guard of huge divisors: they divide only by scaled, bounded values."""
 import jax
 import numpy as np
 import pytest
@@ -10,7 +10,7 @@ import pytest
 import jaxlab
 import jaxlab.numpy as jnp
 from tests.ftz_model import flush, flushing_cpu
-from tests.test_complex_functions import FUNCTIONS, Z, _numpy
+from tests.test_complex_functions import FUNCTIONS, SPECIAL, Z, _numpy
 
 
 @pytest.fixture
@@ -23,12 +23,18 @@ def flushing(monkeypatch):
 
 @pytest.mark.parametrize("name", FUNCTIONS)
 def test_complex_functions_need_no_division_guard(flushing, name):
+    with jaxlab.default_device("cpu"):   # IEEE arithmetic: the NaNs' places
+        ieee = np.asarray(getattr(jnp, name)(jnp.asarray(SPECIAL)))
     with flushing(guard=False):
         ours = np.asarray(getattr(jnp, name)(jnp.asarray(Z)))
+        special = np.asarray(getattr(jnp, name)(jnp.asarray(SPECIAL)))
     want = _numpy(name, Z)
     finite = np.isfinite(want)
     np.testing.assert_allclose(ours[finite], want[finite], rtol=2e-6, atol=1e-7)
     assert np.all(~np.isfinite(ours[~finite]))
+    for part in ("real", "imag"):   # a NaN part is not dropped by a compiled max
+        np.testing.assert_array_equal(np.isnan(getattr(special, part)),
+                                      np.isnan(getattr(ieee, part)))
 
 
 def test_divisions_by_huge_values(flushing):

@@ -93,6 +93,21 @@ def _clean(parts: list) -> bool:
                and p.start_s <= CLEAN_START_S for p in parts)
 
 
+def _host_cpu(device: Any, call: Callable[[], Any], repeats: int) -> float:
+    """Best CPU seconds of `call` with every compiled kernel's Wasm call replaced by a
+    no-op: what the host side of a step costs (Python, the hand-offs to the pool). Reaches
+    into the runtime's instances, for this measurement only; they are restored after."""
+    instances = [i for m in device.backend.wasm.modules.values() for i in m.idle]
+    calls = [i.call for i in instances]
+    for i in instances:
+        i.call = lambda *args: None
+    try:
+        return _best(call, repeats)[1]
+    finally:
+        for i, c in zip(instances, calls):
+            i.call = c
+
+
 def w4(device: Any, threads: int, repeats: int, peak: float) -> None:
     """The step's wall and CPU time, then per kernel: its best dispatch time, GFLOP/s and
     fraction of the FMA peak on the device's threads, each thread's part (CPU time, best
@@ -110,6 +125,8 @@ def w4(device: Any, threads: int, repeats: int, peak: float) -> None:
         jaxlab.block_until_ready(step(params, x, y))
     wall, cpu = _best(lambda: step(params, x, y), repeats)
     print(f"W4 step: {wall * 1e3:.2f} ms wall, {cpu * 1e3:.2f} ms CPU (best of {repeats})")
+    print(f"its host side (every kernel call a no-op): "
+          f"{_host_cpu(device, lambda: step(params, x, y), 10 * repeats) * 1e3:.3f} ms CPU")
     runs, host = [], float("inf")
     for _ in range(repeats):
         with jaxlab.capture() as log, device.backend.timing_parts() as parts:
@@ -123,7 +140,7 @@ def w4(device: Any, threads: int, repeats: int, peak: float) -> None:
     print("| kernel | shape | ms | GFLOP/s | of peak | tile | threads | CPU ms per part "
           "| pool thread start us | join and setup us | clean ms (of runs) |\n"
           "|---|---|---|---|---|---|---|---|---|---|---|")
-    total = clean_total = 0.0
+    total = clean_total = critical = 0.0
     for i in range(len(runs[0])):
         samples = [run[i] for run in runs]
         e = min((s[0] for s in samples), key=lambda ev: ev.dispatch_ms)
@@ -133,6 +150,7 @@ def w4(device: Any, threads: int, repeats: int, peak: float) -> None:
         rate = e.flops / e.dispatch_ms / 1e6 if e.dispatch_ms else 0.0
         per_part = [min(s[1][j].cpu_s for s in samples if len(s[1]) > j) * 1e3
                     for j in range(max(len(s[1]) for s in samples))]
+        critical += max(per_part) if per_part else e.dispatch_ms
         starts = sorted(p.start_s * 1e6 for s in samples for p in s[1] if p.helper)
         # the dispatch's time after its last part ended (waking the dispatching thread,
         # giving instances and scratch back), with its setup before the first began
@@ -147,6 +165,9 @@ def w4(device: Any, threads: int, repeats: int, peak: float) -> None:
                  f"{min(clean):.3f} ({len(clean)})" if clean else ""]
         print("| " + " | ".join(map(str, cells)) + " |")
     print(f"| sum of the best times | | {total:.3f} | | | | | | | | {clean_total:.3f} |")
+    print(f"each kernel's slowest part (CPU time) or, run in one call, its best time, summed: "
+          f"{critical:.3f} ms (the kernels' share of a step whose threads never wait for a "
+          "core, before thread start and join)")
 
 
 def main() -> None:

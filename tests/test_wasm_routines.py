@@ -185,3 +185,71 @@ def test_a_thread_waiting_at_a_barrier_traps_when_the_host_marks_a_trap():
     threading.Timer(0.05, lambda: be.write(sync + 8, np.ones(1, np.int32))).start()
     with pytest.raises(wasmtime.Trap, match="unreachable"):
         wait(store, sync)
+
+
+def _cholesky_on(be, a):
+    from jaxlab.ir.dtypes import DType
+    from jaxlab.ir.kernel import Routine
+    n = a.shape[-1]
+    exe = be.prepare_routine(Routine("cholesky", ((a.shape, DType.float32),), ((a.shape, DType.float32),)))
+    hin, hout = be.allocate(a.nbytes), be.allocate(a.nbytes)
+    be.write(hin, a)
+    be.dispatch(exe, [hin], [hout])
+    got = be.read(hout, DType.float32, a.size).reshape(a.shape)
+    be.free(hin), be.free(hout)
+    return exe, got
+
+
+def _spd(n, seed=0):
+    m = np.random.default_rng(seed).standard_normal((n, n)).astype(np.float32)
+    return (m @ m.T / n + np.eye(n, dtype=np.float32)).astype(np.float32)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_a_large_cholesky_is_shared_through_a_work_list(threads):
+    """One matrix past the team's threshold, 3 past a block (tails in every kind of item:
+    copied rows, panel rows, row blocks): the same factor whichever thread took which
+    item, NaN below the diagonal when not positive definite, zeros above it."""
+    from jaxlab.backends.wasm.cholesky import TEAM_FROM
+    from jaxlab.backends.wasm.runtime import WasmBackend
+    be = WasmBackend(threads=threads)
+    a = _spd(TEAM_FROM + 3)
+    exe, got = _cholesky_on(be, a)
+    assert exe.tuning.value("threads") == threads and exe.program.team == (threads > 1)
+    assert_close(got, np.linalg.cholesky(a.astype(np.float64)), rtol=1e-4, atol=1e-5)
+    assert not np.triu(got, 1).any()
+    a[40, 40] = -1.0
+    _, failed = _cholesky_on(be, a)
+    assert np.isnan(failed[np.tril_indices(a.shape[0])]).all() and not np.triu(failed, 1).any()
+
+
+def test_thread_0_finishes_a_cholesky_without_a_helper_that_comes_late():
+    """The pool's only thread is busy: the factor is made by thread 0 alone, the late
+    helper then joins nothing, and the team's scratch is freed once, by the last."""
+    import threading
+    from jaxlab.backends.wasm.cholesky import TEAM_FROM
+    from jaxlab.backends.wasm.runtime import WasmBackend
+    be = WasmBackend(threads=2)
+    a = _spd(TEAM_FROM)
+    _cholesky_on(be, a)   # compiled, buffers pooled
+    be.wasm.pool.submit(lambda: None).result()   # its helper has left
+    live = be.memory_stats()["live_bytes"]
+    busy = threading.Event()
+    blocker = be.wasm.pool.submit(busy.wait, 30)
+    _, got = _cholesky_on(be, a)
+    assert_close(got, np.linalg.cholesky(a.astype(np.float64)), rtol=1e-4, atol=1e-5)
+    busy.set()
+    blocker.result()
+    be.wasm.pool.submit(lambda: None).result()   # the late helper has run and left
+    assert be.memory_stats()["live_bytes"] == live
+
+
+def test_a_trap_in_a_cholesky_team_is_raised_and_the_device_works_after():
+    from jaxlab.backends.wasm.cholesky import TEAM_FROM
+    from jaxlab.backends.wasm.runtime import WasmBackend, WasmTrapError
+    be = WasmBackend(threads=2, fuel=100_000)
+    a = _spd(TEAM_FROM)
+    with pytest.raises(WasmTrapError, match="fuel"):
+        _cholesky_on(be, a)
+    be.fuel = 10 ** 10
+    assert_close(_cholesky_on(be, a)[1], np.linalg.cholesky(a.astype(np.float64)), rtol=1e-4, atol=1e-5)

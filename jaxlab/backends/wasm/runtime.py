@@ -14,7 +14,8 @@ alone in a store (see _KernelModule) and is taken by one call at a time, so any
 number of Python threads can dispatch at once, and a trap in any part is raised
 only once all parts have stopped. A routine whose one item is large (a sort of a
 long row) can instead be shared by a team of threads that meet at barriers in
-their common scratch (_dispatch_team).
+their common scratch (_dispatch_team), or that take items from a work list there (a
+Cholesky), which the helpers join only while the work lasts.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ import threading
 import time
 import weakref
 from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import wait as futures_wait
 from dataclasses import dataclass
 from typing import Any, Callable, Hashable, Mapping, Optional, Sequence
 
@@ -64,6 +66,8 @@ class CompiledKernel:
     chunks: tuple[tuple[int, int], ...]   # [lo, hi) of the outer loop, one per thread
     team: bool = False             # the threads share one item and its scratch: a chunk
                                    # is (t, T), thread t of T
+    helpers_optional: bool = False   # a team whose thread 0 can finish alone: a helper that
+                                     # starts after it has is not run, nor waited for
 
 
 def _i32(offset: int) -> int:
@@ -162,6 +166,9 @@ class _KernelModule:
         self.module.close()
 
 
+POOL_THREADS = "jaxlab-wasm"   # the names of the pool's threads start so
+
+
 class _Wasm:
     """The wasmtime objects of one device: an engine, the shared memory, and the
     compiled modules by text (alive while an executable uses them)."""
@@ -174,7 +181,7 @@ class _Wasm:
         self.memory = LinearMemory(self.engine)
         self.modules: "weakref.WeakValueDictionary[str, _KernelModule]" = \
             weakref.WeakValueDictionary()
-        self.pool = ThreadPoolExecutor(threads - 1, "jaxlab-wasm") if threads > 1 else None
+        self.pool = ThreadPoolExecutor(threads - 1, POOL_THREADS) if threads > 1 else None
         weakref.finalize(self, _close, self.pool, self.modules, self.memory.memory,
                          self.engine)
 
@@ -365,10 +372,13 @@ class WasmBackend(Backend):
         nargs = len(routine.outputs) + len(routine.inputs) + 3
         module, hit = self.wasm.compile(hashlib.sha1(text.encode()).hexdigest(), text, nargs)
         compile_ms = (time.perf_counter() - t0) * 1e3
+        optional = bool(code.team and team > 1 and code.team.helpers_optional)
         if code.team and team > 1:
             chunks, scratch = [(t, team) for t in range(team)], code.team.scratch_bytes
-            threads = (f"{team} threads share the one item, each in its own store, meeting at "
-                       "barriers in their shared scratch")
+            threads = (f"{team} threads share the one item, each in its own store, "
+                       + ("taking items from a work list in their shared scratch (helpers join "
+                          "while items are left)" if optional else
+                          "meeting at barriers in their shared scratch"))
         else:
             work = code.flops if code.flops is not None else code.items * self.min_thread_work
             chunks, scratch = self._chunks(("item", code.items, 1), work), code.scratch_bytes
@@ -378,7 +388,7 @@ class WasmBackend(Backend):
         choices = tuple(Choice(k, v, why) for k, (v, why) in code.notes.items())
         return Executable(
             program=CompiledKernel(f"{routine.name}_{'_'.join(map(str, routine.shape))}", module,
-                                   scratch, tuple(chunks), team > 1),
+                                   scratch, tuple(chunks), team > 1, optional),
             source=text, language="wat", compile_ms=compile_ms, flops=code.flops,
             tuning=TuningRecord(choices + (Choice("threads", len(chunks), threads),)),
             extra={"module_cache_hit": hit})
@@ -448,34 +458,49 @@ class WasmBackend(Backend):
 
     def _dispatch_team(self, prog: CompiledKernel, buffers: tuple) -> None:
         """Threads that share one item and its scratch, meeting at barriers there (see
-        routine_text.BARRIER). One team at a time: the pool's threads then never all wait
-        at barriers for parts still queued behind them. A part that traps marks it in
-        the scratch at once, so that the others trap at their next barrier instead of
-        waiting for it; the first trap is the one raised."""
+        routine_text.BARRIER) or taking items from a work list (routine_text.work_list).
+        One team at a time: the pool's threads then never all wait at barriers for
+        parts still queued behind them. A part that traps marks it in the scratch at
+        once, so that the others trap at their next wait instead of waiting for it; the
+        first trap is the one raised. Where helpers are optional, thread 0 waits for
+        none: a helper that starts after it has finished does nothing, one still
+        looking at the list leaves when it next runs, and the last to leave frees the
+        scratch (on a loaded machine a helper may not run for milliseconds)."""
         scratch = self.memory.allocate(prog.scratch_bytes)
         self.memory.write(scratch, np.zeros(4, np.int32))   # the barrier: nobody arrived
         first: list[Exception] = []
+        gate = _Gate(lambda: self.memory.free(scratch)) if prog.helpers_optional else None
 
         def part(instance: _Instance, t: int, T: int) -> Optional[Exception]:
-            error = _run(instance, buffers + (scratch, t, T), None)
-            if error is not None:
-                first.append(error)
-                self.memory.write(scratch + 8, np.ones(1, np.int32))
-            return error
-        try:
-            with self._team_lock:
-                instances = [prog.module.take() for _ in prog.chunks]
-                if self.fuel is not None:
-                    for instance in instances:
-                        instance.store.set_fuel(self.fuel)
-                helpers = [self.wasm.pool.submit(part, i, *c)
-                           for i, c in zip(instances[1:], prog.chunks[1:])]
-                errors = [part(instances[0], *prog.chunks[0])] + [h.result() for h in helpers]
-        finally:
-            self.memory.free(scratch)
-        for instance, error in zip(instances, errors):
-            if error is None:
-                prog.module.give(instance)
+            if t and gate is not None and not gate.enter():
+                prog.module.give(instance)   # the work is done: nothing to join
+                return None
+            try:
+                error = _run(instance, buffers + (scratch, t, T), None)
+                if error is not None:
+                    first.append(error)
+                    self.memory.write(scratch + 8, np.ones(1, np.int32))
+                else:
+                    prog.module.give(instance)
+                return error
+            finally:
+                if t and gate is not None:
+                    gate.leave()
+        with self._team_lock:
+            instances = [prog.module.take() for _ in prog.chunks]
+            if self.fuel is not None:
+                for instance in instances:
+                    instance.store.set_fuel(self.fuel)
+            helpers = [self.wasm.pool.submit(part, i, *c)
+                       for i, c in zip(instances[1:], prog.chunks[1:])]
+            try:
+                part(instances[0], *prog.chunks[0])
+            finally:   # the scratch is freed only when no part can run on
+                if gate is not None:
+                    gate.close()
+                else:
+                    futures_wait(helpers)
+                    self.memory.free(scratch)
         if first:
             raise WasmTrapError(prog.name, _cause(first[0]))
 
@@ -524,6 +549,34 @@ class WasmBackend(Backend):
                 "threads": self.threads, "fuel": self.fuel}
 
 
+class _Gate:
+    """The helpers of one team dispatch that may still join it: open until thread 0 is
+    done. The last of thread 0 and the helpers inside to leave runs `release`."""
+
+    def __init__(self, release: Callable[[], None]) -> None:
+        self._lock = threading.Lock()
+        self._open, self._inside, self._release = True, 0, release
+
+    def enter(self) -> bool:
+        with self._lock:
+            self._inside += self._open
+            return self._open
+
+    def leave(self) -> None:
+        with self._lock:
+            self._inside -= 1
+            last = not self._open and self._inside == 0
+        if last:
+            self._release()
+
+    def close(self) -> None:
+        with self._lock:
+            self._open = False
+            last = self._inside == 0
+        if last:
+            self._release()
+
+
 def _cpus() -> int:
     """CPUs this process may run on (all of them where affinity is unknown)."""
     if hasattr(os, "sched_getaffinity"):
@@ -549,9 +602,11 @@ def _cause(exc: Exception) -> str:
 def _close(pool: Optional[ThreadPoolExecutor], modules: "weakref.WeakValueDictionary",
            *objects: Any) -> None:
     """Free wasmtime objects while its bindings are alive (their own __del__ runs too
-    late at interpreter exit and prints errors)."""
+    late at interpreter exit and prints errors). A team's late helper can drop the last
+    reference in a pool thread, which cannot wait for itself (no part runs then: each
+    holds a reference)."""
     if pool is not None:
-        pool.shutdown()
+        pool.shutdown(wait=not threading.current_thread().name.startswith(POOL_THREADS))
     for module in list(modules.values()):
         module.close()
     for obj in objects:

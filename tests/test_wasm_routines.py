@@ -128,8 +128,9 @@ def test_long_rows_of_each_key_width_by_one_thread_and_a_team(threads, dtype):
 
 
 def test_a_long_row_is_sorted_by_a_team_of_threads():
-    """One row long enough to share: three threads (uneven ranges) count, agree on the
-    passes and scatter to their own places; stable, and bit for bit NumPy's."""
+    """One row long enough to share: three threads take its chunks (uneven) to count,
+    thread 0 decides the passes and places, they take chunks to scatter; stable, and bit
+    for bit NumPy's."""
     from jaxlab.backends.wasm.runtime import WasmBackend
     from jaxlab.backends.wasm.sorting import TEAM_FROM
     x = RNG.standard_normal(TEAM_FROM + 5).astype(np.float32)
@@ -143,8 +144,8 @@ def test_a_long_row_is_sorted_by_a_team_of_threads():
 
 
 def test_a_trap_in_one_thread_of_a_team_stops_them_all():
-    """A thread out of fuel marks the trap: the others, at a barrier, trap too instead of
-    waiting for it; the first trap is raised and the device keeps working."""
+    """A thread out of fuel marks the trap: the others, waiting on the work list, trap
+    too instead of waiting for it; the first trap is raised and the device keeps working."""
     import threading
     from jaxlab.backends.wasm.runtime import WasmBackend, WasmTrapError
     from jaxlab.backends.wasm.sorting import TEAM_FROM
@@ -165,17 +166,19 @@ def test_a_trap_in_one_thread_of_a_team_stops_them_all():
     np.testing.assert_array_equal(_team_sort(be, "sort", x)[1], np.sort(x))
 
 
-def test_a_thread_waiting_at_a_barrier_traps_when_the_host_marks_a_trap():
-    """The other thread never arrives (it trapped): the host's mark in the barrier's
-    words ends the wait with a trap instead of a hang."""
+def test_a_helper_waiting_for_work_traps_when_the_host_marks_a_trap():
+    """A helper waits for a phase that never comes (thread 0 trapped): the host's mark in
+    the work list's words ends the wait with a trap instead of a hang."""
     import threading
     import wasmtime
     from jaxlab.backends.wasm.codegen import MEMORY_PAGES
-    from jaxlab.backends.wasm.routine_text import BARRIER
+    from jaxlab.backends.wasm.routine_text import work_list
     from jaxlab.backends.wasm.runtime import WasmBackend
     be = WasmBackend(threads=1)
-    text = "\n".join([f'(module (import "env" "memory" (memory 1 {MEMORY_PAGES} shared))', BARRIER,
-                      '(func (export "kernel") (param $sync i32) (call $barrier (local.get $sync) (i32.const 2))))'])
+    text = "\n".join([f'(module (import "env" "memory" (memory 1 {MEMORY_PAGES} shared))', work_list(["out0"]),
+                      "(func $item (param $out0 i32) (param $scratch i32) (param $phase i32) (param $index i32))",
+                      '(func (export "kernel") (param $sync i32) '
+                      "(call $take_items (i32.const 0) (i32.const 0) (local.get $sync))))"])
     store = wasmtime.Store(be.wasm.engine)
     linker = wasmtime.Linker(be.wasm.engine)
     be.memory.define(linker, store)
@@ -190,7 +193,6 @@ def test_a_thread_waiting_at_a_barrier_traps_when_the_host_marks_a_trap():
 def _cholesky_on(be, a):
     from jaxlab.ir.dtypes import DType
     from jaxlab.ir.kernel import Routine
-    n = a.shape[-1]
     exe = be.prepare_routine(Routine("cholesky", ((a.shape, DType.float32),), ((a.shape, DType.float32),)))
     hin, hout = be.allocate(a.nbytes), be.allocate(a.nbytes)
     be.write(hin, a)

@@ -241,5 +241,5 @@ def generate(routine: Routine, ft: FloatType) -> Body:
                       f"least {TEAM_FROM} alone in its batch is shared by them through a work list "
                       f"(items: {COPY_ROWS} rows to copy, {PANEL_ROWS} panel rows, a row block of the "
                       "update); thread 0 factors the diagonal blocks")}
-    team = Team(shared, lay, TEAM_THREADS, helpers_optional=True) if n >= TEAM_FROM else None
+    team = Team(shared, lay, TEAM_THREADS) if n >= TEAM_FROM else None
     return Body([entry] + shared, ["out0", "in0"], lay, notes, n ** 3 // 3, team=team)

@@ -92,11 +92,11 @@ class Body:
 @dataclass(frozen=True)
 class Team:
     """Functions among them `$team(outputs..., inputs..., scratch, t, T)`: thread t of
-    T's part of one item, for T up to `threads`, all with one scratch (`layout`)."""
+    T's part of one item, for T up to `threads`, all with one scratch (`layout`), through
+    a work list (`work_list`): thread 0 can finish alone."""
     functions: list[str]
     layout: Layout
     threads: int
-    helpers_optional: bool = False   # a work list: thread 0 finishes alone if no helper comes
 
 
 def layout(**sizes: int) -> Layout:
@@ -151,26 +151,6 @@ def sort_order(f: Fn, keys: str, perm: str, n: int, descending: bool) -> list[st
     return fill + f.loop("si", i32(1), i32(n), insert, "insert key si among the sorted ones")
 
 
-# Threads that share one item (a team) meet here: 16 bytes at $sync (arrived, generation,
-# abort). The last to arrive starts the next generation and wakes the others; the others
-# sleep until it changes, looking every millisecond whether the host has marked a trap in
-# another thread (abort), which they then share rather than wait for ever.
-BARRIER = """(func $barrier (param $sync i32) (param $T i32)
-  ;; wait until all T threads of the team have called it
-  (local $generation i32)
-  (local.set $generation (i32.atomic.load offset=4 (local.get $sync)))
-  (if (i32.eq (i32.add (i32.atomic.rmw.add (local.get $sync) (i32.const 1)) (i32.const 1)) (local.get $T))
-    (then
-      (i32.atomic.store (local.get $sync) (i32.const 0))
-      (drop (i32.atomic.rmw.add offset=4 (local.get $sync) (i32.const 1)))
-      (drop (memory.atomic.notify offset=4 (local.get $sync) (local.get $T))))
-    (else (block $passed (loop $asleep
-      (br_if $passed (i32.ne (i32.atomic.load offset=4 (local.get $sync)) (local.get $generation)))
-      (if (i32.atomic.load offset=8 (local.get $sync)) (then unreachable))  ;; another thread trapped
-      (drop (memory.atomic.wait32 offset=4 (local.get $sync) (local.get $generation) (i64.const 1000000)))
-      (br $asleep))))))"""
-
-
 def perm_at(perm: str, index: str) -> str:
     return f"(i32.add {perm} (i32.shl {index} (i32.const 2)))"
 
@@ -180,7 +160,8 @@ def perm_at(perm: str, index: str) -> str:
 # | the next index), every thread takes items by compare-and-swap until none is left, and
 # thread 0 waits until the items taken by the others are done (the word at $sync + 12
 # counts them). A thread that takes nothing is never waited for. The word at $sync + 8 is
-# the host's mark that a thread trapped (as for BARRIER): every wait then traps too.
+# the host's mark that a thread trapped: every wait then traps too, rather than wait for
+# ever.
 WORK_SPINS = 20000       # loads a helper looks for the next phase before it sleeps
 _INDEX, _COUNT, _PHASE = "(i64.const 4194303)", "(i64.const 22)", "(i64.const 44)"
 WORK_ENDED = (1 << 20) - 1   # the phase that sends the helpers home

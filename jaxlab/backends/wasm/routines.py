@@ -43,7 +43,6 @@ class TeamCode:
     text: str
     scratch_bytes: int
     threads: int              # at most
-    helpers_optional: bool = False   # see routine_text.Team
 
 
 Generator = Callable[[Routine, FloatType], Body]
@@ -108,7 +107,7 @@ def generate(routine: Routine) -> Optional[RoutineCode]:
         team_head = [head[0], f";; one {item} shared by up to {body.team.threads} threads; this call is "
                      "thread t of T", head[2]]
         team = TeamCode(_module(team_head, body.team.functions, team_entry, ft),
-                        body.team.layout.nbytes, body.team.threads, body.team.helpers_optional)
+                        body.team.layout.nbytes, body.team.threads)
     return RoutineCode(text, max(16, body.layout.nbytes), items, body.notes,
                        None if body.flops is None else body.flops * items, team)
 

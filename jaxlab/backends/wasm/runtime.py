@@ -13,9 +13,9 @@ several threads (measured: about 1.5-1.9x on two cores). Every instance lives
 alone in a store (see _KernelModule) and is taken by one call at a time, so any
 number of Python threads can dispatch at once, and a trap in any part is raised
 only once all parts have stopped. A routine whose one item is large (a sort of a
-long row) can instead be shared by a team of threads that meet at barriers in
-their common scratch (_dispatch_team), or that take items from a work list there (a
-Cholesky), which the helpers join only while the work lasts.
+long row, a large matrix) can instead be shared by a team of threads that take items
+from a work list in their common scratch (_dispatch_team), which helpers join only
+while the work lasts.
 """
 from __future__ import annotations
 
@@ -28,7 +28,6 @@ import threading
 import time
 import weakref
 from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import wait as futures_wait
 from dataclasses import dataclass
 from typing import Any, Callable, Hashable, Mapping, Optional, Sequence
 
@@ -66,8 +65,6 @@ class CompiledKernel:
     chunks: tuple[tuple[int, int], ...]   # [lo, hi) of the outer loop, one per thread
     team: bool = False             # the threads share one item and its scratch: a chunk
                                    # is (t, T), thread t of T
-    helpers_optional: bool = False   # a team whose thread 0 can finish alone: a helper that
-                                     # starts after it has is not run, nor waited for
 
 
 def _i32(offset: int) -> int:
@@ -223,7 +220,6 @@ class WasmBackend(Backend):
         self.threads = max(1, threads or int(os.environ.get("JAXLAB_WASM_THREADS", 0))
                            or min(MAX_THREADS, _cpus()))
         self.min_thread_work = MIN_THREAD_WORK
-        self._team_lock = threading.Lock()
         self._started: Optional[_Wasm] = None
         self._start_lock = threading.Lock()
         self._tune_cache = autotuning.TuneCache(self.name)
@@ -372,13 +368,11 @@ class WasmBackend(Backend):
         nargs = len(routine.outputs) + len(routine.inputs) + 3
         module, hit = self.wasm.compile(hashlib.sha1(text.encode()).hexdigest(), text, nargs)
         compile_ms = (time.perf_counter() - t0) * 1e3
-        optional = bool(code.team and team > 1 and code.team.helpers_optional)
         if code.team and team > 1:
             chunks, scratch = [(t, team) for t in range(team)], code.team.scratch_bytes
-            threads = (f"{team} threads share the one item, each in its own store, "
-                       + ("taking items from a work list in their shared scratch (helpers join "
-                          "while items are left)" if optional else
-                          "meeting at barriers in their shared scratch"))
+            threads = (f"{team} threads share the one item, each in its own store, taking "
+                       "items from a work list in their shared scratch (helpers join while "
+                       "items are left)")
         else:
             work = code.flops if code.flops is not None else code.items * self.min_thread_work
             chunks, scratch = self._chunks(("item", code.items, 1), work), code.scratch_bytes
@@ -388,7 +382,7 @@ class WasmBackend(Backend):
         choices = tuple(Choice(k, v, why) for k, (v, why) in code.notes.items())
         return Executable(
             program=CompiledKernel(f"{routine.name}_{'_'.join(map(str, routine.shape))}", module,
-                                   scratch, tuple(chunks), team > 1, optional),
+                                   scratch, tuple(chunks), team > 1),
             source=text, language="wat", compile_ms=compile_ms, flops=code.flops,
             tuning=TuningRecord(choices + (Choice("threads", len(chunks), threads),)),
             extra={"module_cache_hit": hit})
@@ -457,50 +451,41 @@ class WasmBackend(Backend):
         return None
 
     def _dispatch_team(self, prog: CompiledKernel, buffers: tuple) -> None:
-        """Threads that share one item and its scratch, meeting at barriers there (see
-        routine_text.BARRIER) or taking items from a work list (routine_text.work_list).
-        One team at a time: the pool's threads then never all wait at barriers for
-        parts still queued behind them. A part that traps marks it in the scratch at
-        once, so that the others trap at their next wait instead of waiting for it; the
-        first trap is the one raised. Where helpers are optional, thread 0 waits for
-        none: a helper that starts after it has finished does nothing, one still
-        looking at the list leaves when it next runs, and the last to leave frees the
-        scratch (on a loaded machine a helper may not run for milliseconds)."""
+        """Threads that share one item and its scratch, taking items from a work list
+        there (routine_text.work_list). Thread 0 waits for no helper: one that starts
+        after it has finished does nothing, one still looking at the list leaves when it
+        next runs, and the last to leave frees the scratch (on a loaded machine a helper
+        may not run for milliseconds). A part that traps marks it in the scratch at
+        once, so that the others trap at their next wait; the first trap is raised."""
         scratch = self.memory.allocate(prog.scratch_bytes)
-        self.memory.write(scratch, np.zeros(4, np.int32))   # the barrier: nobody arrived
+        self.memory.write(scratch, np.zeros(4, np.int32))   # the list: nothing published
         first: list[Exception] = []
-        gate = _Gate(lambda: self.memory.free(scratch)) if prog.helpers_optional else None
+        gate = _Gate(lambda: self.memory.free(scratch))
 
-        def part(instance: _Instance, t: int, T: int) -> Optional[Exception]:
-            if t and gate is not None and not gate.enter():
+        def part(instance: _Instance, t: int, T: int) -> None:
+            if t and not gate.enter():
                 prog.module.give(instance)   # the work is done: nothing to join
-                return None
+                return
             try:
                 error = _run(instance, buffers + (scratch, t, T), None)
-                if error is not None:
+                if error is not None:   # not given back
                     first.append(error)
                     self.memory.write(scratch + 8, np.ones(1, np.int32))
                 else:
                     prog.module.give(instance)
-                return error
             finally:
-                if t and gate is not None:
+                if t:
                     gate.leave()
-        with self._team_lock:
-            instances = [prog.module.take() for _ in prog.chunks]
-            if self.fuel is not None:
-                for instance in instances:
-                    instance.store.set_fuel(self.fuel)
-            helpers = [self.wasm.pool.submit(part, i, *c)
-                       for i, c in zip(instances[1:], prog.chunks[1:])]
-            try:
-                part(instances[0], *prog.chunks[0])
-            finally:   # the scratch is freed only when no part can run on
-                if gate is not None:
-                    gate.close()
-                else:
-                    futures_wait(helpers)
-                    self.memory.free(scratch)
+        instances = [prog.module.take() for _ in prog.chunks]
+        if self.fuel is not None:
+            for instance in instances:
+                instance.store.set_fuel(self.fuel)
+        for instance, chunk in zip(instances[1:], prog.chunks[1:]):
+            self.wasm.pool.submit(part, instance, *chunk)
+        try:
+            part(instances[0], *prog.chunks[0])
+        finally:   # the scratch is freed once no part can run on
+            gate.close()
         if first:
             raise WasmTrapError(prog.name, _cause(first[0]))
 

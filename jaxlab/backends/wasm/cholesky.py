@@ -22,6 +22,7 @@ from jaxlab.ir.kernel import Routine
 BLOCK = 16         # columns a step (measured at 512: 8-16 best, 32 and 64 slower)
 COPY_ROWS = 32     # rows of the input an item copies
 PANEL_ROWS = 32    # panel rows an item solves (a multiple of the tiles' rows)
+BLOCKS_PER_ITEM = 4   # row blocks of the trailing update an item updates
 # one matrix this large, alone in its batch, is shared by up to this many threads
 TEAM_FROM = 128
 TEAM_THREADS = 4
@@ -162,8 +163,12 @@ def _item(n: int, nb: int, ft: FloatType, panel_offset: int) -> str:
                f"  (local.set $hi {clip(f'(i32.add {first_of(PANEL_ROWS)} {i32(PANEL_ROWS)})', get('m'))})"]
             + [f"  {line}" for line in w.panel()]
             + ["  (return)))",
-               f"(local.set $i0 (i32.sub {i32(n - tr)} {first_of(tr)}))  ;; a row block of the update"]
-            + w.row_block())
+               ";; row blocks [BLOCKS_PER_ITEM index, ...) of the update, counted from the bottom, "
+               "down to the whole blocks' last",
+               f"(local.set $lo {first_of(BLOCKS_PER_ITEM)})",
+               f"(local.set $hi {clip(f'(i32.add {first_of(BLOCKS_PER_ITEM)} {i32(BLOCKS_PER_ITEM)})', _blocks_below(n))})"]
+            + f.loop("b", get("lo"), get("hi"), [f"(local.set $i0 (i32.sub {i32(n - tr)} (i32.shl {get('b')} {i32(tr.bit_length() - 1)})))"]
+                     + w.row_block(), "row blocks"))
     return f.text("(func $item (param $out0 i32) (param $in0 i32) (param $scratch i32) (param $phase i32) "
                   "(param $index i32)", body, f"one item of the Cholesky of a {n}x{n} matrix")
 
@@ -184,7 +189,7 @@ def _team(n: int, nb: int, ft: FloatType, offsets: dict[str, int]) -> str:
                + [";; the trailing update: the row blocks below the next diagonal block as items; "
                   "that block's rows and the rows between by this thread, then the next diagonal block"]
                + items(f"(i32.add (i32.shl (i32.div_u {get('k0')} {i32(nb)}) (i32.const 1)) (i32.const 2))",
-                       _blocks_below(n),
+                       f"(i32.div_u (i32.add {_blocks_below(n)} {i32(BLOCKS_PER_ITEM - 1)}) {i32(BLOCKS_PER_ITEM)})",
                        own=w.dot_rows(get("c0"), f"(i32.sub {i32(n)} (i32.shl {_blocks_below(n)} "
                                                  f"{i32(tr.bit_length() - 1)}))")
                        + [f"(local.set $k0 {get('c0')}) (local.set $end {get('next_end')})"] + w.diagonal())]

@@ -39,6 +39,13 @@ def computes(platform: str, dtype) -> bool:
     return uncanonical(dtype) in device.backend.dtypes
 
 
+def may_flush_subnormals(platform: str) -> bool:
+    """Whether the device `platform` may give a subnormal float result as a zero of its
+    sign (WGSL allows it; NVIDIA's Vulkan driver does it)."""
+    return next(d for d in jaxlab.devices() if d.platform == platform).backend \
+        .may_flush_subnormals
+
+
 def holds_rows(platform: str, row_length: int) -> bool:
     """Whether the device `platform` folds a reduction over rows of `row_length` values,
     broadcast back over them, in the kernel that uses it (engine/deferred.py); a GPU

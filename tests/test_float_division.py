@@ -1,7 +1,9 @@
 """Float division by divisors past 2^126. NVIDIA GPUs divide as a * rcp(b), and rcp(b)
 of such a b is subnormal, flushed to 0: the WGSL must scale those divisions (a codegen
 check, since lavapipe divides exactly either way), and every device must give NumPy's
-quotients for them (values checked on each device)."""
+quotients for them (values checked on each device); a subnormal quotient may come back
+as 0 where the device flushes subnormals (WGSL allows it). Remainders, floor division
+and complex division by such divisors (and by infinities) give JAX's values."""
 import jax
 import numpy as np
 import pytest
@@ -13,14 +15,25 @@ from jaxlab.backends.webgpu.tune import Limits, tune
 from jaxlab.ir.alu import AluExp, AluOp
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import GIDX, Kernel
+from tests.conftest import may_flush_subnormals
 
 F32 = DType.float32
 LANG, LIMITS = Lang(), Limits()
 
-# numerators and divisors around 2^126 (8.5e37), up to float32's largest; no quotient
-# is subnormal (NVIDIA flushes those to 0 in any case)
-NUMERATORS = np.array([1e38, 3e38, -2e38, 1e30, 3e38, 7.0, 1e38, -3e38], np.float32)
-DIVISORS = np.array([3e38, 1e38, 3e38, 3e38, -1.5e38, 2.0, 8.5e37, np.inf], np.float32)
+# numerators and divisors around 2^126 (8.5e37), up to float32's largest; 1 / 3e38 is
+# subnormal, the last divisor infinite
+NUMERATORS = np.array([1e38, 3e38, -2e38, 1e30, 3e38, 7.0, 1e38, 1.0, -3e38], np.float32)
+DIVISORS = np.array([3e38, 1e38, 3e38, 3e38, -1.5e38, 2.0, 8.5e37, 3e38, np.inf], np.float32)
+FINITE = slice(0, 8)
+
+
+def assert_quotients(backend, got, want, rtol=1e-6):
+    """allclose, except that a subnormal wanted may be a zero where the device flushes."""
+    got, want = np.asarray(got), np.asarray(want)
+    if may_flush_subnormals(backend):
+        flushed = (got == 0) & (np.abs(want) < np.finfo(np.float32).tiny)
+        got = np.where(flushed, want, got)
+    np.testing.assert_allclose(got, want, rtol=rtol)
 
 
 def main_source(build, inputs=1):
@@ -55,13 +68,20 @@ def test_math_functions_divide_unguarded():
 
 def test_quotients_past_2_to_the_126(backend):
     a, b = jnp.asarray(NUMERATORS), jnp.asarray(DIVISORS)
-    np.testing.assert_allclose(np.asarray(jnp.divide(a, b)), NUMERATORS / DIVISORS, rtol=1e-6)
-    finite = slice(0, 7)   # (x // inf is another matter)
-    np.testing.assert_array_equal(np.asarray(jnp.floor_divide(a[finite], b[finite])),
-                                  np.asarray(jax.numpy.floor_divide(NUMERATORS[finite],
-                                                                    DIVISORS[finite])))
-    np.testing.assert_allclose(np.asarray(jnp.arctan2(a, b)), np.arctan2(NUMERATORS, DIVISORS),
-                               rtol=1e-6)
+    assert_quotients(backend, jnp.divide(a, b), NUMERATORS / DIVISORS)
+    np.testing.assert_array_equal(np.asarray(jnp.floor_divide(a[FINITE], b[FINITE])),
+                                  np.asarray(jax.numpy.floor_divide(NUMERATORS[FINITE],
+                                                                    DIVISORS[FINITE])))
+    assert_quotients(backend, jnp.arctan2(a, b), np.arctan2(NUMERATORS, DIVISORS))
+    assert_quotients(backend, jnp.reciprocal(b), np.reciprocal(DIVISORS))
+
+
+@pytest.mark.parametrize("name", ["floor_divide", "remainder", "fmod"])
+def test_remainders_by_huge_and_infinite_divisors_as_jax(backend, name):
+    x = np.array([-3e38, 3e38, -7.0, 1e30, 5.0, -1e-30, 2e38, -2e38], np.float32)
+    y = np.array([np.inf, -np.inf, 3e38, -3e38, -np.inf, 3e38, 1.5e38, 1.5e38], np.float32)
+    ours = np.asarray(getattr(jnp, name)(jnp.asarray(x), jnp.asarray(y)))
+    np.testing.assert_allclose(ours, np.asarray(getattr(jax.numpy, name)(x, y)), rtol=1e-6)
 
 
 def test_complex_signs_and_logs_past_2_to_the_126(backend):
@@ -70,3 +90,26 @@ def test_complex_signs_and_logs_past_2_to_the_126(backend):
     np.testing.assert_allclose(np.asarray(jnp.sign(jnp.asarray(z))), want_sign, rtol=1e-5)
     np.testing.assert_allclose(np.asarray(jnp.log10(jnp.asarray(z))),
                                np.log10(z.astype(np.complex128)), rtol=1e-6)
+
+
+def test_complex_division_with_huge_parts(backend):
+    """Finite wherever the quotient is (JAX's Smith's algorithm overflows to NaN or 0
+    at parts near 3e38: docs/JAX-DIFFERENCES.md); NumPy's complex128, rounded."""
+    z = (NUMERATORS[:7] + 1j * DIVISORS[:7]).astype(np.complex64)
+    w = (DIVISORS[:7] - 1j * NUMERATORS[:7]).astype(np.complex64)
+    for num, den in ((z, z), (z, w), (w[::-1], z), (z * np.float32(1e-30), w)):
+        want = (num.astype(np.complex128) / den.astype(np.complex128)).astype(np.complex64)
+        ours = np.asarray(jnp.asarray(num) / jnp.asarray(den))
+        np.testing.assert_allclose(ours, want, rtol=1e-6, atol=1e-30)
+
+
+def test_complex_division_special_values_as_jax(backend):
+    parts = [0.0, -0.0, 1.0, -2.5, np.inf, -np.inf, np.nan]
+    special = np.array([complex(a, b) for a in parts for b in parts], np.complex64)
+    num, den = np.repeat(special, special.size), np.tile(special, special.size)
+    ours = np.asarray(jnp.asarray(num) / jnp.asarray(den))
+    theirs = np.asarray(jax.numpy.asarray(num) / jax.numpy.asarray(den))
+    for part in ("real", "imag"):
+        a, b = getattr(ours, part), getattr(theirs, part)
+        np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
+        np.testing.assert_allclose(a[~np.isnan(b)], b[~np.isnan(b)], rtol=1e-6, atol=1e-7)

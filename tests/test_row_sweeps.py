@@ -71,3 +71,37 @@ def test_softmax_down_columns(backend):
         kernels = [e for e in log if e.kind == "kernel"]
         assert not any(c.name == "strategy" for e in kernels if e.tuning for c in e.tuning.choices)
         assert any("read with a stride" in e.reason and e.unfused.consumer for e in kernels)
+
+
+def _nan_rows(n: int) -> np.ndarray:
+    """A NaN in each part of a fold's sweep (the first vector of a step, a later vector of
+    one, the single vectors, the last values), one row each, then a row without."""
+    x = np.random.default_rng(n).standard_normal((6, n)).astype(np.float32) * 3
+    for row, col in enumerate([0, 7, 17, n - 5, n - 1]):
+        x[row, col] = np.nan
+    return x
+
+
+@pytest.mark.parametrize("fold", ["max", "min"])
+def test_max_and_min_folds_keep_nans(backend, fold):
+    """wasm folds floats by pmax/pmin and notes NaNs apart: a NaN anywhere in a row
+    still makes its max (min) NaN."""
+    x = _nan_rows(45)   # 32 in vectors of 16, 12 in vectors of 4, 1 alone
+    fn = lambda m, v: v - getattr(m, fold)(v, axis=-1, keepdims=True)   # noqa: E731
+    got = np.asarray(jaxlab.jit(lambda v: fn(jnp, v))(jnp.asarray(x)))
+    with np.errstate(invalid="ignore"):
+        assert_close(got, fn(np, x), rtol=0, atol=0)
+
+
+def test_softmax_far_below_the_max(backend):
+    """exp(x - max) into the subnormals and under them (wasm: exp of an argument <= 0,
+    one-sided), against NumPy in float64; WGSL may flush subnormals to zero."""
+    below = np.array([0, -1e-3, -20, -80, -87.3, -88, -90, -95, -100, -103, -103.9, -104,
+                      -110, -200, -np.inf, -3.4e38, -86, -101, -102.5], np.float32)
+    x = np.stack([below, below + 50, below[::-1] - 7, np.roll(below, 5)])
+    got = np.asarray(jaxlab.jit(lambda v: jaxlab.nn.softmax(v, axis=-1))(jnp.asarray(x)))
+    wide = x.astype(np.float64)
+    e = np.exp(wide - wide.max(-1, keepdims=True))
+    want = (e / e.sum(-1, keepdims=True)).astype(np.float32)
+    tiny = np.finfo(np.float32).tiny if backend == "webgpu" else 3e-45
+    assert_close(got, want, rtol=1e-6, atol=tiny)

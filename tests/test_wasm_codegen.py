@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -17,6 +18,7 @@ from jaxlab.backends.wasm import create  # noqa: E402
 from jaxlab.backends.wasm.analysis import RIDX  # noqa: E402
 from jaxlab.backends.wasm.codegen import generate  # noqa: E402
 from jaxlab.backends.wasm.memory import ALIGN, LinearMemory, size_class  # noqa: E402
+from jaxlab.backends.wasm import runtime as wasm_runtime  # noqa: E402
 from jaxlab.backends.wasm.runtime import WasmBackend, WasmTrapError  # noqa: E402
 from jaxlab.backends.wasm import tune as wasm_tune  # noqa: E402
 from jaxlab.backends.wasm.tune import tune  # noqa: E402
@@ -146,8 +148,9 @@ def matmul_kernel(m: int, k: int, n: int) -> Kernel:
 def test_packed_matmul_in_blocks_of_rows_matches_numpy(monkeypatch, m, n, keep) -> None:
     """Blocks of rows (the L2 budget shrunk so that small shapes get several): a shorter
     last block (30 rows: 12, 12, 6), rows left after the last whole tile (40, 37), columns
-    after the last packed strip (12, 19), on two threads sharing the strips; each strip
-    packed once and kept for the later blocks, or (over the scratch budget) once per block."""
+    after the last packed strip (12, 19), on two threads; each strip packed once and kept
+    for the later blocks (the threads share the strips), or (over the scratch budget) once
+    per block (two strips at most: the threads share the rows)."""
     monkeypatch.setattr(wasm_tune, "ROW_BLOCK_BYTES", 1024)
     if not keep:
         monkeypatch.setattr(wasm_tune, "KEPT_STRIPS_BYTES", 0)
@@ -158,6 +161,26 @@ def test_packed_matmul_in_blocks_of_rows_matches_numpy(monkeypatch, m, n, keep) 
     be = WasmBackend(threads=2)
     be.min_thread_work = 0
     rng = np.random.default_rng(m)
+    a, b = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
+    np.testing.assert_allclose(run_wasm(be, kernel, a, b).reshape(m, n), a @ b, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3, 4])
+@pytest.mark.parametrize("m,k,n", [(40, 33, 10), (13, 7, 10), (29, 20, 17), (50, 16, 40)])
+def test_packed_matmul_with_few_strips_splits_rows_across_threads(m, k, n, threads) -> None:
+    """Under 8 strips of columns (a 10-wide layer: one strip and 2 columns after it), the
+    threads take ranges of whole row tiles, the last one also the rows after them, and
+    each packs every strip: 13 rows are 2 tiles and 1 row (4 threads: 2 get work), 29 rows
+    4 tiles and 5 rows, 33 and 7 steps leave ridx after the last four."""
+    kernel = matmul_kernel(m, k, n)
+    plan, _ = tune(kernel)
+    assert plan.pack and plan.threads_take_rows
+    be = WasmBackend(threads=threads)
+    be.min_thread_work = 0
+    exe = be.prepare_kernel(kernel)
+    assert exe.tuning.value("threads_take") == "rows"
+    assert len(exe.program.chunks) == min(threads, m // plan.tile_rows)
+    rng = np.random.default_rng(m * n + threads)
     a, b = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
     np.testing.assert_allclose(run_wasm(be, kernel, a, b).reshape(m, n), a @ b, rtol=1e-5, atol=1e-5)
 
@@ -484,6 +507,33 @@ def test_large_kernels_split_across_threads_over_one_memory() -> None:
     np.testing.assert_array_max_ulp(run_wasm(be, k, x).reshape(x.shape), np.exp(x) * 2, maxulp=4)
     small = elementwise(load(0, gidx(7)) + 1.0, (7,), x[0, :7])
     assert be.prepare_kernel(small).tuning.value("threads").startswith("1 thread")
+
+
+def test_timing_parts_records_each_threads_part() -> None:
+    """A profile of a split dispatch: one part per thread over the whole extent, one of
+    them run by the dispatching thread; nothing is recorded outside the block."""
+    be = WasmBackend(threads=2)
+    be.min_thread_work = 0
+    x = np.arange(4096, dtype=np.float32)
+    k = elementwise(load(0, gidx(x.size)) + 1.0, x.shape, x)
+    with be.timing_parts() as parts:
+        np.testing.assert_array_equal(run_wasm(be, k, x), x + 1)
+    assert sorted(p.chunk for p in parts) == [(0, 2048), (2048, 4096)]
+    assert sorted(p.helper for p in parts) == [False, True]
+    assert all(p.kernel == k.name and p.wall_s >= 0 and p.start_s >= 0 for p in parts)
+    run_wasm(be, k, x)
+    assert len(parts) == 2
+
+
+def test_pool_threads_raise_what_a_job_raised_and_keep_serving() -> None:
+    pool = wasm_runtime._Pool(2, "test-pool")
+    total, failed = pool.submit(lambda a, b: a + b, 2, 3), pool.submit(lambda: 1 / 0)
+    assert total.result() == 5
+    with pytest.raises(ZeroDivisionError):
+        failed.result()
+    assert pool.submit(threading.get_ident).result() != threading.get_ident()
+    pool.shutdown()
+    assert not any(t.is_alive() for t in pool._threads)
 
 
 def test_a_trap_in_a_helper_thread_is_raised_once_all_threads_stop() -> None:

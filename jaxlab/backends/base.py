@@ -130,6 +130,9 @@ class Backend(abc.ABC):
     # 32 bits (core/linalg.py)
     narrow_sorts: bool = False
     dtype_limit_reason: str = ""       # why others are missing, for the error message
+    # float results below the normal range may come back as zeros of their sign: WGSL lets
+    # a GPU flush subnormals (NVIDIA's Vulkan driver does); NumPy's arithmetic keeps them
+    may_flush_subnormals: bool = False
 
     @abc.abstractmethod
     def allocate(self, nbytes: int) -> Any: ...

@@ -25,7 +25,7 @@ from jaxlab.engine import complex as cx
 from jaxlab.engine import lazy as lz
 from jaxlab.engine.complex import ComplexLazy
 from jaxlab.engine.lazy import Lazy
-from jaxlab.ir.alu import AluOp
+from jaxlab.ir.alu import AluOp, Divisor
 from jaxlab.ir.dtypes import DType
 
 INF, NAN, PI = math.inf, math.nan, math.pi
@@ -33,6 +33,8 @@ LN2 = math.log(2.0)
 # beyond it, 1 is negligible beside |z| (1/|z|^2 < 2^-56) and squares of parts still fit
 # float32: the inverse functions switch to their asymptotic forms there
 HUGE = 2.0 ** 28
+# parts are scaled by powers of two (ew.power_of_two_scale) before a division by them
+SCALE_EDGE = ew.SCALE_EDGE
 EXP_OVERFLOWS = 88.0    # e^x of float32 overflows soon after: sinh, cosh halve it first
 TANH_SATURATED = 20.0   # tanh(x) rounds to 1 beyond it; cosh(2x) would overflow further on
 
@@ -75,6 +77,11 @@ class Real:
 
     def eq(self, o: "Operand") -> "Real":
         return ~self._op(AluOp.Cmpne, o)
+
+    def over(self, o: "Operand") -> "Real":
+        """self / o for a divisor within [2^-126, 2^126] (or 0) wherever the quotient is
+        used: a renderer need not guard it against huge divisors (ir/alu.py Divisor)."""
+        return Real(lz.elementwise(AluOp.Div, [self.lazy, self.lift(o)], arg=Divisor.BOUNDED))
 
 
 Operand = Union[Real, float, bool]
@@ -124,25 +131,47 @@ def negate_where(cond: Real, x: Real) -> Real:
     return where(cond, -x, x)
 
 
-def _big_ratio(a: Real, b: Real) -> tuple[Real, Real]:
-    """(max(|a|, |b|), min / max), the ratio 0 where both are 0."""
-    a, b = fabs(a), fabs(b)
-    a_smaller = a < b
-    big, small = where(a_smaller, b, a), where(a_smaller, a, b)
-    return big, small / where(big.eq(0.0), 1.0, big)
+def power_of_two_scale(big: Real) -> Real:
+    return Real(ew.power_of_two_scale(big.lazy))
+
+
+class Magnitude:
+    """max(|a|, |b|) and what dividing by it needs: `scale`, a power of two, and `unit`,
+    max * scale (1 where both parts are 0), so that part / max is (part * scale) / unit."""
+
+    __slots__ = ("big", "small", "scale", "unit", "zero")
+
+    def __init__(self, a: Real, b: Real) -> None:
+        a, b = fabs(a), fabs(b)
+        a_smaller = a < b
+        self.big, self.small = where(a_smaller, b, a), where(a_smaller, a, b)
+        self.zero = self.big.eq(0.0)
+        self.scale = power_of_two_scale(self.big)
+        self.unit = where(self.zero, 1.0, self.big * self.scale)
+
+    def divide(self, part: Real) -> Real:
+        """part / max(|a|, |b|) for a part at most that large (0 where both are 0)."""
+        return (part * self.scale).over(self.unit)
+
+    @property
+    def ratio(self) -> Real:
+        """min / max, 0 where both are 0."""
+        return self.divide(self.small)
 
 
 def hypot(a: Real, b: Real) -> Real:
     """sqrt(a^2 + b^2) without overflow or underflow of the squares; inf if a part is."""
-    big, ratio = _big_ratio(a, b)
-    return where(isinf(a) | isinf(b), INF, big * sqrt(1.0 + ratio * ratio))
+    m = Magnitude(a, b)
+    ratio = m.ratio
+    return where(isinf(a) | isinf(b), INF, m.big * sqrt(1.0 + ratio * ratio))
 
 
 def log_hypot(a: Real, b: Real) -> Real:
     """log |a + ib|, finite where |a + ib| itself would overflow (parts past 1.2e38);
     inf if a part is (even with a NaN beside it)."""
-    big, ratio = _big_ratio(a, b)
-    return where(isinf(a) | isinf(b), INF, log(big) + 0.5 * log1p(ratio * ratio))
+    m = Magnitude(a, b)
+    ratio = m.ratio
+    return where(isinf(a) | isinf(b), INF, log(m.big) + 0.5 * log1p(ratio * ratio))
 
 
 # --- real functions the complex formulas need, accurate near 0 --------------------------
@@ -152,7 +181,7 @@ def expm1(x: Real) -> Real:
     u = exp(x)
     kahan = (fabs(x) < 0.5) & ~u.eq(1.0)
     v = where(kahan, u, 2.0)
-    return where(kahan, (v - 1.0) * x / log(v), where(u.eq(1.0), x, u - 1.0))
+    return where(kahan, ((v - 1.0) * x).over(log(v)), where(u.eq(1.0), x, u - 1.0))
 
 
 def log1p(x: Real) -> Real:
@@ -160,7 +189,7 @@ def log1p(x: Real) -> Real:
     u = 1.0 + x
     goldberg = (fabs(x) < 0.5) & ~u.eq(1.0)
     v = where(goldberg, u, 2.0)
-    return where(goldberg, x * log(v) / (v - 1.0), where(u.eq(1.0), x, log(u)))
+    return where(goldberg, (x * log(v)).over(v - 1.0), where(u.eq(1.0), x, log(u)))
 
 
 def half_exp(x: Real) -> Real:
@@ -259,20 +288,25 @@ def c_log1p(a: Real, b: Real) -> Complex:
 
 
 def c_sqrt(a: Real, b: Real) -> Complex:
-    """t = sqrt((|a| + |z|) / 2); the other part is b / 2t. Parts beyond 2^126 are
-    scaled by 1/4 first so that |a| + |z| cannot overflow."""
-    scaled = (fabs(a) > 2.0 ** 126) | (fabs(b) > 2.0 ** 126)
-    scale = where(scaled, 0.25, 1.0, like=a)
+    """t = sqrt((|a| + |z|) / 2); the other part is b / 2t. The parts are scaled by an
+    even power of two first, the result by its square root: by 1/4 past 2^126, so that
+    |a| + |z| cannot overflow, and by 2^64 below 2^-64, so that no step is subnormal (a
+    device may flush those). Infinite parts take the standard's values as they are."""
+    big = Magnitude(a, b).big
+    huge, tiny = big > 2.0 ** 126, big < 1.0 / SCALE_EDGE
+    scale = where(huge, 0.25, where(tiny, SCALE_EDGE, 1.0, like=a))
     sa, sb = a * scale, b * scale
     t = sqrt(0.5 * (fabs(sa) + hypot(sa, sb)))
-    u = sb / (2.0 * t)
+    u = sb.over(2.0 * t)   # t is at least 2^-43 unless z is 0
     a_positive = ~signbit(a) | a.eq(0.0)
     re = where(a_positive, t, fabs(u))
     im = where(a_positive, u, negate_where(signbit(b), t))
-    unscale = where(scaled, 2.0, 1.0, like=a)
+    unscale = where(huge, 2.0, where(tiny, SCALE_EDGE ** -0.5, 1.0, like=a))
     return special_cases(
         (re * unscale, im * unscale),
         (isinf(b), (INF, b)),
+        (a.eq(INF), (INF, b * 0.0)),   # b * 0: b's sign, NaN for NaN
+        (a.eq(-INF), (fabs(b * 0.0), where(signbit(b), -INF, INF, like=a))),
         (a.eq(0.0) & b.eq(0.0), (0.0, b)))
 
 
@@ -384,13 +418,57 @@ def c_cos(a: Real, b: Real) -> Complex:
 
 
 def c_sign(a: Real, b: Real) -> Complex:
-    """z / |z| as (a, b) / max(|a|, |b|) / sqrt(1 + ratio^2) (|z| may overflow); +0 + 0j
-    at zero, as the standard asks."""
-    big, ratio = _big_ratio(a, b)
-    zero = big.eq(0.0)
-    safe = where(zero, 1.0, big)
-    norm = sqrt(1.0 + ratio * ratio)
-    return where(zero, 0.0, a / safe / norm), where(zero, 0.0, b / safe / norm)
+    """z / |z| as (a, b) / max(|a|, |b|) / sqrt(1 + ratio^2) (|z| may overflow), the
+    parts and the divisor scaled alike; +0 + 0j at zero, as the standard asks."""
+    m = Magnitude(a, b)
+    ratio = m.ratio
+    unit = m.unit * sqrt(1.0 + ratio * ratio)
+    return (where(m.zero, 0.0, (a * m.scale).over(unit)),
+            where(m.zero, 0.0, (b * m.scale).over(unit)))
+
+
+def _half_power(scale: Real, sign: float) -> Real:
+    """2^(32 sign) where scale is 2^64, its inverse where 2^-64, 1 where 1: a square root
+    of scale^sign, exact."""
+    up, down = SCALE_EDGE ** (0.5 * sign), SCALE_EDGE ** (-0.5 * sign)
+    return where(scale > 1.0, up, where(scale < 1.0, down, 1.0, like=scale))
+
+
+def _copysign_unit(x: Real, is_inf: Real) -> Real:
+    """1 where x is infinite, else 0, with x's sign."""
+    return negate_where(signbit(x), where(is_inf, 1.0, 0.0, like=x))
+
+
+def c_div(a: Real, b: Real, c: Real, d: Real) -> Complex:
+    """(a + ib) / (c + id) by Smith's algorithm on scaled parts: each pair is scaled by a
+    power of two into [2^-64, 2^64] first, so that c + d r and a + b r cannot overflow
+    where the quotient does not (JAX's NaN or 0 at parts near 3e38) and the divisor is
+    never past 2^126; the quotient is scaled back in two equal steps. Where both parts
+    come out NaN, C99 Annex G's recovery (as XLA's) gives the infinities and zeros."""
+    num, den = Magnitude(a, b), Magnitude(c, d)
+    sa, sb, sc, sd = a * num.scale, b * num.scale, c * den.scale, d * den.scale
+    use_c = fabs(d) < fabs(c)
+    big, small = where(use_c, sc, sd), where(use_c, sd, sc)
+    r = small.over(big)
+    q = big + small * r
+    re = where(use_c, sa + sb * r, sa * r + sb).over(q)
+    im = where(use_c, sb - sa * r, sb * r - sa).over(q)
+    half = _half_power(den.scale, 1.0) * _half_power(num.scale, -1.0)
+    re, im = re * half * half, im * half * half
+
+    finite_num, finite_den = isfinite(a) & isfinite(b), isfinite(c) & isfinite(d)
+    inf_a, inf_b, inf_c, inf_d = isinf(a), isinf(b), isinf(c), isinf(d)
+    zero_den = c.eq(0.0) & d.eq(0.0) & ~(isnan(a) & isnan(b))
+    inf_sign = where(signbit(c), -INF, INF, like=c)
+    ua, ub = _copysign_unit(a, inf_a), _copysign_unit(b, inf_b)
+    uc, ud = _copysign_unit(c, inf_c), _copysign_unit(d, inf_d)
+    return special_cases(
+        (re, im),
+        (isnan(re) & isnan(im) & zero_den, (inf_sign * a, inf_sign * b)),
+        (isnan(re) & isnan(im) & (inf_a | inf_b) & finite_den,
+         ((ua * c + ub * d) * INF, (ub * c - ua * d) * INF)),
+        (isnan(re) & isnan(im) & (inf_c | inf_d) & finite_num,
+         ((a * uc + b * ud) * 0.0, (b * uc - a * ud) * 0.0)))
 
 
 def on_parts(fn: Callable[[Real, Real], Complex]) -> Callable[[ComplexLazy], ComplexLazy]:

@@ -74,17 +74,10 @@ def multiply(x: Any, y: Any) -> ComplexLazy:
 
 
 def _complex_div(x: Any, y: Any) -> ComplexLazy:
-    """(a+bi)/(c+di) by Smith's algorithm: no overflow of c*c + d*d for large c, d."""
-    (a, b), (c, d) = _parts(x), _parts(y)
-    use_c = lz.elementwise(AluOp.Cmplt, [lowerings[ew.abs_p](d), lowerings[ew.abs_p](c)])
-    # |c| >= |d|: r = d/c, den = c + d*r; otherwise r = c/d, den = d + c*r
-    big, small = (lz.elementwise(AluOp.Where, [use_c, u, v]) for u, v in ((c, d), (d, c)))
-    r = _div(small, big)
-    den = _add(big, _mul(small, r))
-    re_c, im_c = _div(_add(a, _mul(b, r)), den), _div(_sub(b, _mul(a, r)), den)
-    re_d, im_d = _div(_add(_mul(a, r), b), den), _div(_sub(_mul(b, r), a), den)
-    pick = lambda u, v: lz.elementwise(AluOp.Where, [use_c, u, v])  # noqa: E731
-    return cx.from_parts(pick(re_c, re_d), pick(im_c, im_d))
+    """(a+bi)/(c+di): cm.c_div, Smith's algorithm on scaled parts."""
+    parts = (cm.Real(p) for p in (*_parts(x), *_parts(y)))
+    re, im = cm.c_div(*parts)
+    return cx.from_parts(re.lazy, im.lazy)
 
 
 _exp, _log = cm.on_parts(cm.c_exp), cm.on_parts(cm.c_log)

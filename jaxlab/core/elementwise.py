@@ -12,7 +12,7 @@ from jaxlab.core.primitives import lowerings, primitive, weak_preserving
 from jaxlab.engine import complex as cx
 from jaxlab.engine import lazy as lz
 from jaxlab.engine.lazy import Lazy
-from jaxlab.ir.alu import AluOp
+from jaxlab.ir.alu import AluOp, Divisor
 from jaxlab.ir.dtypes import DType
 
 
@@ -201,11 +201,34 @@ def _int_pow(x: Lazy, y: Lazy) -> Lazy:
     return _op(AluOp.Where, _op(AluOp.Cmplt, y, _const(y, 0)), _const(x, 0), result)
 
 
+SCALE_EDGE = 2.0 ** 64
+
+
+def power_of_two_scale(big: Lazy) -> Lazy:
+    """s = 2^-64, 1 or 2^64 with big * s within [2^-64, 2^64] (from 2^-85 for a subnormal
+    big >= 0; inf stays inf). Scaling by it is exact, and dividing by a value scaled so
+    needs no guard: a device that divides as a * (1 / b) and flushes subnormals (NVIDIA's;
+    WGSL allows both) loses 1 / b for |b| past 2^126, and results below 2^-126."""
+    return _op(AluOp.Where, _op(AluOp.Cmplt, _const(big, SCALE_EDGE), big),
+               _const(big, 1.0 / SCALE_EDGE),
+               _op(AluOp.Where, _op(AluOp.Cmplt, big, _const(big, 1.0 / SCALE_EDGE)),
+                   _const(big, SCALE_EDGE), _const(big, 1.0)))
+
+
+def _ratio(y: Lazy, x: Lazy) -> Lazy:
+    """y / x with both scaled alike first, into max(|x|, |y|) <= 2^64: what is lost to
+    the scaling (a part below 2^-149 of the other) is lost to the quotient anyway."""
+    ay, ax = _abs(y), _abs(x)
+    scale = power_of_two_scale(_op(AluOp.Where, _op(AluOp.Cmplt, ay, ax), ax, ay))
+    return lz.elementwise(AluOp.Div, [_op(AluOp.Mul, y, scale), _op(AluOp.Mul, x, scale)],
+                          arg=Divisor.BOUNDED)
+
+
 def _atan2(y: Lazy, x: Lazy) -> Lazy:
     """atan2 from atan with quadrant fixes; signs of zeros as NumPy."""
     zero = _const(x, 0.0)
     pi = _const(x, 3.141592653589793)
-    base = _op(AluOp.Atan, _op(AluOp.Div, y, x))
+    base = _op(AluOp.Atan, _ratio(y, x))
     # y < 0, -0.0 included (1/-0 is -inf; 1/-inf is -0, hence both tests)
     y_neg = _op(AluOp.Or, _op(AluOp.Cmplt, y, zero),
                 _op(AluOp.Cmplt, _op(AluOp.Div, _const(y, 1.0), y), zero))

@@ -22,6 +22,7 @@ Nodes that do not depend on ridx are computed before the reduction loop.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 from jaxlab.backends.traced import like, listing, traced
 from jaxlab.backends.wasm import mathlib
@@ -33,6 +34,7 @@ from jaxlab.backends.wasm.scope import AXES, Pos, Scope, Val, round_f16
 from jaxlab.backends.wasm.tune import Plan
 from jaxlab.ir.alu import AluExp
 from jaxlab.ir.dtypes import DType
+from jaxlab.ir.floatsign import Sign, sign_of
 from jaxlab.ir.kernel import Kernel, reduce_identity
 from jaxlab.ir.provenance import FOLD
 
@@ -43,6 +45,8 @@ class Generated:
     scratch_bytes: int        # size of the $scratch argument, its fixed part
     split: tuple[Axis, int, int]  # (axis, extent, unit): [$lo, $hi) of that axis is computed
     scratch_per_unit: int = 0  # and bytes per whole unit of the split that a call computes
+    # threads may pull small ranges of the split in turn (no scratch, every unit apart)
+    pulled: bool = False
 
     @property
     def takes_scratch(self) -> bool:
@@ -54,6 +58,20 @@ class Generated:
 
 
 MEMORY_PAGES = 65536          # a shared memory declares its maximum: all of memory32
+SIGN_DEPTH = 64               # a float sign is looked for under this depth
+
+
+def fold_tree(names: list[str], op: str) -> list[str]:
+    """Lines that fold the locals `names` into the first by `op` ("{a}", "{b}"), in a
+    tree: (0+1)+(2+3)."""
+    lines, width = [], len(names)
+    while width > 1:
+        half = (width + 1) // 2
+        lines += [f"(local.set ${names[u]} "
+                  f"{op.format(a=f'(local.get ${names[u]})', b=f'(local.get ${names[u + half]})')})"
+                  for u in range(width - half)]
+        width = half
+    return lines
 
 
 def generate(kernel: Kernel, plan: Plan, form: AxisForm) -> Generated:
@@ -101,6 +119,11 @@ class KernelWat:
 
     def label(self, node: AluExp) -> str:
         return f"n{self.ids.setdefault(node, len(self.ids))}"
+
+    def sign(self, node: AluExp) -> Optional[Sign]:
+        """The sign every non-NaN value of a float node has, where known (a one-sided
+        exp); not looked for under a deep chain (sign_of recurses)."""
+        return sign_of(node) if node.depth < SIGN_DEPTH else None
 
     def restrict(self, node: AluExp, pos: Pos) -> tuple[tuple[str, int], ...]:
         d = self.deps(node)
@@ -150,8 +173,14 @@ class KernelWat:
             # [max(lo, start), min(hi, stop)), which may be empty
             lo = "(local.get $lo)" if start == 0 else \
                 f"(select (local.get $lo) (i32.const {start}) (i32.gt_u (local.get $lo) (i32.const {start})))"
-            hi = "(local.get $hi)" if stop == self.split[1] else \
-                f"(select (local.get $hi) (i32.const {stop}) (i32.lt_u (local.get $hi) (i32.const {stop})))"
+            extent = self.split[1]
+            if stop == extent:
+                hi = "(local.get $hi)"
+            elif stop > extent:   # the rows after the split's last whole tile: the last call's
+                hi = (f"(select (i32.const {stop}) (local.get $hi) "
+                      f"(i32.eq (local.get $hi) (i32.const {extent})))")
+            else:
+                hi = f"(select (local.get $hi) (i32.const {stop}) (i32.lt_u (local.get $hi) (i32.const {stop})))"
             end = self.local("end", "i32")
             return ([f"(local.set ${var} {lo})", f"(local.set ${end} {hi})",
                      f"(if (i32.lt_u (local.get ${var}) (local.get ${end}))",
@@ -186,11 +215,14 @@ class KernelWat:
             return self._grid(self._col_parts(0, plan.tile_vectors, width))
         strip = plan.tile_vectors * width
         packed_cols = form.cols // strip * strip
-        self.split = (COL, form.cols, strip)
+        # threads take ranges of strips, or ranges of whole row tiles (the last call also
+        # the rows after them) and every strip
+        self.split = ((ROW, self._row_parts()[0][1], plan.tile_rows) if plan.threads_take_rows
+                      else (COL, form.cols, strip))
         blocked = bool(plan.row_block or plan.pack_rows)
         pack_rows = self._pack_rows() if plan.pack_rows else []   # at the start of $scratch
         inner = self._pack_strip()
-        self.splitting = False
+        self.splitting = plan.threads_take_rows
         inner += self._packed_rows() if blocked else [
             line for r0, r1, tm in self._row_parts()
             for line in self._loop(ROW, r0, r1, tm, self._tile(tm, plan.tile_vectors, width),
@@ -203,6 +235,8 @@ class KernelWat:
                            + (" per block of rows" if blocked else ""))
         if blocked:
             lines = self._row_blocks(pack_rows + lines)
+        if plan.threads_take_rows:   # every call: the columns after the last strip, its rows
+            return lines + rest
         if rest:   # the columns after the last strip, done by the call that ends the range
             lines += ([f"(if (i32.gt_u (local.get $hi) (i32.const {packed_cols}))", "  (then"]
                       + _indent(rest, 2) + ["))"])
@@ -210,18 +244,21 @@ class KernelWat:
 
     def _row_blocks(self, body: list[str]) -> list[str]:
         """`body` (the packed strips) once per block of plan.row_block rows of the whole
-        tiles: $rb is the block's first row and $rend its end."""
+        tiles (of this call's range of them, where threads take rows): $rb is the block's
+        first row and $rend its end."""
         main = self._row_parts()[0][1]
         block = self.plan.row_block or main
         rb, rend = self.local("rb", "i32"), self.local("rend", "i32")
+        first, end = (("(local.get $lo)", "(local.get $hi)") if self.plan.threads_take_rows
+                      else ("(i32.const 0)", f"(i32.const {main})"))
         label = self.fresh("rb")
-        return [f"(local.set ${rb} (i32.const 0))",
-                f"(loop ${label}  ;; blocks of {block} rows: rb = 0, {block}, ... < {main}",
+        return [f"(local.set ${rb} {first})",
+                f"(loop ${label}  ;; blocks of {block} rows: rb = {first}, + {block}, ... < {end}",
                 f"  (local.set ${rend} (i32.add (local.get ${rb}) (i32.const {block})))",
-                f"  (if (i32.gt_u (local.get ${rend}) (i32.const {main}))"
-                f" (then (local.set ${rend} (i32.const {main}))))"] + _indent(body) + [
+                f"  (if (i32.gt_u (local.get ${rend}) {end})"
+                f" (then (local.set ${rend} {end})))"] + _indent(body) + [
                 f"  (local.set ${rb} (local.get ${rend}))",
-                f"  (br_if ${label} (i32.lt_u (local.get ${rb}) (i32.const {main}))))"]
+                f"  (br_if ${label} (i32.lt_u (local.get ${rb}) {end})))"]
 
     def _packed_rows(self) -> list[str]:
         """The row tiles of the block [$rb, $rend) over the packed strip, then, in the last
@@ -408,7 +445,9 @@ class KernelWat:
         # operands read along ridx (a transposed one): four ridx of four columns at a time,
         # turned by shuffles, then the last ridx lane by lane
         across = steps // 4 * 4 if self._read_along(nodes, RIDX, COL) else 0
-        nth = f"(i32.div_u (i32.sub (local.get $col) (local.get $lo)) (i32.const {strip}))"
+        # strip `nth` of this call's range of strips (of all of them where threads take rows)
+        first = "(i32.const 0)" if self.plan.threads_take_rows else "(local.get $lo)"
+        nth = f"(i32.div_u (i32.sub (local.get $col) {first}) (i32.const {strip}))"
         if self.plan.keep_strips:   # strip (col - lo) / strip of this call's range
             self.scratch_per_unit = strip_bytes
             which = nth
@@ -422,8 +461,10 @@ class KernelWat:
             pack = self._pack_strips(nodes, across, 1, pk)
         else:
             packed_cols = self.form.cols // strip * strip
-            has_next = (f"(i32.lt_u (i32.add (local.get $col) (i32.const {strip})) (select (local.get $hi) "
-                        f"(i32.const {packed_cols}) (i32.lt_u (local.get $hi) (i32.const {packed_cols}))))")
+            last = (f"(i32.const {packed_cols})" if self.plan.threads_take_rows else
+                    f"(select (local.get $hi) (i32.const {packed_cols}) "
+                    f"(i32.lt_u (local.get $hi) (i32.const {packed_cols})))")
+            has_next = f"(i32.lt_u (i32.add (local.get $col) (i32.const {strip})) {last})"
             pack = [f"(if (i32.eqz (i32.and {nth} (i32.const 1)))  ;; an even strip packs the next one too",
                     f"  (then (if {has_next}", "    (then"] + _indent(self._pack_strips(nodes, 0, 2, pk), 3) + [
                     "    ) (else"] + _indent(self._pack_strips(nodes, 0, 1, pk), 3) + ["    ))))"]
@@ -581,13 +622,7 @@ class KernelWat:
                                          [FOLD, self.form.body]))
             loops += self._ridx_loop(loop, 0, main, lanes * nvec)
             loops.append(";; fold the vector accumulators, then their lanes")
-            width = nvec
-            while width > 1:   # a tree: (0+1)+(2+3)
-                half = (width + 1) // 2
-                for u in range(width - half):
-                    loops.append(f"(local.set ${vaccs[u]} "
-                                 f"{v_op.format(a=f'(local.get ${vaccs[u]})', b=f'(local.get ${vaccs[u + half]})')})")
-                width = half
+            loops += fold_tree(vaccs, v_op)
             values = [extract(dtype, f"(local.get ${vaccs[0]})", lane) for lane in range(lanes)]
             lane_names = [self.local(f"lane{i}", SCALAR_TYPE[kind(dtype)]) for i in range(lanes)]
             loops += [f"(local.set ${n} {t})" for n, t in zip(lane_names, values)]

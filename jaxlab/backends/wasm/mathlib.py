@@ -200,24 +200,39 @@ def _pow2(k: str) -> str:
     return f"(i32x4.shl (i32x4.add {k} {_k(127, 'i32x4')}) (i32.const 23))"
 
 
-K_ = _get("k")
+K_, T = _get("k"), _get("t")
+# n = x log2(e) rounded, by adding 1.5*2^23: t's low bits are n's (no float->int conversion,
+# which Cranelift spells in seven instructions); then r = x - n ln2 in two parts
+_EXP_REDUCE = f"""
+  (local.set $t {_fma(X, _k(K.LOG2E), _k(K.ROUND_MAGIC))})
+  (local.set $n (f32x4.sub {T} {_k(K.ROUND_MAGIC)}))
+  (local.set $r {_fma(N, _k(-K.LN2_HI), X)})
+  (local.set $r {_fma(N, _k(-K.LN2_LO), R)})"""
 _define("exp", f"""
 (func $exp (param $x v128) (result v128)  ;; e^x = 2^n e^r with x = n ln2 + r, |r| <= ln2/2
-  (local $n v128) (local $r v128) (local $p v128) (local $k v128)
+  (local $t v128) (local $n v128) (local $r v128) (local $p v128) (local $k v128)
   ;; clamped so that 2^n stays finite (pmin and pmax keep a NaN first operand)
-  (local.set $x (f32x4.pmax (f32x4.pmin {X} {_k(K.EXP_MAX)}) {_k(K.EXP_MIN)}))
-  (local.set $n (f32x4.nearest (f32x4.mul {X} {_k(K.LOG2E)})))
-  (local.set $r {_fma(N, _k(-K.LN2_HI), X)})
-  (local.set $r {_fma(N, _k(-K.LN2_LO), R)})
+  (local.set $x (f32x4.pmax (f32x4.pmin {X} {_k(K.EXP_MAX)}) {_k(K.EXP_MIN)})){_EXP_REDUCE}
   ;; e^r by its minimax polynomial (ir/mathconst.py)
   (local.set $p {_fma_horner(R, K.EXP_POLY)})
-  (local.set $k (i32x4.trunc_sat_f32x4_s {N}))
-  ;; |n| > 125 (rare): 2^n as 2^(n/2) 2^(n - n/2), so that a result near overflow or
-  ;; below the normal range is rounded once; else n is added to the exponent
-  (if (result v128) (v128.any_true (f32x4.gt (f32x4.abs {N}) {_k(125.5)}))
+  (local.set $k (i32x4.sub {T} {_k(K.ROUND_MAGIC_BITS, 'i32x4')}))
+  ;; |n| > 125 (rare; a NaN too): 2^n as 2^(n/2) 2^(n - n/2), so that a result near
+  ;; overflow or below the normal range is rounded once; else n is added to the exponent
+  (if (result v128) (v128.any_true (i32x4.gt_s (i32x4.abs {K_}) {_k(125, 'i32x4')}))
     (then (f32x4.mul (f32x4.mul (local.get $p) {_pow2(f"(i32x4.shr_s {K_} (i32.const 1))")})
                      {_pow2(f"(i32x4.sub {K_} (i32x4.shr_s {K_} (i32.const 1)))")}))
     (else (i32x4.add (local.get $p) (i32x4.shl {K_} (i32.const 23))))))
+""")
+# e^x for x <= 0 (a NaN too), as softmax's exp(x - max): n lies in [-150, 0], so 2^(n + 24)
+# is normal, and the polynomial's coefficients carry 2^-24 (exactly): one clamp, no branch,
+# and the product is the one rounding, into the subnormals too
+_NONPOS_SHIFT = 24
+_define("exp_nonpos", f"""
+(func $exp_nonpos (param $x v128) (result v128)
+  (local $t v128) (local $n v128) (local $r v128)
+  (local.set $x (f32x4.pmax {X} {_k(K.EXP_MIN)})){_EXP_REDUCE}
+  (f32x4.mul {_fma_horner(R, [c * 2.0 ** -_NONPOS_SHIFT for c in K.EXP_POLY])}
+             (i32x4.add (i32x4.shl {T} (i32.const 23)) {_k((127 + _NONPOS_SHIFT) << 23, 'i32x4')})))
 """)
 
 A, S = _get("a"), _get("s")
@@ -256,8 +271,6 @@ _define("exp64", f"""
              (i64x2.shl (i64x2.add (i64x2.sub (local.get $ni) (local.get $half))
                                    {_k(1023, 'i64x2')}) (i32.const 52))))
 """)
-
-T = _get("t")
 
 
 def _erfc_poly() -> str:
@@ -610,7 +623,7 @@ def texts(names: Iterable[str]) -> list[str]:
 # --- inlining: a function's body pasted where it is called ---------------------------------
 # A call costs a few instructions and, worse, every live vector register (the ABI saves
 # none of them); pasting the body in measured 18% faster on exp.
-INLINE = frozenset({"exp", "log", "tanh", "atan", "asin", "sincos"})
+INLINE = frozenset({"exp", "exp_nonpos", "log", "tanh", "atan", "asin", "sincos"})
 _PARAMS = re.compile(r"\(param \$(\w+) (\w+)\)")
 _LOCALS = re.compile(r"\(local \$(\w+) (\w+)\)")
 

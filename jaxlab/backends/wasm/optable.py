@@ -26,6 +26,7 @@ from typing import Optional, Union
 from jaxlab.backends.wasm.mathlib import FUNCTIONS
 from jaxlab.ir.alu import AluExp, AluOp
 from jaxlab.ir.dtypes import DType
+from jaxlab.ir.floatsign import Sign
 from jaxlab.ir.vocabulary import IDIV_BY_ZERO, Capabilities, Kind, kind_of
 
 Templates = tuple[Optional[str], Optional[str]]
@@ -86,6 +87,10 @@ CALLS: dict[tuple[AluOp, ValueKind], str] = {
 INLINED: dict[AluOp, tuple[str, tuple[str, ...]]] = {
     AluOp.Sin: ("sincos", ("(i32.const 0)",)), AluOp.Cos: ("sincos", ("(i32.const 1)",)),
     AluOp.Exp: ("exp", ()), AluOp.Tanh: ("tanh", ()),
+}
+# ... where the argument's sign is known (ir/floatsign.py): a one-sided function
+INLINED_BY_SIGN: dict[tuple[AluOp, Sign], tuple[str, tuple[str, ...]]] = {
+    (AluOp.Exp, Sign.NONPOS): ("exp_nonpos", ()),
 }
 
 

@@ -1,8 +1,10 @@
 """A row kernel's WAT (kernel.folds: softmax, layer norm, logsumexp; engine/deferred.py).
 
-Each call takes whole rows [lo, hi) (threads share the rows). Per row, each fold in turn
-sweeps the row with SIMD lanes along it (several vector accumulators, a tree, then the
-lanes, then a scalar tail), leaving a scalar the later folds and the outputs read; then
+Each call takes whole rows [lo, hi): the threads pull small ranges of rows in turn
+(runtime._dispatch_pulled), so that one slowed by other work on its core takes fewer.
+Per row, each fold in turn sweeps the row with SIMD lanes along it (several vector
+accumulators, a tree, then the lanes, then a scalar tail), leaving a scalar the later
+folds and the outputs read; then
 one more sweep writes the row's outputs. A row of up to `MAX_ROW_LENGTH` values stays in
 a core's cache between the sweeps, so it is read from memory once and written once
 (three kernels read it three times from memory and store two folds between them).
@@ -10,21 +12,28 @@ a core's cache between the sweeps, so it is read from memory once and written on
 Where the outputs reuse the last fold's body (softmax's e = exp(x - max) in e / sum e),
 that sweep also stores the body's values in the output row, and the output sweep reads
 them back: the exponentials are computed once, not twice.
+
+Per value, the sweeps cost what the hardware must: a float max (min) folds by the
+one-instruction pmax (pmin) with NaNs noted apart; b - max(b), softmax's exp argument, is
+known to be at most 0, so its exp is clamped on one side only and has no branch
+(mathlib's exp_nonpos); a division by a value the same along the row (the sum) is a
+product with its reciprocal, taken once per row, as XLA does.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional
 
 from jaxlab.backends.base import Choice, TuningRecord
 from jaxlab.backends.traced import traced
 from jaxlab.backends.wasm.analysis import COL, RIDX, ROW, AxisForm
-from jaxlab.backends.wasm.codegen import Generated, KernelWat
+from jaxlab.backends.wasm.codegen import Generated, KernelWat, fold_tree
 from jaxlab.backends.wasm.optable import CAPABILITIES, SCALAR_TYPE, const, extract, kind, templates
 from jaxlab.backends.wasm.scope import Scope, Val
 from jaxlab.backends.wasm.tune import WIDTH, Plan
 from jaxlab.ir.alu import AluExp, AluOp
 from jaxlab.ir.dtypes import DType
+from jaxlab.ir.floatsign import Sign
 from jaxlab.ir.kernel import Kernel, reduce_identity
 from jaxlab.ir.mathlib import expand
 from jaxlab.ir.printer import render
@@ -70,13 +79,13 @@ def tune_rows(kernel: Kernel) -> tuple[RowPlan, AxisForm]:
     """The plan and the outputs' form (rows x row length, or rows x 1 per row)."""
     n, rows = kernel.row_length, kernel.rows
     cols = 1 if kernel.per_row else n
-    body = _over_axes(kernel.exp, n, COL.value)
+    body = _reciprocals(_over_axes(kernel.exp, n, COL.value))
     out_index = AluExp.special(ROW.value, rows) * cols + AluExp.special(COL.value, cols) \
         if cols > 1 else AluExp.special(ROW.value, rows)
     form = AxisForm(rows, cols, n, body, None, out_index.simplify())
     vectors = max(1, min(FOLD_VECTORS, n // WIDTH))
     reasons = {"strategy": (
-        f"a row kernel: each thread takes whole rows; {len(kernel.folds)} fold(s) sweep a "
+        f"a row kernel: threads take ranges of whole rows; {len(kernel.folds)} fold(s) sweep a "
         f"row of {n} values in turn and one more sweep writes it: the row is read from "
         "memory once and stays in cache for the later sweeps")}
     reuse = _reused_body(kernel) is not None
@@ -93,7 +102,9 @@ def _reused_body(kernel: Kernel) -> Optional[AluExp]:
     if kernel.per_row or not kernel.folds:
         return None
     body = kernel.folds[-1].body
-    if body.dtype is not kernel.dtype or not body.src or kernel.dtype is not DType.float32:
+    # a load alone (x - max(x)) is read again as cheaply as it would be kept
+    if body.dtype is not kernel.dtype or not body.src or kernel.dtype is not DType.float32 \
+            or body.op is AluOp.GlobalIndex:
         return None
     return body if any(node is body for node in kernel.exp.toposort()) else None
 
@@ -110,7 +121,7 @@ def tuned_ir(kernel: Kernel, form: AxisForm) -> str:
 
 def generate_rows(kernel: Kernel, plan: RowPlan, form: AxisForm) -> Generated:
     gen = RowKernelWat(kernel, plan, form)
-    return Generated(gen.module(), 0, gen.split)
+    return Generated(gen.module(), 0, gen.split, pulled=True)
 
 
 class RowKernelWat(KernelWat):
@@ -121,12 +132,22 @@ class RowKernelWat(KernelWat):
         n = kernel.row_length
         self.folds = [_Fold(f.name, f.op, _over_axes(f.body, n, RIDX.value))
                       for f in kernel.folds]
+        # the outputs along the row as the folds see it: the same nodes as their bodies
+        self.out_body = _reciprocals(_over_axes(kernel.exp, n, RIDX.value))
         self.split = (ROW, form.rows, 1)
         self.values: dict[AluExp, str] = {}   # fold Variable -> the local holding it
-        reused = _reused_body(kernel) if plan.reuse else None
-        self.reused = _over_axes(reused, n, COL.value) if reused is not None else None
+        self.reuse = plan.reuse
+        # a fold's variable -> the body it is the row's max of
+        self.maxima = {AluExp.variable(f.name, f.body.dtype): f.body
+                       for f in self.folds if f.op is AluOp.Max}
         for f in kernel.folds:   # a fold's value is the same along the row
             self.deps._memo[AluExp.variable(f.name, f.body.dtype)] = frozenset({ROW})
+
+    def sign(self, node: AluExp) -> Optional[Sign]:
+        """b - m, m the row's max of b (softmax's x - max), is at most 0 (or NaN)."""
+        if node.op is AluOp.Sub and self.maxima.get(node.src[1]) is node.src[0]:
+            return Sign.NONPOS
+        return super().sign(node)
 
     def roots(self) -> list[AluExp]:
         return [self.form.body] + [f.body for f in self.folds]
@@ -134,8 +155,7 @@ class RowKernelWat(KernelWat):
     def _outputs(self) -> list[str]:
         body: list[str] = []
         for i, fold in enumerate(self.folds):
-            store = self.reused is not None and i == len(self.folds) - 1
-            body += self._fold(fold, store)
+            body += self._fold(fold, self.reuse and i == len(self.folds) - 1)
         body += self._write()
         return self._loop(ROW, 0, self.form.rows, 1, body, "rows, each folded then written")
 
@@ -147,100 +167,129 @@ class RowKernelWat(KernelWat):
                 scope.memo[(var, ((ROW, 0),))] = Val(local, False)
         return scope
 
-    def _fold(self, fold: _Fold, store: bool) -> list[str]:
-        """`fold.name` = fold of its body over the row: vectors of `plan.unroll`
-        accumulators, their tree and lanes, then the last values one at a time; with
-        `store`, each body value is also written to the output row."""
+    def _sweep(self, tile: Scope, vectors: int,
+               copy: Callable[[Scope, dict, bool], None]) -> list[str]:
+        """Loops along the row: `vectors` vectors a step, then one vector a step, then the
+        last values one at a time; `copy(loop, pos, vector)` writes one copy's lines.
+        Values the same along the row go to `tile`, set before each loop."""
+        n = self.kernel.row_length
+        whole = n // (WIDTH * vectors) * WIDTH * vectors
+        spans = [(0, whole, vectors, WIDTH), (whole, n // WIDTH * WIDTH, 1, WIDTH),
+                 (n // WIDTH * WIDTH, n, 1, 1)]
+        lines: list[str] = []
+        for start, stop, copies, lanes in spans:
+            if stop <= start:
+                continue
+            loop = self._scope(RIDX if lanes > 1 else None, tile, start)
+            for u in range(copies):
+                copy(loop, {ROW: 0, RIDX: lanes * u}, lanes > 1)
+            lines += tile.lines
+            tile.lines = []
+            lines += self._ridx_loop(loop, start, stop, lanes * copies)
+        return lines
+
+    def _fold(self, fold: _Fold, keep: bool) -> list[str]:
+        """`fold.name` = fold of its body over the row: `plan.unroll` vector accumulators,
+        then their tree and lanes, and a scalar one for the last values; with `keep`, each
+        body value is also written to the output row.
+
+        A float max (min) folds its vectors by pmax (one instruction: Wasm's max is
+        eight under Cranelift, for NaN and -0) and notes NaNs apart, so that a NaN
+        still makes the fold NaN; of -0 and +0 it keeps the one it met first, like
+        NumPy."""
         dtype = fold.body.dtype
         k = kind(dtype)
         s_op, v_op = templates(fold.op, k, k)
+        loose = _LOOSE.get(fold.op) if dtype is DType.float32 else None
         ident = reduce_identity(fold.op, dtype)
-        n, nvec = self.kernel.row_length, self.plan.unroll
+        nvec = self.plan.unroll
         tile = self._scope(None)
         acc = self.local(f"{fold.name}_acc", SCALAR_TYPE[k])
+        vaccs = [self.local(f"{fold.name}_v{u}", "v128") for u in range(nvec)]
+        nans = [self.local(f"{fold.name}_nan{u}", "v128") for u in range(nvec)] if loose else []
         lines = [f";; {fold.name}: {fold.op.name.lower()} over the row",
                  f"(local.set ${acc} {const(ident, dtype, False)})"]
-        vaccs = [self.local(f"{fold.name}_v{u}", "v128") for u in range(nvec)]
-        spans = [(0, n // (WIDTH * nvec) * WIDTH * nvec, nvec)]
-        spans.append((spans[0][1], n // WIDTH * WIDTH, 1))
-        if any(stop > start for start, stop, _ in spans):
-            lines += [f"(local.set ${v} {const(ident, dtype, True)})" for v in vaccs]
-        for start, stop, vectors in spans:
-            if stop <= start:
-                continue
-            loop = self._scope(RIDX, tile, start)
-            for u in range(vectors):
-                pos = {ROW: 0, RIDX: WIDTH * u}
-                value = loop.vec(fold.body, pos)
-                if store:
-                    self._keep(loop, value, pos)
-                loop.lines.append(traced(
-                    f"(local.set ${vaccs[u]} {v_op.format(a=f'(local.get ${vaccs[u]})', b=value)})"
-                    f"  ;; lanes of {fold.name}: ridx+{WIDTH * u}..+{WIDTH - 1}", [FOLD, fold.body]))
-            lines += tile.lines
-            tile.lines = []
-            lines += self._ridx_loop(loop, start, stop, WIDTH * vectors)
-        if spans[1][1]:
-            width = nvec
-            while width > 1:   # a tree: (0+1)+(2+3)
-                half = (width + 1) // 2
-                lines += [f"(local.set ${vaccs[u]} "
-                          f"{v_op.format(a=f'(local.get ${vaccs[u]})', b=f'(local.get ${vaccs[u + half]})')})"
-                          for u in range(width - half)]
-                width = half
-            get = [extract(dtype, f"(local.get ${vaccs[0]})", lane) for lane in range(WIDTH)]
-            lines.append(f"(local.set ${acc} {s_op.format(a=s_op.format(a=get[0], b=get[1]), b=s_op.format(a=get[2], b=get[3]))})")
-        if spans[1][1] < n:
-            loop = self._scope(None, tile, spans[1][1])
-            value = loop.sca(fold.body, {ROW: 0, RIDX: 0})
-            if store:
-                self._keep(loop, value, {ROW: 0, RIDX: 0})
-            loop.lines.append(traced(f"(local.set ${acc} {s_op.format(a=f'(local.get ${acc})', b=value)})"
-                                     "  ;; the last values one at a time", [FOLD, fold.body]))
-            lines += tile.lines
-            tile.lines = []
-            lines += self._ridx_loop(loop, spans[1][1], n, 1)
+        lines += [f"(local.set ${v} {const(ident, dtype, True)})" for v in vaccs]
+        lines += [f"(local.set ${v} (v128.const i32x4 0 0 0 0))" for v in nans]
+
+        def copy(loop: Scope, pos: dict, vector: bool) -> None:
+            value = loop.value(fold.body, pos, vector)
+            if keep:
+                self._keep(loop, value, pos, vector)
+            u = pos[RIDX] // WIDTH
+            if not vector:
+                loop.lines.append(traced(f"(local.set ${acc} {s_op.format(a=f'(local.get ${acc})', b=value)})"
+                                         "  ;; the last values one at a time", [FOLD, fold.body]))
+                return
+            if loose:
+                loop.lines.append(f"(local.set ${nans[u]} (v128.or (local.get ${nans[u]}) "
+                                  f"(f32x4.ne {value} {value})))  ;; NaNs met")
+            op = loose or v_op
+            loop.lines.append(traced(
+                f"(local.set ${vaccs[u]} {op.format(a=f'(local.get ${vaccs[u]})', b=value)})"
+                f"  ;; lanes of {fold.name}: ridx+{pos[RIDX]}..+{WIDTH - 1}", [FOLD, fold.body]))
+
+        lines += self._sweep(tile, nvec, copy)
+        lines += fold_tree(vaccs, v_op) + fold_tree(nans, "(v128.or {a} {b})")
+        get = [extract(dtype, f"(local.get ${vaccs[0]})", lane) for lane in range(WIDTH)]
+        lanes = s_op.format(a=s_op.format(a=get[0], b=get[1]), b=s_op.format(a=get[2], b=get[3]))
+        lines.append(f"(local.set ${acc} {s_op.format(a=lanes, b=f'(local.get ${acc})')})")
+        if loose:
+            lines.append(f"(if (v128.any_true (local.get ${nans[0]})) "
+                         f"(then (local.set ${acc} {const(float('nan'), dtype, False)})))  ;; a NaN met")
         self.values[AluExp.variable(fold.name, dtype)] = f"(local.get ${acc})"
         return lines
 
-    def _keep(self, loop: Scope, value: str, pos: dict) -> None:
+    def _keep(self, loop: Scope, value: str, pos: dict, vector: bool) -> None:
         """Store the last fold's body value at `pos` in the output row (read back by the
         output sweep instead of computing it again)."""
-        vector = loop.lane is not None
-        index = AluExp.special(ROW.value, self.form.rows) * self.form.cols + \
-            AluExp.special(RIDX.value, self.kernel.row_length)
-        ptr, off = loop.address("(local.get $out)", 4, index.simplify(), pos)
+        ptr, off = loop.address("(local.get $out)", 4, self._row_index(), pos)
         op = "v128.store" if vector else "f32.store"
         loop.lines.append(f"({op} offset={off} {ptr} {value})  ;; kept for the outputs")
 
+    def _row_index(self) -> AluExp:
+        """The output's index at the row's position ridx."""
+        return (AluExp.special(ROW.value, self.form.rows) * self.form.cols
+                + AluExp.special(RIDX.value, self.kernel.row_length)).simplify()
+
     def _write(self) -> list[str]:
-        """The row's outputs: vectors along the row, then the last values one by one."""
+        """The row's outputs, in a sweep like the folds' (values the same along the row,
+        such as 1 / a fold, once per row)."""
+        tile = self._scope(None)
         if self.kernel.per_row:
-            tile = self._scope(None)
             self._store(tile, self.form.body, {ROW: 0, COL: 0})
             return tile.lines
-        n = self.form.cols
-        lines = [f";; the row's {n} outputs"]
-        spans = [(0, n // (WIDTH * OUT_VECTORS) * WIDTH * OUT_VECTORS, OUT_VECTORS, WIDTH),
-                 (n // (WIDTH * OUT_VECTORS) * WIDTH * OUT_VECTORS, n // WIDTH * WIDTH, 1, WIDTH),
-                 (n // WIDTH * WIDTH, n, 1, 1)]
-        for start, stop, vectors, lanes in spans:
-            if stop <= start:
-                continue
-            scope = self._scope(COL if lanes > 1 else None)
-            for u in range(vectors):
-                pos = {ROW: 0, COL: lanes * u}
-                if self.reused is not None:
-                    scope.memo[(self.reused, self.restrict(self.reused, pos))] = \
-                        Val(self._kept(scope, pos, lanes > 1), lanes > 1)
-                self._store(scope, self.form.body, pos)
-            lines += self._loop(COL, start, stop, lanes * vectors, scope.lines,
-                                f"{vectors} x {lanes} output(s) at a time")
-        return lines
+        kept = self.folds[-1].body if self.reuse else None
 
-    def _kept(self, scope: Scope, pos: dict, vector: bool) -> str:
-        """The fold body's value stored by its sweep, read back from the output row."""
-        ptr, off = scope.address("(local.get $out)", 4, self.form.out_index, pos)
-        load = "v128.load" if vector else "f32.load"
-        return scope.bind(f"({load} offset={off} {ptr})", vector, DType.float32,
-                          "the last fold's body, kept by its sweep")
+        def copy(loop: Scope, pos: dict, vector: bool) -> None:
+            ptr, off = loop.address("(local.get $out)", 4, self._row_index(), pos)
+            if kept is not None:
+                text = loop.bind(f"({'v128' if vector else 'f32'}.load offset={off} {ptr})",
+                                 vector, DType.float32, "the last fold's body, kept by its sweep")
+                loop.memo[(kept, self.restrict(kept, pos))] = Val(text, vector)
+            value = loop.value(self.out_body, pos, vector)
+            loop.lines.append(f"({'v128' if vector else 'f32'}.store offset={off} {ptr} {value})"
+                              f"  ;; out[row, ridx+{pos[RIDX]}{'..+3' if vector else ''}]")
+
+        return [f";; the row's {self.kernel.row_length} outputs"] + self._sweep(tile, OUT_VECTORS, copy)
+
+
+# A float max (min) of vectors by the one-instruction pmax (pmin); NaNs are noted apart
+_LOOSE = {AluOp.Max: "(f32x4.pmax {a} {b})", AluOp.Min: "(f32x4.pmin {a} {b})"}
+
+
+def _along_row(e: AluExp) -> bool:
+    """Whether `e` changes along the row (it reads an input or a position in the row)."""
+    return any(n.op is AluOp.GlobalIndex or (n.op is AluOp.Special and n.arg[0] != ROW.value)
+               for n in e.toposort())
+
+
+def _reciprocals(e: AluExp) -> AluExp:
+    """Float divisions by a value the same along the row (softmax's sum) as products with
+    its reciprocal, taken once per row: a division costs several multiplies. XLA does
+    the same (JAX's softmax on CPU multiplies by 1 / sum); the result may differ from
+    the quotient in the last bit."""
+    mapping = {d: d.src[0] * (AluExp.const(1.0, d.dtype) / d.src[1]) for d in e.toposort()
+               if d.op is AluOp.Div and d.dtype is DType.float32
+               and _along_row(d.src[0]) and not _along_row(d.src[1])}
+    return e.substitute(mapping) if mapping else e

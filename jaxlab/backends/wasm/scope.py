@@ -17,7 +17,7 @@ from jaxlab.backends.traced import traced
 from jaxlab.backends.wasm import mathlib
 from jaxlab.backends.wasm.analysis import (BATCH, COL, RIDX, ROW, Axis, affine, contiguous,
                                            in_bounds, runs_of_four)
-from jaxlab.backends.wasm.optable import (F, F16_EXACT, INLINED, MEM, SCALAR_TYPE, kind,
+from jaxlab.backends.wasm.optable import (F, F16_EXACT, INLINED, INLINED_BY_SIGN, MEM, SCALAR_TYPE, kind,
                                           bound_by_constant, const, divide_by_constant, extract, replace, splat,
                                           templates, vector_memory)
 from jaxlab.graph import toposort
@@ -93,13 +93,21 @@ class Scope:
         """Compute the values `node` is built from first, sources before users, so
         computing `node` finds them memoised: the Python stack stays a few frames
         deep however deep the expression (a chain of 10,000 ops)."""
+        # a value already memoised (one a row kernel's fold kept) stops the walk: its
+        # sources are not computed again (Cranelift keeps a dead load: a load may trap)
+        def sources(n: AluExp) -> tuple:
+            return () if self._memoised(n, pos) else self._value_sources(n)
+
         self.gen.warming = True
         try:
-            for n in toposort(self._value_sources(node), self._value_sources):
-                if self._value_sources(n):
+            for n in toposort(sources(node), sources):
+                if sources(n):
                     self.get(n, pos)
         finally:
             self.gen.warming = False
+
+    def _memoised(self, node: AluExp, pos: Pos) -> bool:
+        return (node, self.gen.restrict(node, pos)) in self.owner(node).memo
 
     def _value_sources(self, node: AluExp) -> tuple:
         """The sources whose values computing `node` asks for (a load's index and a
@@ -192,7 +200,7 @@ class Scope:
         args: dict[str, object] = {"arg": node.arg}
         letters = "abcd"
         if vector and op in INLINED and k_in is F:
-            fn, extra = INLINED[op]
+            fn, extra = INLINED_BY_SIGN.get((op, self.gen.sign(srcs[0])), INLINED[op])
             decls, text = mathlib.inline(fn, [self.vec(srcs[0], pos), *extra],
                                          self.gen.fresh("m") + "_")
             for name, wasm_type in decls.items():

@@ -67,6 +67,7 @@ class Plan:
     row_block: int = 0            # rows per block of a packed plan (0: all rows in one block)
     pack_rows: bool = False       # also copy each block's row-side operands to scratch
     keep_strips: bool = False     # pack each strip once (first block of rows), keep it for the rest
+    threads_take_rows: bool = False  # a packed plan's threads share its rows, not its strips
     reasons: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
     def record(self, form: AxisForm, threads: str) -> TuningRecord:
@@ -86,6 +87,8 @@ class Plan:
             Choice("row_block", self.row_block or "all rows", why("row_block", "")),
             Choice("pack_rows", self.pack_rows, why("pack_rows", "")),
             Choice("keep_strips", self.keep_strips, why("keep_strips", "")),
+            Choice("threads_take", "rows" if self.threads_take_rows else
+                   "strips of columns" if self.pack else "the outer loop", why("threads_take", "")),
             Choice("threads", threads)))
 
 
@@ -351,9 +354,11 @@ def _tile_plan(form: AxisForm, deps: Deps, reasons: dict[str, str], width: int) 
                                "a whole cache line of each of their rows (W4's 256x512x784 on "
                                "one thread, ms of CPU time: 5.34 -> 5.03, measured)")
         row_block = _row_block(form, rows, reasons) if pack else 0
+        keep = _keep_strips(form, deps, row_block, reasons)
         return Plan(form.cols, COL, width, rows, vectors, unroll=unroll, pack=pack,
-                    row_block=row_block, pack_rows=pack_rows,
-                    keep_strips=_keep_strips(form, deps, row_block, reasons), reasons=reasons)
+                    row_block=row_block, pack_rows=pack_rows, keep_strips=keep,
+                    threads_take_rows=pack and _threads_take_rows(form, vectors, keep, reasons),
+                    reasons=reasons)
     vectors = min(4, vectors_available)
     accs = 2 if vectors == 1 else 1
     reasons["tile"] = (f"1 row x {vectors * width} columns: independent accumulators to hide "
@@ -397,6 +402,26 @@ def _keep_strips(form: AxisForm, deps: Deps, row_block: int, reasons: dict[str, 
         "for all strips, split among the threads) for the later ones (1024 x 1024 x 1024 on "
         "one thread, GFLOP/s of CPU time without -> with: 34.9 -> 36.7, measured; packing "
         "no strip at all: 39.9)")
+    return True
+
+
+THREAD_STRIPS = 8   # whole strips of columns under which threads share rows instead
+
+
+def _threads_take_rows(form: AxisForm, vectors: int, keep: bool,
+                       reasons: dict[str, str]) -> bool:
+    """Whether the threads of a packed plan share its rows rather than its strips of
+    columns: where there are too few strips to share evenly (a 10-wide layer is one strip
+    of 8 columns and 2 columns after it: 0.086 against 0.131 ms of CPU time per thread,
+    against 0.114 and 0.119 taking rows, measured). Each thread then packs every strip.
+    (Taking rows also spares each thread the row panel's other rows, but for W4's
+    transposed x.T @ g and h.T @ g that measured the same as taking strips, 4.84 against
+    4.71-4.92 ms of CPU time, so strips stay the rule.)"""
+    strips = form.cols // (vectors * WIDTH)
+    if form.batches > 1 or keep or strips >= THREAD_STRIPS:
+        return False
+    reasons["threads_take"] = (f"rows: {strips} whole strip(s) of {vectors * WIDTH} columns "
+                               f"(of {form.cols}) would not share evenly among threads")
     return True
 
 
@@ -457,9 +482,10 @@ def override(kernel: Kernel, plan: Plan, form: AxisForm, name: str, value: Any) 
             raise bad
         # blocks of rows hold whole tiles of the new height
         block = _row_block(form, rows, why) if plan.pack else 0
+        keep = plan.pack and _keep_strips(form, Deps(), block, why)
+        take_rows = plan.pack and _threads_take_rows(form, vectors, keep, why)
         return dataclasses.replace(plan, tile_rows=rows, tile_vectors=vectors, row_block=block,
-                                   keep_strips=plan.pack and _keep_strips(form, Deps(), block, why),
-                                   reasons=why)
+                                   keep_strips=keep, threads_take_rows=take_rows, reasons=why)
     if name == "unroll":
         if not red or value not in _KNOB_VALUES["unroll"]:
             raise bad

@@ -77,7 +77,7 @@ OPS: dict[AluOp, dict[Optional[Kind], Spelling]] = {
     AluOp.Mul: {B: "({0} && {1})", ANY: "({0} * {1})"},
     AluOp.Div: {F: Call("div"), I: Call("idiv_i32", False), U: Call("idiv_u32", False)},
     AluOp.Idiv: {F: Call("trunc_div"), I: Call("idiv_i32", False), U: Call("idiv_u32", False)},
-    AluOp.Mod: {F: "({0} % {1})", I: Call("mod_i32", False), U: Call("mod_u32", False)},
+    AluOp.Mod: {F: Call("fmod"), I: Call("mod_i32", False), U: Call("mod_u32", False)},
     AluOp.Max: {F: Call("max"), B: "({0} || {1})", ANY: "max({0}, {1})"},
     AluOp.Min: {F: Call("min"), B: "({0} && {1})", ANY: "min({0}, {1})"},
     AluOp.Cmplt: {B: "(!{0} && {1})", ANY: "({0} < {1})"},
@@ -349,6 +349,12 @@ LIBRARY: dict[str, Helper] = {
   return select(a, a * 0.25, huge) / select(b, b * 0.25, huge);"""),
     "trunc_div": Helper("a, b", "T", """
   return trunc(div_T(a, b));""", deps=("div_T",)),
+    "fmod": Helper("a, b", "T", """
+  // a - b * trunc(a / b), as WGSL's % (C's fmod, the sign of a), the quotient by div_T;
+  // an infinite b leaves a finite a as it is (b * trunc(a / b) would be inf * 0)
+  let inf_b = (bitcast<u32>(b) & 0x7fffffffu) == 0x7f800000u;
+  return select(a - b * trunc(div_T(a, b)), a, inf_b && finite_T(a));""",
+                   deps=("div_T", "finite_T")),
     "times_zero": Helper("x", "T", """
   // x * 0 keeps x's sign, and is NaN for inf and NaN
   return select(nan_f32(), bitcast<f32>(bitcast<u32>(x) & 0x80000000u), finite_f32(x));""",

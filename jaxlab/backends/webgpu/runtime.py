@@ -104,6 +104,8 @@ class WebGpuBackend(Backend):
         self._choice = "hardware" if is_hardware(self._adapter) else "software"
         if self._choice == "software":
             self.max_fused_depth = self.software_fused_depth
+        # lavapipe keeps subnormals (measured); a GPU's driver may flush them
+        self.may_flush_subnormals = self._choice == "hardware"
         self._want_f16 = f16
         self._want_subgroups = subgroups
         if spin_us is None:

@@ -338,25 +338,52 @@ def _hashable_static(v: Any, where: str) -> Any:
     return v
 
 
-def _fast_signature(args: tuple) -> Any:
-    """The cache key of a call with only Arrays and Python float/int scalars (traced as
-    weak values, so their values never enter the key), at least one Array; else None.
-    Its first item says whether any argument is a scalar (to convert before the call)."""
-    sig = []
-    arrays = 0
-    for a in args:
-        kind = type(a)
-        if kind is Array:   # DType and Device hash in C (identity hashes)
-            lazy = a._lazy
-            sig.append((lazy.shape, lazy.dtype, lazy.device, a._weak))
-            arrays += 1
-        elif kind is float or kind is int:
-            sig.append(kind)
-        else:
-            return None
+def _call_signature(args: tuple) -> Optional[tuple[tuple, list]]:
+    """(key, leaves) of a call whose arguments are Arrays and Python float/int scalars
+    nested in tuples, lists, dicts and None (a training step's parameters), with at
+    least one Array; else None. One walk makes both: the leaves in tree_flatten's
+    order, and a key of each Array's shape, dtype, device and weak type, each scalar's
+    kind (traced as a weak value: its value never enters the key) and each container's
+    type and length (a dict's keys), so that another structure is another key. The
+    key's first item says whether any leaf is a scalar (to convert before the call)."""
+    sig: list = []
+    leaves: list = []
+    if not _sign(args, sig, leaves):
+        return None
+    arrays = sum(1 for x in leaves if type(x) is Array)
     if not arrays:
         return None
-    return arrays < len(args), tuple(sig)
+    return (arrays < len(leaves), tuple(sig)), leaves
+
+
+def _sign(items: Any, sig: list, leaves: list) -> bool:
+    """`_call_signature`'s walk over a container's items; False at anything else."""
+    for x in items:
+        kind = type(x)
+        if kind is Array:   # DType and Device hash in C (identity hashes)
+            lazy = x._lazy
+            sig.append((lazy.shape, lazy.dtype, lazy.device, x._weak))
+            leaves.append(x)
+        elif kind is float or kind is int:
+            sig.append(kind)
+            leaves.append(x)
+        elif kind is tuple or kind is list:
+            sig.append((kind, len(x)))
+            if not _sign(x, sig, leaves):
+                return False
+        elif kind is dict:
+            try:
+                keys = sorted(x)
+            except TypeError:   # tree_flatten's error, raised by the slow path
+                return False
+            sig.append((dict, tuple(keys)))
+            if not _sign([x[k] for k in keys], sig, leaves):
+                return False
+        elif x is not None:
+            return False
+        else:
+            sig.append(None)
+    return True
 
 
 def _infer_statics(fun: Callable, argnums: tuple[int, ...],
@@ -414,12 +441,13 @@ class JittedFunction:
             # such as custom_jvp's): its operations join that program
             return self.fun(*args, **kwargs)
         if not kwargs and not self.static_argnums:
-            key = _fast_signature(args)
-            hit = self.cache.get(key)
-            if hit is not None:   # the common warm call: flat arrays and scalars, nothing static
+            found = _call_signature(args)
+            hit = self.cache.get(found[0]) if found is not None else None
+            if hit is not None:   # the common warm call: arrays and scalars, nothing static
                 program, out_tree = hit
-                outs = program([a if type(a) is Array else _as_array(a) for a in args]
-                               if key[0] else args)
+                leaves = found[1]
+                outs = program([a if type(a) is Array else _as_array(a) for a in leaves]
+                               if found[0][0] else leaves)
                 return outs[0] if out_tree is LEAF else tree_unflatten(out_tree, outs)
         return self._call_slow(args, kwargs)
 
@@ -453,10 +481,10 @@ class JittedFunction:
         if entry is None:
             entry = self._compile(in_tree, leaves, statics, device, compile_program)
             self.cache[key] = entry
-            fast_key = _fast_signature(args)
-            if not kwargs and not self.static_argnums and fast_key is not None and \
-                    all(a.device is device for a in args if type(a) is Array):
-                self.cache[fast_key] = entry
+            found = _call_signature(args) if not kwargs and not self.static_argnums else None
+            if found is not None and \
+                    all(a.device is device for a in found[1] if type(a) is Array):
+                self.cache[found[0]] = entry
         program, out_tree = entry
         return program, out_tree, leaves
 

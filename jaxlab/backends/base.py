@@ -137,6 +137,11 @@ class Backend(abc.ABC):
     @abc.abstractmethod
     def allocate(self, nbytes: int) -> Any: ...
 
+    def allocate_many(self, sizes: Sequence[int]) -> list[Any]:
+        """allocate() of each size, in order (a jit call's outputs): a backend with a
+        lock takes it once here."""
+        return [self.allocate(n) for n in sizes]
+
     @abc.abstractmethod
     def free(self, handle: Any) -> None: ...
 

@@ -1,6 +1,8 @@
 """Buffer: device memory owned by Python's reference counting."""
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 
 from jaxlab.engine import limits
@@ -35,6 +37,18 @@ class Buffer:
         buf.device, buf.dtype, buf.size = device, dtype, size
         buf.handle = device.backend.allocate(nbytes)
         return buf
+
+    @classmethod
+    def planned_many(cls, device: Device, specs: Sequence[tuple[DType, int, int]]) \
+            -> list["Buffer"]:
+        """`planned` of each (dtype, size, nbytes), the memory taken in one backend call."""
+        handles = device.backend.allocate_many([nbytes for _, _, nbytes in specs])
+        bufs = []
+        for (dtype, size, _), handle in zip(specs, handles):
+            buf = cls.__new__(cls)
+            buf.device, buf.dtype, buf.size, buf.handle = device, dtype, size, handle
+            bufs.append(buf)
+        return bufs
 
     @classmethod
     def placeholder(cls, device: Device, dtype: DType, size: int) -> "Buffer":

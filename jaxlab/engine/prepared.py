@@ -140,9 +140,8 @@ class PreparedSteps:
     def run(self, inputs: Sequence[Buffer], first_call: bool) -> list[Buffer]:
         """Run every step on these input buffers; returns the buffer of every place
         before the arena (the inputs, then the new buffers of the returned values)."""
-        device, planned = self.device, Buffer.planned
-        outs = [planned(device, *spec) for spec in self._returned]
-        bufs = inputs + outs
+        device = self.device
+        bufs = inputs + Buffer.planned_many(device, self._returned)
         if events.listening():
             table = self._template.copy()
             table[:len(bufs)] = [b.handle for b in bufs]

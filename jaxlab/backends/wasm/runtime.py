@@ -42,6 +42,7 @@ from jaxlab.backends.wasm.analysis import AxisForm
 from jaxlab.backends.wasm.codegen import generate
 from jaxlab.backends.wasm.memory import GUARD, MAX_BYTES, LinearMemory
 from jaxlab.backends.wasm import rows as wasm_rows
+from jaxlab.backends.wasm.spin import FINISHED, POSTED, Spinner, spin_us
 from jaxlab.backends.wasm.tune import KNOB_DOCS, Plan, apply, current, knob_values, tune
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import Kernel, Routine
@@ -182,19 +183,24 @@ class _Pool:
     outcome on that job's own queue. A hand-off is a put and a get on C-level queues
     (SimpleQueue): 3.5 us of CPU time against 11-14 us with a ThreadPoolExecutor's futures
     (a no-op job, measured), and fewer switches of the GIL between the two threads while
-    the dispatching one waits for the pool thread to report back."""
+    the dispatching one waits for the pool thread to report back. With a Spinner, a
+    thread about to sleep on a queue first spins in Wasm until the other side moves the
+    queue's counter (spin.py)."""
 
-    def __init__(self, threads: int, name: str) -> None:
+    def __init__(self, threads: int, name: str, spinner: Optional[Spinner] = None) -> None:
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
-        self._threads = [threading.Thread(target=_serve, args=(self._jobs,), name=f"{name}_{i}",
-                                          daemon=True) for i in range(threads)]
+        self._spinner = spinner
+        self._threads = [threading.Thread(target=_serve, args=(self._jobs, spinner),
+                                          name=f"{name}_{i}", daemon=True) for i in range(threads)]
         for thread in self._threads:
             thread.start()
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> "_Pending":
         """Run fn(*args) on a pool thread; the handle's result() waits for its outcome."""
-        pending = _Pending()
+        pending = _Pending(self._spinner)
         self._jobs.put((fn, args, pending.done))
+        if self._spinner is not None:
+            self._spinner.move(POSTED)   # after the put: a spinner that sees it finds the job
         return pending
 
     def shutdown(self) -> None:
@@ -207,21 +213,31 @@ class _Pool:
 
 class _Pending:
     """A job handed to the pool: result() waits for it, and raises what it raised."""
-    __slots__ = ("done",)
+    __slots__ = ("done", "spinner")
 
-    def __init__(self) -> None:
+    def __init__(self, spinner: Optional[Spinner]) -> None:
         self.done: queue.SimpleQueue = queue.SimpleQueue()
+        self.spinner = spinner
 
     def result(self) -> Any:
+        spinner = self.spinner
+        if spinner is not None:
+            seen = spinner.seen(FINISHED)   # before looking: a job done after it moves it
+            if self.done.empty():
+                spinner.wait(FINISHED, seen)
         ok, value = self.done.get()
         if not ok:
             raise value
         return value
 
 
-def _serve(jobs: queue.SimpleQueue) -> None:
+def _serve(jobs: queue.SimpleQueue, spinner: Optional[Spinner]) -> None:
     """A pool thread: jobs until a None."""
     while True:
+        if spinner is not None:
+            seen = spinner.seen(POSTED)   # before looking: a job put after it moves it
+            if jobs.empty():
+                spinner.wait(POSTED, seen)
         job = jobs.get()
         if job is None:
             return
@@ -230,6 +246,8 @@ def _serve(jobs: queue.SimpleQueue) -> None:
             done.put((True, fn(*args)))
         except BaseException as exc:   # for the waiting thread to raise, as a future would
             done.put((False, exc))
+        if spinner is not None:
+            spinner.move(FINISHED)   # after the put: a waiter that sees it finds the outcome
 
 
 class _Wasm:
@@ -244,7 +262,9 @@ class _Wasm:
         self.memory = LinearMemory(self.engine)
         self.modules: "weakref.WeakValueDictionary[str, _KernelModule]" = \
             weakref.WeakValueDictionary()
-        self.pool = _Pool(threads - 1, "jaxlab-wasm") if threads > 1 else None
+        # spinning runs Wasm in a store of its own, which fuel would stop at once
+        spinner = Spinner(self, spin_us()) if threads > 1 and spin_us() and not fuel else None
+        self.pool = _Pool(threads - 1, "jaxlab-wasm", spinner) if threads > 1 else None
         weakref.finalize(self, _close, self.pool, self.modules, self.memory.memory,
                          self.engine)
 

@@ -1,5 +1,5 @@
-"""Compute-pass commands recorded through wgpu-native's C entry points, and a wait
-for the device through its poll.
+"""Compute-pass commands recorded through wgpu-native's C entry points, a whole jit
+call recorded and submitted through them, and a wait for the device through its poll.
 
 A jit call records three commands per kernel: pipeline, bind group, dispatch.
 Through wgpu-py's objects each of them builds cffi arguments and an error scope
@@ -10,6 +10,13 @@ call itself does not fail, through wgpu-py either), and finish() still goes
 through wgpu-py, so the direct calls lose no error (an eager dispatch finishes
 its encoder at once, so its error names it). With other bindings (no
 wgpu-native internals), the public methods record the same commands.
+
+The GPU starts on a call only when it is submitted, at the end of its host time,
+so the encoder, pass, finish and submit around the launches count too: through
+wgpu-py's objects they took ~50 us of a warm W4 step (structs built, an error
+scope and a Python object per call). `Recorder.submit` makes them as bare C calls
+on descriptors built once, under one error capture of wgpu-py's own handler, so
+a validation or memory error raises the same GPUError as through wgpu-py.
 """
 from __future__ import annotations
 
@@ -22,14 +29,19 @@ Record = Callable[[Any, Any, Any, tuple[int, int, int]], None]
 Pack = Callable[[Any, Any, tuple[int, int, int]], tuple]
 # (compute pass, packed launches) -> None
 Play = Callable[[Any, Sequence[tuple]], None]
+# (packed launches) -> None: recorded into a compute pass of their own and submitted
+Submit = Callable[[Sequence[tuple]], None]
 
 
 class Recorder(NamedTuple):
     """One launch recorded as it comes (`record`), or launches packed once (`pack`) and
-    played many times (`play`: a jit program replayed on the same buffers)."""
+    played many times (`play`: a jit program replayed on the same buffers), or played
+    into a command buffer of their own and submitted (`submit`; None where only the
+    public methods are available)."""
     record: Record
     pack: Pack
     play: Play
+    submit: Optional[Submit] = None
 
 
 def _public_play(cpass: Any, launches: Sequence[tuple]) -> None:
@@ -46,8 +58,9 @@ def public(cpass: Any, pipeline: Any, group: Any, grid: tuple[int, int, int]) ->
 _PUBLIC = Recorder(public, lambda pipeline, group, grid: (pipeline, group, grid), _public_play)
 
 
-def recorder(sample_pass: Any) -> Recorder:
-    """The fastest way to record into passes like `sample_pass` (an open one)."""
+def recorder(device: Any, sample_pass: Any) -> Recorder:
+    """The fastest way to record into passes like `sample_pass` (an open one) of
+    `device`'s encoders."""
     try:
         from wgpu.backends.wgpu_native._ffi import ffi, lib
         set_pipeline = lib.wgpuComputePassEncoderSetPipeline
@@ -68,8 +81,7 @@ def recorder(sample_pass: Any) -> Recorder:
         # the C handles themselves: playing them builds no Python object
         return (pipeline._internal, group._internal, *grid)
 
-    def play(cpass: Any, launches: Sequence[tuple]) -> None:
-        handle = cpass._internal
+    def play_into(handle: Any, launches: Sequence[tuple]) -> None:
         last = None
         for pipeline, group, x, y, z in launches:
             if pipeline is not last:   # a pass keeps its pipeline until the next is set
@@ -77,7 +89,65 @@ def recorder(sample_pass: Any) -> Recorder:
                 last = pipeline
             set_group(handle, 0, group, 0, null)
             dispatch(handle, x, y, z)
-    return Recorder(record, pack, play)
+
+    def play(cpass: Any, launches: Sequence[tuple]) -> None:
+        play_into(cpass._internal, launches)
+    return Recorder(record, pack, play, _submitter(device, play_into))
+
+
+def _submitter(device: Any, play_into: Callable[[Any, Sequence[tuple]], None]) \
+        -> Optional[Submit]:
+    try:
+        from wgpu.backends.wgpu_native._ffi import ffi, lib
+        from wgpu.backends.wgpu_native._api import error_handler, new_struct_p
+        from wgpu.backends.wgpu_native._helpers import ERROR_TYPES
+        from wgpu import GPUError
+        handle, queue = device._internal, device.queue._internal
+    except (ImportError, AttributeError):
+        return None
+    create_encoder, begin = lib.wgpuDeviceCreateCommandEncoder, \
+        lib.wgpuCommandEncoderBeginComputePass
+    end, release_pass = lib.wgpuComputePassEncoderEnd, lib.wgpuComputePassEncoderRelease
+    finish, release_encoder = lib.wgpuCommandEncoderFinish, lib.wgpuCommandEncoderRelease
+    queue_submit, release_commands = lib.wgpuQueueSubmit, lib.wgpuCommandBufferRelease
+    # descriptors with no label or timestamps, built once
+    encoder_desc = new_struct_p("WGPUCommandEncoderDescriptor *")
+    pass_desc = new_struct_p("WGPUComputePassDescriptor *")
+    commands_desc = new_struct_p("WGPUCommandBufferDescriptor *")
+    commands = ffi.new("WGPUCommandBuffer[1]")   # one submit at a time: the device's lock
+    capture, release = error_handler.capture, error_handler.release
+    scope = "jaxlab submit"
+
+    def fail(caught: tuple[str, str]) -> GPUError:
+        kind, message = caught
+        return ERROR_TYPES.get(kind, GPUError)(message)
+
+    def submit(launches: Sequence[tuple]) -> None:
+        capture(scope)   # errors reported inside these calls land here, not in the log
+        try:
+            encoder = create_encoder(handle, encoder_desc)
+            try:
+                cpass = begin(encoder, pass_desc)
+                play_into(cpass, launches)
+                end(cpass)
+                release_pass(cpass)
+                commands[0] = finish(encoder, commands_desc)
+            finally:
+                release_encoder(encoder)
+        finally:
+            caught = release(scope)
+        if caught is not None:   # a bad command: the buffer is invalid, never submitted
+            release_commands(commands[0])
+            raise fail(caught)
+        capture(scope)
+        try:
+            queue_submit(queue, 1, commands)
+            release_commands(commands[0])
+        finally:
+            caught = release(scope)
+        if caught is not None:
+            raise fail(caught)
+    return submit
 
 
 def waiter(device: Any, spin_s: float = 0.0) -> Optional[Callable[[], None]]:

@@ -12,7 +12,7 @@ pipelines, grids packed as wgpu-native handles by fastpass) and a call records
 the packed list into the open compute pass: three C calls a launch and no
 Python object made. Threads: a replay belongs to one runner of the program
 (engine/prepared.py), which a stateless program shares between threads, so its
-state changes only under the device's lock (inside `batch()`); its scratch
+state changes only under the device's lock; its scratch
 buffers, held for the replay's life instead of taken from the pool per launch,
 are written and read within one launch's passes, and launches run in the order
 the lock recorded them.
@@ -50,7 +50,7 @@ class ProgramReplay:
         if backend._generation != self._generation:
             return False
         key = backend.binding_key(handles)
-        with backend.batch():
+        with backend._lock:
             bound = self._bound.get(key)
             if bound is None:
                 if any(h.generation != self._generation for h in handles):

@@ -21,7 +21,7 @@ import numpy as np
 
 from jaxlab import events
 from jaxlab.backends import autotuning
-from jaxlab.backends.base import Backend, DeviceSpan, Executable, Knob
+from jaxlab.backends.base import Backend, Choice, DeviceSpan, Executable, Knob, TuningRecord
 from jaxlab.backends.webgpu import fastpass, routines
 from jaxlab.backends.webgpu.autotuning import candidates
 from jaxlab.backends.webgpu.adapter import describe, is_hardware, select_adapter
@@ -31,6 +31,7 @@ from jaxlab.backends.webgpu.errors import (DeviceLostError, WebGpuError, WebGpuM
 from jaxlab.backends.webgpu.ops import Lang
 from jaxlab.backends.webgpu.plan import Pass, Plan, kernel_plan
 from jaxlab.backends.webgpu.replay import ProgramReplay
+from jaxlab.backends.webgpu.shader_modules import LOOP_BOUNDING_ENV, create_module, wanted_checks
 from jaxlab.backends.webgpu.tune import (Limits, Tuning, knobs, max_row_length, min_row_length,
                                          tune)
 from jaxlab.ir.dtypes import DType
@@ -146,6 +147,7 @@ class WebGpuBackend(Backend):
         self.buffer_limit_reason = "the adapter's largest storage buffer binding"
         self.timestamps = "timestamp-query" in wanted
         self._tune_cache = autotuning.TuneCache(self.name)
+        self.runtime_checks = wanted_checks()   # wgpu's checks in the shaders made from now
         self._generation += 1
         self._pipelines: dict[tuple, tuple[Any, Any]] = {}
         self._pipeline_users: dict[tuple, int] = {}   # executables using each pipeline
@@ -177,7 +179,8 @@ class WebGpuBackend(Backend):
                 "features": sorted(self.device.features),
                 "f16": self.lang.f16, "timestamps": self.timestamps,
                 "max_kernel_inputs": self.max_kernel_inputs,
-                "max_binding": self.max_binding, "limits": vars(self.limits)}
+                "max_binding": self.max_binding, "limits": vars(self.limits),
+                "runtime_checks": self.runtime_checks.value}
 
     @contextlib.contextmanager
     def _guard(self, what: str) -> Iterator[None]:
@@ -206,12 +209,21 @@ class WebGpuBackend(Backend):
     # --- memory -------------------------------------------------------------
     @_locked
     def allocate(self, nbytes: int) -> GpuBuffer:
+        self._recycle()
+        return self._take(nbytes)
+
+    @_locked
+    def allocate_many(self, sizes: Sequence[int]) -> list[GpuBuffer]:
+        self._recycle()
+        return [self._take(n) for n in sizes]
+
+    def _take(self, nbytes: int) -> GpuBuffer:
+        """A buffer from the pool, or a new one (under the lock)."""
         if nbytes > self.max_binding:
             raise WebGpuMemoryError(
                 f"webgpu: cannot allocate {_gib(nbytes)}: this adapter binds at most "
                 f"{_gib(self.max_binding)} per storage buffer")
         capacity = bucket(nbytes, self.max_binding)
-        self._recycle()
         buf = self._pool.take(capacity)
         if buf is None:
             usage = self._wgpu.BufferUsage
@@ -289,7 +301,8 @@ class WebGpuBackend(Backend):
         marks = tuple(m for i, p in enumerate(plan.passes)
                       for m in ((frozenset(),) * 2 if i else ()) + p.program.line_marks)
         return Executable(plan, source=plan.source, language="wgsl",
-                          tuning=tuned.record(), tuned_ir=_tuned_text(kernel, tuned),
+                          tuning=self._with_checks(tuned.record()),
+                          tuned_ir=_tuned_text(kernel, tuned),
                           compile_ms=(time.perf_counter() - t0) * 1e3,
                           traced_lines=marks)
 
@@ -343,13 +356,23 @@ class WebGpuBackend(Backend):
         t0 = time.perf_counter()
         plan, record = routines.plan_routine(routine, self.lang, self.limits)
         self._compile_plan(plan)
-        return Executable(plan, source=plan.source, language="wgsl", tuning=record,
+        return Executable(plan, source=plan.source, language="wgsl",
+                          tuning=self._with_checks(record),
                           compile_ms=(time.perf_counter() - t0) * 1e3)
+
+    def _with_checks(self, record: TuningRecord) -> TuningRecord:
+        """`record` and the runtime checks wgpu compiled into the shaders."""
+        why = (f"what wgpu compiled into the shaders to guard them; {LOOP_BOUNDING_ENV}=1 "
+               "keeps its loop counters, which cost time (every loop here ends)")
+        return TuningRecord(record.choices + (Choice("runtime_checks", self.runtime_checks.value,
+                                                     why),), record.autotuned)
 
     def compile_wgsl(self, source: str, label: str = "") -> Any:
         """A shader module from WGSL; WgslCompileError shows the faulty lines."""
         try:
-            return self.device.create_shader_module(label=label, code=source)
+            module, self.runtime_checks = create_module(self.device, source, label,
+                                                        self.runtime_checks)
+            return module
         except self._wgpu.GPUError as exc:
             error = self._translate(exc, f"compiling {label}")
             if isinstance(error, DeviceLostError):
@@ -497,13 +520,31 @@ class WebGpuBackend(Backend):
 
     def _pack(self, work: Sequence[tuple[Any, Any, tuple[int, int, int]]]) -> list:
         """(pipeline, bind group, grid) launches in the form `_replay` records."""
-        self._pass or self._open_pass()   # the recorder is chosen on a real pass
+        if self._recorder is None:
+            self._pass or self._open_pass()   # the recorder is chosen on a real pass
         pack = self._recorder.pack
         return [pack(*launch) for launch in work]
 
     def _replay(self, packed: list, keep: list) -> None:
-        """Packed launches into the open pass; `keep` (what they use) is held until the
-        encoder finishes. With SUBMIT_EVERY, submitted that many at a time."""
+        """Packed launches (`_pack`) run after everything recorded before them (under
+        the lock). Where nothing is open (a warm jit call outside any batch) they go
+        into a command buffer of their own, submitted at once with bare C calls
+        (fastpass.Recorder.submit). Else into the open pass, `keep` (what they use)
+        held until the encoder finishes, submitted when the batch ends; with
+        SUBMIT_EVERY, that many at a time."""
+        submit = self._recorder.submit
+        if submit is not None and self._encoder is None and not self._batch_depth and \
+                not SUBMIT_EVERY:
+            if self._queued:
+                self._flush()   # eager work recorded before it goes first
+            with self._guard("submitting work"):
+                submit(packed)
+            self._unfinished = True
+            return
+        with self.batch():
+            self._play(packed, keep)
+
+    def _play(self, packed: list, keep: list) -> None:
         chunk = SUBMIT_EVERY or len(packed) or 1
         for start in range(0, len(packed), chunk):
             cpass = self._pass or self._open_pass()
@@ -616,7 +657,7 @@ class WebGpuBackend(Backend):
             self._encoder = self.device.create_command_encoder()
         self._pass = self._encoder.begin_compute_pass()
         if self._recorder is None:
-            self._recorder = fastpass.recorder(self._pass)
+            self._recorder = fastpass.recorder(self.device, self._pass)
         return self._pass
 
     def _end_pass(self) -> None:

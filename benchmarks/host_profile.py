@@ -37,7 +37,9 @@ from benchmarks import workloads
 from benchmarks.workloads import WORKLOADS, _w4_inputs
 
 CLOCKS = {"wall": time.perf_counter_ns, "thread": time.thread_time_ns}
-SUBMIT_LABEL = "  of it: fastpass's submit (the C calls)"
+C_LABELS = {"record": "  of it: recording a command buffer (C calls)",
+            "submit": "  of it: submitting it (C calls)"}
+UNTIL_SUBMIT = "from the call to its submit (the GPU idle till then)"
 
 
 def _driver_clock(clock: Callable[[], int]) -> tuple[list[float], Callable[[], None]]:
@@ -109,23 +111,34 @@ def _stages(step: Callable, args: tuple, sync: Callable, calls: int,
     backend = get_device("webgpu").backend
     recorder = backend._recorder
     with _staged(clock) as spent:
-        if recorder.submit is not None:
-            backend._recorder = recorder._replace(submit=_timed(
-                recorder.submit, SUBMIT_LABEL, spent, clock))
+        submitted: list[int] = []
+        if recorder.commands is not None:
+            commands = recorder.commands
+
+            def submit(buffer: Any) -> None:
+                submitted.append(clock())
+                commands.submit(buffer)
+            backend._recorder = recorder._replace(commands=commands._replace(
+                record=_timed(commands.record, C_LABELS["record"], spent, clock),
+                submit=_timed(submit, C_LABELS["submit"], spent, clock)))
+        sync(step(*args))
         whole: list[int] = []
         per: dict[str, list[int]] = {}
         for _ in range(calls):
             spent.clear()
+            submitted.clear()
             t0 = clock()
             out = step(*args)
             whole.append(clock() - t0)
             for k, v in spent.items():
                 per.setdefault(k, []).append(v)
+            if submitted:
+                per.setdefault(UNTIL_SUBMIT, []).append(submitted[0] - t0)
             sync(out)
     backend._recorder = recorder
     print(f"{'whole call':50s} min {min(whole) / 1e3:7.1f} us, median "
           f"{statistics.median(whole) / 1e3:7.1f} us")
-    for label in [label for label, _, _ in _stage_points()] + [SUBMIT_LABEL]:
+    for label in [label for label, _, _ in _stage_points()] + [*C_LABELS.values(), UNTIL_SUBMIT]:
         if label in per:
             xs = per[label]
             print(f"{label:50s} min {min(xs) / 1e3:7.1f} us, median "

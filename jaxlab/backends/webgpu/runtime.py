@@ -511,24 +511,40 @@ class WebGpuBackend(Backend):
         pack = self._recorder.pack
         return [pack(*launch) for launch in work]
 
-    def _replay(self, packed: list, keep: list) -> None:
+    def _replay(self, packed: list, keep: list, ahead: Any = None) -> bool:
         """Packed launches (`_pack`) run after everything recorded before them (under
         the lock). Where nothing is open (a warm jit call outside any batch) they go
-        into a command buffer of their own, submitted at once with bare C calls
-        (fastpass.Recorder.submit). Else into the open pass, `keep` (what they use)
-        held until the encoder finishes, submitted when the batch ends; with
-        SUBMIT_EVERY, that many at a time."""
-        submit = self._recorder.submit
-        if submit is not None and self._encoder is None and not self._batch_depth and \
+        into a command buffer of their own, made and submitted at once with bare C
+        calls (fastpass.Commands); `ahead` is that buffer when it was recorded before
+        (`_record_ahead`, these very launches), submitted as it is. Else into the open
+        pass, `keep` (what they use) held until the encoder finishes, submitted when
+        the batch ends; with SUBMIT_EVERY, that many at a time. True when they went
+        alone (a replay may then record its next call ahead)."""
+        commands = self._recorder.commands
+        if commands is not None and self._encoder is None and not self._batch_depth and \
                 not SUBMIT_EVERY:
             if self._queued:
                 self._flush()   # eager work recorded before it goes first
             with self._guard("submitting work"):
-                submit(packed)
+                commands.submit(commands.record(packed) if ahead is None else ahead)
             self._unfinished = True
-            return
+            return True
+        if ahead is not None:
+            commands.drop(ahead)
         with self.batch():
             self._play(packed, keep)
+        return False
+
+    def _record_ahead(self, packed: list) -> Optional[tuple[Any, Callable[[Any], None]]]:
+        """(a command buffer of `packed`, what releases it unsubmitted), recorded now for
+        a later `_replay`: after a call's submit, while the GPU runs it, so that the next
+        call only submits. None where it cannot be (an error: the call that would have
+        used it records again and raises it there)."""
+        commands = self._recorder.commands
+        try:
+            return commands.record(packed), commands.drop
+        except self._wgpu.GPUError:
+            return None
 
     def _play(self, packed: list, keep: list) -> None:
         chunk = SUBMIT_EVERY or len(packed) or 1

@@ -316,3 +316,22 @@ def test_a_bad_command_raises_before_the_submit_and_the_device_goes_on(own_webgp
         assert_close(got[0], a * 2 + 1)
         assert_close(got[1], (a + 1) * 2 + 1)
     assert seen["submit"] == 2
+
+
+def test_buffer_pool_takes_many_and_trims_the_least_recently_freed():
+    from jaxlab.backends.webgpu.buffers import BufferPool, buckets
+    destroyed = []
+    pool = BufferPool(destroyed.append, limit=1024)
+    for name, size in [("a", 256), ("b", 512), ("c", 256)]:
+        pool.give(size, name)
+    assert pool.take_many([256, 768, 512, 256, 256]) == ["c", None, "b", "a", None]
+    assert pool.bytes == 0
+    pool.give(512, "b")          # the emptied lists stay, and take them back
+    pool.give(256, "a")
+    pool.give(256, "c")
+    pool.give(512, "d")          # 1536 > 1024: the size freed least recently goes first
+    assert destroyed == ["a", "c"] and pool.bytes == 1024
+    assert pool.take_many([512, 512, 512]) == ["d", "b", None]
+    assert pool.take(256) is None
+    assert buckets((4, 300, 70000), 1 << 20) == (256, 512, 73728)
+    assert buckets((4, 2 << 20), 1 << 20) is None

@@ -25,7 +25,7 @@ from jaxlab.backends.base import Backend, DeviceSpan, Executable, Knob
 from jaxlab.backends.webgpu import fastpass, routines
 from jaxlab.backends.webgpu.autotuning import candidates
 from jaxlab.backends.webgpu.adapter import describe, is_hardware, select_adapter
-from jaxlab.backends.webgpu.buffers import BufferPool, GpuBuffer, bucket
+from jaxlab.backends.webgpu.buffers import BufferPool, GpuBuffer, bucket, buckets
 from jaxlab.backends.webgpu.errors import (DeviceLostError, WebGpuError, WebGpuMemoryError,
                                            WgslCompileError)
 from jaxlab.backends.webgpu.ops import Lang
@@ -212,7 +212,18 @@ class WebGpuBackend(Backend):
     @_locked
     def allocate_many(self, sizes: Sequence[int]) -> list[GpuBuffer]:
         self._recycle()
-        return [self._take(n) for n in sizes]
+        capacities = buckets(tuple(sizes), self.max_binding)
+        if capacities is None:   # one is too large: _take raises it
+            return [self._take(n) for n in sizes]
+        generation, handles = self._generation, []
+        for nbytes, capacity, buf in zip(sizes, capacities, self._pool.take_many(capacities)):
+            if buf is None:
+                buf = self._create(capacity)
+            handles.append(GpuBuffer(buf, nbytes, capacity, generation))
+        self._live_bytes += sum(capacities)
+        if self._live_bytes > self._peak_bytes:
+            self._peak_bytes = self._live_bytes
+        return handles
 
     def _take(self, nbytes: int) -> GpuBuffer:
         """A buffer from the pool, or a new one (under the lock)."""
@@ -223,14 +234,19 @@ class WebGpuBackend(Backend):
         capacity = bucket(nbytes, self.max_binding)
         buf = self._pool.take(capacity)
         if buf is None:
-            usage = self._wgpu.BufferUsage
-            with self._guard(f"allocating {_gib(capacity)}"):
-                buf = self.device.create_buffer(
-                    size=capacity, usage=usage.STORAGE | usage.COPY_SRC | usage.COPY_DST)
-            self._owned[id(buf)] = buf
+            buf = self._create(capacity)
         self._live_bytes += capacity
-        self._peak_bytes = max(self._peak_bytes, self._live_bytes)
+        if self._live_bytes > self._peak_bytes:
+            self._peak_bytes = self._live_bytes
         return GpuBuffer(buf, nbytes, capacity, self._generation)
+
+    def _create(self, capacity: int) -> Any:
+        usage = self._wgpu.BufferUsage
+        with self._guard(f"allocating {_gib(capacity)}"):
+            buf = self.device.create_buffer(
+                size=capacity, usage=usage.STORAGE | usage.COPY_SRC | usage.COPY_DST)
+        self._owned[id(buf)] = buf
+        return buf
 
     def free(self, handle: GpuBuffer) -> None:
         """Called from `__del__` on any thread, even inside a locked method of this one
@@ -240,15 +256,20 @@ class WebGpuBackend(Backend):
     def _recycle(self) -> None:
         """Freed buffers into the pool, or to wait for the submit of recorded commands
         that may still read them (under the lock)."""
-        while self._freed:
-            handle = self._freed.pop()
-            if handle.generation != self._generation:
+        freed = self._freed
+        if not freed:
+            return
+        later = self._deferred if self._queued or self._encoder is not None else None
+        give, generation = self._pool.give, self._generation
+        while freed:
+            handle = freed.pop()
+            if handle.generation != generation:
                 continue   # its device is gone, and the memory with it
             self._live_bytes -= handle.capacity
-            if self._queued or self._encoder is not None:
-                self._deferred.append(handle)
+            if later is not None:
+                later.append(handle)
             else:
-                self._pool.give(handle.capacity, handle.buffer)
+                give(handle.capacity, handle.buffer)
 
     def _destroy(self, buf: Any) -> None:
         self._owned.pop(id(buf), None)

@@ -546,8 +546,10 @@ class WebGpuBackend(Backend):
                 not SUBMIT_EVERY:
             if self._queued:
                 self._flush()   # eager work recorded before it goes first
-            with self._guard("submitting work"):
+            try:   # _guard's work without a generator's cost, on every warm call
                 commands.submit(commands.record(packed) if ahead is None else ahead)
+            except self._wgpu.GPUError as exc:
+                raise self._translate(exc, "submitting work") from exc
             self._unfinished = True
             return True
         if ahead is not None:

@@ -1,9 +1,13 @@
 """Where the webgpu sort spends its device time: each pass of one sort timed alone
 
     python3 -m benchmarks.sort_passes [--n 16777216] [--rows 1] [--dtype float32] [--argsort]
-                                      [--items K] [--ranking ballots|splits]
-                                      [--offsets lookback|scanned] [--warmup S]
-                                      [--diagnose coalesced|no-payload]
+                                      [--items K] [--ranking ballots|splits|nibbles]
+                                      [--split-bits B] [--shared-reads]
+                                      [--offsets lookback|scanned]
+                                      [--warmup S]
+                                      [--diagnose coalesced|no-payload|no-ranking]
+                                      [--first-calls K]
+                                      [--idle S]
 
 prints every pass of the routine's plan (key kernel, each radix pass's histogram,
 prefix-sum levels and scatter, the gather) with its device time, each pass in a
@@ -12,7 +16,8 @@ sum by kind of pass, then spans for comparison: a jit call of the sort (what
 benchmarks.gpu reports as SORT) right after compiling it and again after S seconds
 of sorting (a GPU that idled runs slow clocks for a while), and the whole plan
 dispatched as one compute pass (as a jit call records it). Times are medians over
-REPEATS runs. The result is checked against NumPy's stable sort first.
+REPEATS runs. The result is checked against NumPy's stable sort first. With
+JAXLAB_WEBGPU_LOOP_BOUNDING=1 the shaders keep wgpu's loop counters (shader_modules.py).
 """
 from __future__ import annotations
 
@@ -30,10 +35,13 @@ REPEATS = 10
 # is then wrong, and said to be)
 DIAGNOSES = {
     # every key written back where it was read: the digit runs' scattered writes gone
-    "coalesced": ("let to = digit_offset[digit] + e - digit_start[digit];",
-                  "let to = start + e;"),
+    "coalesced": (("let to = digit_offset[", "let to = 0u * digit_offset["),
+                  ("- digit_start[", "+ start + 0u * digit_start[")),
     # keys alone written back
-    "no-payload": ("payload_out[to] = tile_payload", "// payload_out[to] = tile_payload"),
+    "no-payload": (("payload_out[to] = tile_payload", "// payload_out[to] = tile_payload"),),
+    # (NIBBLES) no rounds: the tile written back as it was read, so what is left is the
+    # cost of reading, the run starts and the write-back
+    "no-ranking": (),
 }
 
 
@@ -56,6 +64,20 @@ def _span_ms(backend: Any, run: Callable[[], Any]) -> Optional[float]:
         spans.append(span.ms)
         del out
     return None if None in spans else statistics.median(spans)
+
+
+def _first_calls(backend: Any, run: Callable[[], Any], calls: int) -> list[str]:
+    """Each call's device ms (and wall ms, up to its result), one call at a time."""
+    times = []
+    for _ in range(calls):
+        t0 = time.perf_counter()
+        with backend.device_span() as span:
+            out = run()
+        backend.synchronize()
+        wall = (time.perf_counter() - t0) * 1e3
+        times.append(f"{span.ms:.2f} ({wall:.1f})" if span.ms is not None else f"({wall:.1f})")
+        del out
+    return times
 
 
 def keep_busy(backend: Any, run: Callable[[], Any], seconds: float) -> int:
@@ -87,16 +109,20 @@ def _pass_table(exe: Any, runs: list[list[tuple[str, float]]]) -> None:
     print(f"\nsum of the passes timed alone: {sum(by_kind.values()):.4f} ms")
 
 
-def _diagnose(radix: Any, old: str, new: str) -> None:
-    """Make radix.py's scatters with `old` in their WGSL replaced by `new`."""
+def _diagnose(radix: Any, changes: tuple[tuple[str, str], ...]) -> None:
+    """Make radix.py's scatters with each `old` in their WGSL replaced by its `new`."""
     def changed(make: Callable[..., Any]) -> Callable[..., Any]:
         def scatter(*args: Any, **kwargs: Any) -> Any:
             shader = make(*args, **kwargs)
-            assert old in shader.body
-            return dataclasses.replace(shader, body=shader.body.replace(old, new))
+            body = shader.body
+            for old, new in changes:
+                assert old in body
+                body = body.replace(old, new)
+            return dataclasses.replace(shader, body=body)
         return scatter
     radix.split_scatter = changed(radix.split_scatter)
     radix.ballot_scatter = changed(radix.ballot_scatter)
+    radix.nibble_scatter = changed(radix.nibble_scatter)
 
 
 def main() -> None:
@@ -107,32 +133,44 @@ def main() -> None:
     ap.add_argument("--argsort", action="store_true")
     ap.add_argument("--items", type=int,
                     help="radix_scatter.MAX_ITEMS: keys per thread of a tile")
-    ap.add_argument("--ranking", choices=["ballots", "splits"],
+    ap.add_argument("--ranking", choices=["ballots", "splits", "nibbles"],
                     help="radix.RANKING: how a scatter sorts its tile (ballots need "
                          "subgroups)")
+    ap.add_argument("--shared-reads", action="store_true",
+                    help="radix_nibbles.DIRECT_READS off: NIBBLES reads through shared memory")
+    ap.add_argument("--split-bits", type=int, choices=[1, 2, 4],
+                    help="radix.SPLIT_BITS: bits a split of --ranking splits sorts by")
     ap.add_argument("--offsets", choices=["lookback", "scanned"],
                     help="radix.OFFSETS: a tile's digit offsets by decoupled look-back "
                          "(with ballots), or by a histogram pass and a prefix sum")
     ap.add_argument("--diagnose", choices=sorted(DIAGNOSES),
                     help="time a scatter whose write-back is changed (a wrong result)")
+    ap.add_argument("--first-calls", type=int, default=0,
+                    help="print the device time of each of the first K jit calls")
+    ap.add_argument("--idle", type=float, default=0.0,
+                    help="seconds the device idles before the first calls (--first-calls)")
     ap.add_argument("--warmup", type=float, default=2.0,
                     help="seconds of sorting before the warm figures")
     args = ap.parse_args()
 
     import jaxlab
     import jaxlab.numpy as jnp
-    from jaxlab.backends.webgpu import radix, radix_scatter
+    from jaxlab.backends.webgpu import radix, radix_nibbles, radix_scatter
     from jaxlab.ir.dtypes import DType
     from jaxlab.ir.kernel import Routine
 
     radix_scatter.MAX_ITEMS = args.items or radix_scatter.MAX_ITEMS
     if args.ranking:
         radix.RANKING = radix_scatter.Ranking[args.ranking.upper()]
+    radix.SPLIT_BITS = args.split_bits or radix.SPLIT_BITS
+    radix_nibbles.DIRECT_READS = not args.shared_reads
     if args.offsets:
         radix.OFFSETS = radix_scatter.Offsets[args.offsets.upper()]
 
-    if args.diagnose:
-        _diagnose(radix, *DIAGNOSES[args.diagnose])
+    if args.diagnose == "no-ranking":
+        radix_nibbles._round = lambda *_: "  workgroupBarrier();\n"
+    elif args.diagnose:
+        _diagnose(radix, DIAGNOSES[args.diagnose])
 
     x = _input(args.rows, args.n, args.dtype)
     name = "argsort" if args.argsort else "sort"
@@ -157,6 +195,11 @@ def main() -> None:
     fn = jaxlab.jit(jnp.argsort if args.argsort else jnp.sort)
     arg = jaxlab.device_put(x, "webgpu")
     fn(arg).block_until_ready()
+    if args.first_calls:
+        time.sleep(args.idle)
+        print(f"\nthe first {args.first_calls} jit calls after compiling and {args.idle} s "
+              "idle, one at a time: device ms (wall ms)")
+        print(" ".join(_first_calls(backend, lambda: fn(arg), args.first_calls)))
     cold = _span_ms(backend, lambda: fn(arg))
     calls = keep_busy(backend, lambda: fn(arg), args.warmup)
     print(f"\na jit call (as benchmarks.gpu SORT) right after compiling: {cold:.4f} ms")

@@ -3,7 +3,7 @@
     python3 -m benchmarks.sort_sweep
 
 - the radix sort of 16M keys with each tile size (keys per thread) and ranking
-  (subgroup ballots, or 2-bit splits);
+  (two 4-bit rounds of counts, subgroup ballots, or 2-bit splits);
 - 16M keys of uint8, uint16 and int32 (1, 2 and 4 radix passes: the cost of a pass);
 - rows around the radix threshold, bitonic against radix, the batch making 4M keys,
 so that RADIX_MIN_LENGTH (routines.py), MAX_ITEMS (radix_scatter.py) and RANKING can be
@@ -77,13 +77,16 @@ def main() -> None:
     print("| rows x n | sort | dtype | keys per thread | ranking | algorithm | device ms | "
           "correct |")
     print("|---|---|---|---|---|---|---|---|")
+    # (NIBBLES holds at most 8 keys a thread)
     configs = [dict(rows=1, n=1 << 24, items=items, ranking=ranking, threshold=ALWAYS_RADIX,
-                    argsort=False) for ranking in ("BALLOTS", "SPLITS") for items in (4, 8, 16)]
+                    argsort=False)
+               for ranking, sizes in (("NIBBLES", (4, 8)), ("BALLOTS", (4, 8, 16)),
+                                      ("SPLITS", (4, 8, 16))) for items in sizes]
     configs += [dict(rows=1, n=1 << 24, items=8, ranking=ranking, threshold=ALWAYS_RADIX,
-                     argsort=True) for ranking in ("BALLOTS", "SPLITS")]
-    configs += [dict(rows=1, n=1 << 24, items=8, ranking="BALLOTS", threshold=ALWAYS_RADIX,
+                     argsort=True) for ranking in ("NIBBLES", "BALLOTS", "SPLITS")]
+    configs += [dict(rows=1, n=1 << 24, items=8, ranking="NIBBLES", threshold=ALWAYS_RADIX,
                      argsort=False, dtype=dtype) for dtype in ("uint8", "uint16", "int32")]
-    configs += [dict(rows=(1 << 22) // n, n=n, items=8, ranking="BALLOTS", threshold=threshold,
+    configs += [dict(rows=(1 << 22) // n, n=n, items=8, ranking="NIBBLES", threshold=threshold,
                      argsort=False)
                 for n in (4096, 16384, 65536, 262144)
                 for threshold in (ALWAYS_BITONIC, ALWAYS_RADIX)]

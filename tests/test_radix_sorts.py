@@ -89,16 +89,38 @@ def test_many_tiles_scan_in_two_levels(backend, monkeypatch, summed_blocks):
     _check(x, backend == "webgpu")
 
 
+@pytest.mark.parametrize("ranking", [radix_scatter.Ranking.NIBBLES,
+                                     radix_scatter.Ranking.SPLITS])
 @pytest.mark.parametrize("subgroups", [None, False])
-def test_radix_sort_with_and_without_subgroups(subgroups):
+def test_radix_sort_with_and_without_subgroups(monkeypatch, subgroups, ranking):
+    monkeypatch.setattr(radix, "RANKING", ranking)
     dev = Device("webgpu", WebGpuBackend(subgroups=subgroups))
     x = _specials(np.random.default_rng(4), (2, LONG))
     with jaxlab.default_device(dev):
         _check(x, True)
         with jaxlab.capture() as log:
             jnp.sort(jnp.asarray(x)).block_until_ready()
-    scans = {e.tuning.value("thread_scan") for e in log if e.kind == "routine"}
-    assert scans == {"subgroup" if dev.backend.lang.subgroups else "shared memory"}
+    made = {(e.tuning.value("thread_scan"), e.tuning.value("ranking"))
+            for e in log if e.kind == "routine"}
+    assert made == {("subgroup" if dev.backend.lang.subgroups else "shared memory",
+                     ranking.value)}
+
+
+@pytest.mark.parametrize("items, length", [(8, LONG + 11), (3, LONG + 3)])
+def test_nibble_counts_at_their_limits(monkeypatch, items, length):
+    """NIBBLES: tiles whose keys all have one digit (a thread's 4-bit count of a nibble
+    reaches 8, a 16-bit total the whole tile), rows of two digits, and threads that
+    hold fewer keys (shared memory for fewer). Rows of a multiple of 4 keys are read
+    four keys at a time (the first case), others through shared memory. (A length of
+    its own per case: plans are kept by shape.)"""
+    monkeypatch.setattr(radix, "RANKING", radix_scatter.Ranking.NIBBLES)
+    monkeypatch.setattr(radix_scatter, "MAX_ITEMS", items)
+    rng = np.random.default_rng(8)
+    x = np.stack([np.full(length, 5), rng.integers(0, 2, length) * 0x0F0F0F0F,
+                  rng.integers(-2 ** 31, 2 ** 31 - 1, length)]).astype(np.int32)
+    with jaxlab.default_device("webgpu"), jaxlab.capture() as log:
+        _check(x, True)
+    assert {e.tuning.value("tile") for e in log if e.kind == "routine"} == {THREADS * items}
 
 
 def _ballots(monkeypatch, offsets: radix_scatter.Offsets) -> Device:

@@ -19,6 +19,7 @@ from jaxlab.backends.wasm.analysis import RIDX  # noqa: E402
 from jaxlab.backends.wasm.codegen import generate  # noqa: E402
 from jaxlab.backends.wasm.memory import ALIGN, LinearMemory, size_class  # noqa: E402
 from jaxlab.backends.wasm import runtime as wasm_runtime  # noqa: E402
+from jaxlab.backends.wasm import spin as wasm_spin  # noqa: E402
 from jaxlab.backends.wasm.runtime import WasmBackend, WasmTrapError  # noqa: E402
 from jaxlab.backends.wasm import tune as wasm_tune  # noqa: E402
 from jaxlab.backends.wasm.tune import tune  # noqa: E402
@@ -165,14 +166,22 @@ def test_packed_matmul_in_blocks_of_rows_matches_numpy(monkeypatch, m, n, keep) 
     np.testing.assert_allclose(run_wasm(be, kernel, a, b).reshape(m, n), a @ b, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("threads", [1, 2, 3, 4])
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("threads", [1, 2, 4])
 @pytest.mark.parametrize("m,k,n", [(40, 33, 10), (13, 7, 10), (29, 20, 17), (50, 16, 40)])
-def test_packed_matmul_with_few_strips_splits_rows_across_threads(m, k, n, threads) -> None:
+def test_packed_matmul_with_few_strips_splits_rows_across_threads(m, k, n, threads,
+                                                                   transposed) -> None:
     """Under 8 strips of columns (a 10-wide layer: one strip and 2 columns after it), the
     threads take ranges of whole row tiles, the last one also the rows after them, and
     each packs every strip: 13 rows are 2 tiles and 1 row (4 threads: 2 get work), 29 rows
-    4 tiles and 5 rows, 33 and 7 steps leave ridx after the last four."""
-    kernel = matmul_kernel(m, k, n)
+    4 tiles and 5 rows, 33 and 7 steps leave ridx after the last four. The row-side
+    operand read down its columns (x.T @ g) is packed per thread for its rows (a row panel
+    from 4 strips on: 40 columns)."""
+    g, r = gidx(m * n), ridx(k)
+    row_side = load(0, r * m + g // n) if transposed else load(0, (g // n) * k + r)
+    kernel = Kernel(shape=(m, n), inputs=((F32, m * k), (F32, k * n)),
+                    exp=row_side * load(1, r * n + g % n),
+                    reduction=Reduction(AluOp.Add, k, acc_variable(F32)), reduce_shape=(k,))
     plan, _ = tune(kernel)
     assert plan.pack and plan.threads_take_rows
     be = WasmBackend(threads=threads)
@@ -182,7 +191,9 @@ def test_packed_matmul_with_few_strips_splits_rows_across_threads(m, k, n, threa
     assert len(exe.program.chunks) == min(threads, m // plan.tile_rows)
     rng = np.random.default_rng(m * n + threads)
     a, b = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
-    np.testing.assert_allclose(run_wasm(be, kernel, a, b).reshape(m, n), a @ b, rtol=1e-5, atol=1e-5)
+    stored = np.ascontiguousarray(a.T) if transposed else a
+    np.testing.assert_allclose(run_wasm(be, kernel, stored, b).reshape(m, n), a @ b,
+                               rtol=1e-5, atol=1e-5)
 
 
 ROW_SIDES = {   # the row-side operand of a packed matmul with packed rows: its index, its value
@@ -534,6 +545,25 @@ def test_pool_threads_raise_what_a_job_raised_and_keep_serving() -> None:
     assert pool.submit(threading.get_ident).result() != threading.get_ident()
     pool.shutdown()
     assert not any(t.is_alive() for t in pool._threads)
+
+
+def test_spinning_threads_hand_off_through_the_counters(monkeypatch) -> None:
+    """JAXLAB_WASM_SPIN_US: the pool thread and the dispatching one spin in Wasm on the
+    counters before they sleep; the results stay the same, a trap still reaches the
+    caller, and fuel (which would stop the spinning Wasm) leaves it off."""
+    monkeypatch.setenv("JAXLAB_WASM_SPIN_US", "50")
+    be = WasmBackend(threads=2)
+    be.min_thread_work = 0
+    x = np.arange(4096, dtype=np.float32)
+    k = elementwise(load(0, gidx(x.size)) * 2.0, x.shape, x)
+    for _ in range(3):
+        np.testing.assert_array_equal(run_wasm(be, k, x), x * 2)
+    spinner = be.wasm.pool._spinner
+    assert spinner.seen(wasm_spin.POSTED) == spinner.seen(wasm_spin.FINISHED) == 3
+    with pytest.raises(WasmTrapError, match="out of bounds"):
+        be.dispatch(be.prepare_kernel(k), [(1 << 32) - 512], [be.allocate(x.nbytes)])
+    np.testing.assert_array_equal(run_wasm(be, k, x), x * 2)
+    assert WasmBackend(threads=2, fuel=10**9).wasm.pool._spinner is None
 
 
 def test_a_trap_in_a_helper_thread_is_raised_once_all_threads_stop() -> None:

@@ -45,6 +45,8 @@ class Generated:
     scratch_bytes: int        # size of the $scratch argument, its fixed part
     split: tuple[Axis, int, int]  # (axis, extent, unit): [$lo, $hi) of that axis is computed
     scratch_per_unit: int = 0  # and bytes per whole unit of the split that a call computes
+    # threads may pull small ranges of the split in turn (no scratch, every unit apart)
+    pulled: bool = False
 
     @property
     def takes_scratch(self) -> bool:

@@ -1,8 +1,10 @@
 """A row kernel's WAT (kernel.folds: softmax, layer norm, logsumexp; engine/deferred.py).
 
-Each call takes whole rows [lo, hi) (threads share the rows). Per row, each fold in turn
-sweeps the row with SIMD lanes along it (several vector accumulators, a tree, then the
-lanes, then a scalar tail), leaving a scalar the later folds and the outputs read; then
+Each call takes whole rows [lo, hi): the threads pull small ranges of rows in turn
+(runtime._dispatch_pulled), so that one slowed by other work on its core takes fewer.
+Per row, each fold in turn sweeps the row with SIMD lanes along it (several vector
+accumulators, a tree, then the lanes, then a scalar tail), leaving a scalar the later
+folds and the outputs read; then
 one more sweep writes the row's outputs. A row of up to `MAX_ROW_LENGTH` values stays in
 a core's cache between the sweeps, so it is read from memory once and written once
 (three kernels read it three times from memory and store two folds between them).
@@ -83,7 +85,7 @@ def tune_rows(kernel: Kernel) -> tuple[RowPlan, AxisForm]:
     form = AxisForm(rows, cols, n, body, None, out_index.simplify())
     vectors = max(1, min(FOLD_VECTORS, n // WIDTH))
     reasons = {"strategy": (
-        f"a row kernel: each thread takes whole rows; {len(kernel.folds)} fold(s) sweep a "
+        f"a row kernel: threads take ranges of whole rows; {len(kernel.folds)} fold(s) sweep a "
         f"row of {n} values in turn and one more sweep writes it: the row is read from "
         "memory once and stays in cache for the later sweeps")}
     reuse = _reused_body(kernel) is not None
@@ -100,7 +102,9 @@ def _reused_body(kernel: Kernel) -> Optional[AluExp]:
     if kernel.per_row or not kernel.folds:
         return None
     body = kernel.folds[-1].body
-    if body.dtype is not kernel.dtype or not body.src or kernel.dtype is not DType.float32:
+    # a load alone (x - max(x)) is read again as cheaply as it would be kept
+    if body.dtype is not kernel.dtype or not body.src or kernel.dtype is not DType.float32 \
+            or body.op is AluOp.GlobalIndex:
         return None
     return body if any(node is body for node in kernel.exp.toposort()) else None
 
@@ -117,7 +121,7 @@ def tuned_ir(kernel: Kernel, form: AxisForm) -> str:
 
 def generate_rows(kernel: Kernel, plan: RowPlan, form: AxisForm) -> Generated:
     gen = RowKernelWat(kernel, plan, form)
-    return Generated(gen.module(), 0, gen.split)
+    return Generated(gen.module(), 0, gen.split, pulled=True)
 
 
 class RowKernelWat(KernelWat):

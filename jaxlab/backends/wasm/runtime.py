@@ -42,6 +42,7 @@ from jaxlab.backends.wasm.analysis import AxisForm
 from jaxlab.backends.wasm.codegen import generate
 from jaxlab.backends.wasm.memory import GUARD, MAX_BYTES, LinearMemory
 from jaxlab.backends.wasm import rows as wasm_rows
+from jaxlab.backends.wasm.spin import FINISHED, POSTED, Spinner, spin_us
 from jaxlab.backends.wasm.tune import KNOB_DOCS, Plan, apply, current, knob_values, tune
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import Kernel, Routine
@@ -65,6 +66,7 @@ class CompiledKernel:
     chunks: tuple[tuple[int, int], ...]   # [lo, hi) of the outer loop, one per thread
     team: bool = False             # the threads share one item and its scratch: a chunk
                                    # is (t, T), thread t of T
+    pieces: tuple[tuple[int, int], ...] = ()   # where threads pull ranges in turn instead
 
 
 @dataclass(frozen=True)
@@ -181,19 +183,24 @@ class _Pool:
     outcome on that job's own queue. A hand-off is a put and a get on C-level queues
     (SimpleQueue): 3.5 us of CPU time against 11-14 us with a ThreadPoolExecutor's futures
     (a no-op job, measured), and fewer switches of the GIL between the two threads while
-    the dispatching one waits for the pool thread to report back."""
+    the dispatching one waits for the pool thread to report back. With a Spinner, a
+    thread about to sleep on a queue first spins in Wasm until the other side moves the
+    queue's counter (spin.py)."""
 
-    def __init__(self, threads: int, name: str) -> None:
+    def __init__(self, threads: int, name: str, spinner: Optional[Spinner] = None) -> None:
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
-        self._threads = [threading.Thread(target=_serve, args=(self._jobs,), name=f"{name}_{i}",
-                                          daemon=True) for i in range(threads)]
+        self._spinner = spinner
+        self._threads = [threading.Thread(target=_serve, args=(self._jobs, spinner),
+                                          name=f"{name}_{i}", daemon=True) for i in range(threads)]
         for thread in self._threads:
             thread.start()
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> "_Pending":
         """Run fn(*args) on a pool thread; the handle's result() waits for its outcome."""
-        pending = _Pending()
+        pending = _Pending(self._spinner)
         self._jobs.put((fn, args, pending.done))
+        if self._spinner is not None:
+            self._spinner.move(POSTED)   # after the put: a spinner that sees it finds the job
         return pending
 
     def shutdown(self) -> None:
@@ -206,21 +213,31 @@ class _Pool:
 
 class _Pending:
     """A job handed to the pool: result() waits for it, and raises what it raised."""
-    __slots__ = ("done",)
+    __slots__ = ("done", "spinner")
 
-    def __init__(self) -> None:
+    def __init__(self, spinner: Optional[Spinner]) -> None:
         self.done: queue.SimpleQueue = queue.SimpleQueue()
+        self.spinner = spinner
 
     def result(self) -> Any:
+        spinner = self.spinner
+        if spinner is not None:
+            seen = spinner.seen(FINISHED)   # before looking: a job done after it moves it
+            if self.done.empty():
+                spinner.wait(FINISHED, seen)
         ok, value = self.done.get()
         if not ok:
             raise value
         return value
 
 
-def _serve(jobs: queue.SimpleQueue) -> None:
+def _serve(jobs: queue.SimpleQueue, spinner: Optional[Spinner]) -> None:
     """A pool thread: jobs until a None."""
     while True:
+        if spinner is not None:
+            seen = spinner.seen(POSTED)   # before looking: a job put after it moves it
+            if jobs.empty():
+                spinner.wait(POSTED, seen)
         job = jobs.get()
         if job is None:
             return
@@ -229,6 +246,8 @@ def _serve(jobs: queue.SimpleQueue) -> None:
             done.put((True, fn(*args)))
         except BaseException as exc:   # for the waiting thread to raise, as a future would
             done.put((False, exc))
+        if spinner is not None:
+            spinner.move(FINISHED)   # after the put: a waiter that sees it finds the outcome
 
 
 class _Wasm:
@@ -243,7 +262,9 @@ class _Wasm:
         self.memory = LinearMemory(self.engine)
         self.modules: "weakref.WeakValueDictionary[str, _KernelModule]" = \
             weakref.WeakValueDictionary()
-        self.pool = _Pool(threads - 1, "jaxlab-wasm") if threads > 1 else None
+        # spinning runs Wasm in a store of its own, which fuel would stop at once
+        spinner = Spinner(self, spin_us()) if threads > 1 and spin_us() and not fuel else None
+        self.pool = _Pool(threads - 1, "jaxlab-wasm", spinner) if threads > 1 else None
         weakref.finalize(self, _close, self.pool, self.modules, self.memory.memory,
                          self.engine)
 
@@ -259,6 +280,7 @@ class _Wasm:
 MIN_THREAD_WORK = 1 << 17   # body evaluations below which one thread beats a hand-off
 MAX_THREADS = 16            # by default: each part of a split kernel takes an instance
 MAX_CANDIDATES = 16         # autotune timings per kernel
+PIECES_PER_THREAD = 4       # ranges a thread pulls in turn, where a kernel allows it
 
 
 class WasmBackend(Backend):
@@ -370,10 +392,14 @@ class WasmBackend(Backend):
         compile_ms = (time.perf_counter() - t1) * 1e3
         work = writer.work(kernel, form)
         chunks = self._chunks(wat.split, work, threads)
-        tuning = plan.record(form, self._chunks_reason(wat.split, chunks, work, threads))
+        pieces = self._pieces(wat.split, len(chunks)) if wat.pulled and len(chunks) > 1 else ()
+        tuning = plan.record(form, self._chunks_reason(wat.split, chunks, work, threads)
+                             + (f"; they pull {len(pieces)} ranges in turn (a thread slowed by "
+                                "other work on its core takes fewer)" if pieces else ""))
         scratch = max((wat.scratch_for(lo, hi) for lo, hi in chunks), default=0)
         return Executable(
-            program=CompiledKernel(kernel.name, module, scratch, tuple(chunks)),
+            program=CompiledKernel(kernel.name, module, scratch, tuple(chunks),
+                                   pieces=pieces),
             source=wat.text, language="wat", tuning=tuning,
             tuned_ir=writer.tuned_ir(kernel, form), compile_ms=compile_ms,
             extra={"module_cache_hit": hit, "codegen_ms": (t1 - t0) * 1e3},
@@ -503,6 +529,8 @@ class WasmBackend(Backend):
             return None
         if prog.team:
             return self._dispatch_team(prog, (*outputs, *inputs))
+        if prog.pieces:
+            return self._dispatch_pulled(prog, (*outputs, *inputs))
         if len(chunks) == 1 and not prog.scratch_bytes and self.fuel is None:
             instance = module.take()   # the common small kernel: one call, nothing to set up
             try:
@@ -528,6 +556,45 @@ class WasmBackend(Backend):
         if trap is not None:   # only now: every part has stopped
             raise WasmTrapError(prog.name, _cause(trap))
         return None
+
+    def _dispatch_pulled(self, prog: CompiledKernel, buffers: tuple) -> None:
+        """Each thread pulls the next of prog.pieces until none is left (a static split
+        waits for its slowest part: on a shared machine, a core another process took).
+        After a trap, the others stop at their next pull; the first trap is raised."""
+        pieces, lock, traps = iter(prog.pieces), threading.Lock(), []
+        log = self._part_log
+        run = _run if log is None else _timed(log, prog.name, time.perf_counter())
+
+        def pull(instance: _Instance) -> None:
+            while True:
+                with lock:
+                    piece = None if traps else next(pieces, None)
+                if piece is None:
+                    return
+                error = run(instance, buffers + piece, None)
+                if error is not None:
+                    with lock:
+                        traps.append((error, instance))
+                    return
+        instances = [prog.module.take() for _ in prog.chunks]
+        if self.fuel is not None:   # a budget per dispatch and thread
+            for instance in instances:
+                instance.store.set_fuel(self.fuel)
+        helpers = [self.wasm.pool.submit(pull, i) for i in instances[1:]]
+        pull(instances[0])
+        for h in helpers:
+            h.result()
+        trapped = [i for _, i in traps]
+        for instance in instances:
+            if instance not in trapped:   # a trapped instance is not given back
+                prog.module.give(instance)
+        if traps:
+            raise WasmTrapError(prog.name, _cause(traps[0][0]))
+
+    def _pieces(self, split: tuple[str, int, int], threads: int) -> tuple[tuple[int, int], ...]:
+        """PIECES_PER_THREAD ranges of whole units of the split per thread."""
+        _, extent, unit = split
+        return tuple(_ranges(extent, unit, threads * PIECES_PER_THREAD))
 
     def _dispatch_team(self, prog: CompiledKernel, buffers: tuple) -> None:
         """Threads that share one item and its scratch, meeting at barriers there (see
@@ -582,8 +649,7 @@ class WasmBackend(Backend):
             raise ValueError(f"wasm tuning: threads={threads!r} is not valid: 1 to "
                              f"{min(self.threads, units)} here")
         n = threads or (min(self.threads, units) if work >= self.min_thread_work else 1)
-        bounds = [extent if i == n else units * i // n * unit for i in range(n + 1)]
-        return [(bounds[i], bounds[i + 1]) for i in range(n) if bounds[i + 1] > bounds[i]]
+        return _ranges(extent, unit, n)
 
     def _chunks_reason(self, split: tuple[str, int, int], chunks: list, work: int,
                        threads: Optional[int] = None) -> str:
@@ -605,6 +671,14 @@ class WasmBackend(Backend):
     def info(self) -> dict[str, Any]:
         return {"backend": self.name, **self.memory.stats(), "modules": len(self.wasm.modules),
                 "threads": self.threads, "fuel": self.fuel}
+
+
+def _ranges(extent: int, unit: int, n: int) -> list[tuple[int, int]]:
+    """[0, extent) as at most n ranges of whole units, the last to the end."""
+    units = -(-extent // unit)
+    n = min(n, units)
+    bounds = [extent if i == n else units * i // n * unit for i in range(n + 1)]
+    return [(bounds[i], bounds[i + 1]) for i in range(n) if bounds[i + 1] > bounds[i]]
 
 
 def _cpus() -> int:

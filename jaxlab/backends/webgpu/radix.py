@@ -25,6 +25,8 @@ How a tile is sorted by the digit (Ranking):
   places every key: the tile is read once and written once into shared memory.
 - SPLITS: four stable 2-bit splits, each a prefix sum over the threads of their
   packed counts, the tile rewritten into shared memory after each.
+- NIBBLES (radix_nibbles.py): two stable rounds of 4 bits, each thread counting its
+  keys' nibbles in registers before one prefix sum over the threads.
 The payload of the first pass is the key's position in its row (the argsort order)
 unless a payload is given (a later sort over an earlier one's order).
 Prefix sums over the threads use subgroup scans where the adapter has them, else a
@@ -37,6 +39,7 @@ import struct
 from typing import TYPE_CHECKING, Optional
 
 from jaxlab.backends.webgpu.codegen import HandWritten
+from jaxlab.backends.webgpu.radix_nibbles import direct, nibble_scatter
 from jaxlab.backends.webgpu.radix_scan import THREADS, ThreadScan, prefix_sum
 from jaxlab.backends.webgpu.radix_scatter import (
     DIGIT_BITS, DIGITS, PASS_PARAMS, Offsets, Ranking, ballot_scatter, items_per_thread,
@@ -47,16 +50,18 @@ if TYPE_CHECKING:
     from jaxlab.backends.webgpu.routines import _Builder
 
 SPLIT_BITS = 2         # SPLITS: a tile sorts by a digit in stable splits of this many bits
-# The scatter's choices. On an H200 (16M float32, benchmarks/sort_passes.py, 02:45)
-# a scatter pass took 0.78 ms by SPLITS, 0.91 by BALLOTS, 1.14 by BALLOTS with
-# LOOKBACK (which saves the histogram and prefix sum passes, 0.10 ms)
+# The scatter's choices. On an H200 (16M float32, benchmarks/sort_passes.py) with wgpu's
+# loop counters in every shader, a scatter pass took 0.78 ms by SPLITS, 0.91 by BALLOTS,
+# 1.14 by BALLOTS with LOOKBACK (which saves the histogram and prefix sum passes, 0.10
+# ms) (02:45), 0.66 by NIBBLES (05:11); without the counters (shader_modules.py), 0.36
+# by SPLITS and 0.39 by NIBBLES (05:11)
 RANKING = Ranking.SPLITS
 OFFSETS = Offsets.SCANNED
 
 
 def ranking(subgroups: bool) -> Ranking:
-    """RANKING where the adapter allows it (BALLOTS needs subgroups), else SPLITS."""
-    return RANKING if subgroups else Ranking.SPLITS
+    """RANKING where the adapter allows it (BALLOTS needs subgroups), else NIBBLES."""
+    return Ranking.NIBBLES if RANKING is Ranking.BALLOTS and not subgroups else RANKING
 
 
 def key_passes(key_bits: int) -> int:
@@ -65,6 +70,11 @@ def key_passes(key_bits: int) -> int:
 
 def _histogram(n: int, tiles: int, items: int) -> HandWritten:
     tile = THREADS * items
+    reads = "\n".join(f"  let key{i} = keys[min(start + {i * THREADS}u + lid, last)];"
+                      for i in range(items))
+    counts = "\n".join(f"""  if ({i * THREADS}u + lid < count) {{
+    atomicAdd(&histogram[(key{i} >> params.shift) & {DIGITS - 1}u], 1u);
+  }}""" for i in range(items))
     return HandWritten(f"""{PASS_PARAMS}
 @group(0) @binding(0) var<storage, read> keys: array<u32>;
 @group(0) @binding(1) var<storage, read_write> counts: array<u32>;
@@ -76,14 +86,12 @@ var<workgroup> histogram: array<atomic<u32>, {DIGITS}>;
   let start = row * {n}u + tile * {tile}u;
   let count = min({tile}u, {n}u - tile * {tile}u);
   atomicStore(&histogram[lid], 0u);
+  // neighbouring threads read neighbouring keys, every read issued before the first
+  // is used (written out: no loop to unroll); past the row's end, its last key again
+  let last = start + count - 1u;
+{reads}
   workgroupBarrier();
-  // neighbouring threads read neighbouring keys
-  for (var i = 0u; i < {items}u; i++) {{
-    let e = i * {THREADS}u + lid;
-    if (e < count) {{
-      atomicAdd(&histogram[(keys[start + e] >> params.shift) & {DIGITS - 1}u], 1u);
-    }}
-  }}
+{counts}
   workgroupBarrier();
   // laid out [row][digit][tile]: one prefix sum then gives every tile's offsets
   counts[(row * {DIGITS}u + lid) * {tiles}u + tile] = atomicLoad(&histogram[lid]);
@@ -169,9 +177,12 @@ def radix_sort(b: "_Builder", rows: int, n: int, keys: int, key_bits: int, resul
     else:
         counts, offsets_ = b.temp(4 * rows * DIGITS * tiles), b.temp(4 * rows * DIGITS * tiles)
         histogram = _histogram(n, tiles, items)
-        scatter = (ballot_scatter(n, tiles, items, count_scan, where)
-                   if how is Ranking.BALLOTS else
-                   split_scatter(n, tiles, items, SPLIT_BITS, packed_scan))
+        scatter = {
+            Ranking.BALLOTS: lambda: ballot_scatter(n, tiles, items, count_scan, where),
+            Ranking.SPLITS: lambda: split_scatter(n, tiles, items, SPLIT_BITS, packed_scan),
+            Ranking.NIBBLES: lambda: nibble_scatter(
+                n, tiles, items, ThreadScan(subgroups, "vec4<u32>", width=2)),
+        }[how]()
     # passes alternate between two buffers of keys and two of payloads; the first
     # reads `payload` (when it makes positions, it binds its keys in that place),
     # the last writes `result`
@@ -197,9 +208,15 @@ def radix_sort(b: "_Builder", rows: int, n: int, keys: int, key_bits: int, resul
         "offsets": (where.value, "where a tile's keys of each digit go"),
         "radix_passes": (passes, f"{key_bits} key bits that vary, 8 per pass"),
         "tile": (tile, f"{THREADS} threads x {items} keys: what shared memory holds"),
-        "ranking": (how.value, "how a tile is sorted by the digit: lanes with the same "
-                               "digit found by ballots" if how is Ranking.BALLOTS else
-                    f"stable splits of {SPLIT_BITS} bits, each a prefix sum of packed counts"),
+        "ranking": (how.value, "how a tile is sorted by the digit: " + {
+            Ranking.BALLOTS: "lanes with the same digit found by ballots",
+            Ranking.SPLITS: f"stable splits of {SPLIT_BITS} bits, each a prefix sum of "
+                            "packed counts",
+            Ranking.NIBBLES: "each round a prefix sum of the threads' counts of 16 values",
+        }[how]),
+        "reads": ("four keys a read into registers" if how is Ranking.NIBBLES and
+                  direct(n, items) else "coalesced through shared memory",
+                  "how a thread gets its keys of the tile"),
         "thread_scan": ("subgroup" if subgroups else "shared memory",
                         "prefix sums over a workgroup's threads"),
     })

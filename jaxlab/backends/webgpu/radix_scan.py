@@ -33,88 +33,113 @@ class _SubgroupShader(HandWritten):
 
 @dataclass(frozen=True)
 class ThreadScan:
-    """An exclusive prefix sum of one value per thread over the workgroup, as a WGSL
-    function `scan_threads` returning the prefix and the total (all threads must call it)."""
+    """An exclusive prefix sum of `width` values per thread over the workgroup, side by
+    side (one barrier for all), as a WGSL function `scan_threads` returning the prefix
+    and the total of each (all threads must call it). Its fields: `before` and `total`
+    for the first value, `before1`, `total1`, ... for the others."""
     subgroups: bool
     wgsl_type: str
+    width: int = 1
 
     @property
     def position(self) -> str:
         """This thread's place in the scan order (subgroups: lanes of a subgroup together)."""
         return "sg_id * sg_size + sg_lane" if self.subgroups else "lid"
 
-    def call(self, value: str) -> str:
+    def call(self, *values: str) -> str:
+        assert len(values) == self.width
         extra = ", sg_lane, sg_id, n_sg" if self.subgroups else ""
-        return f"scan_threads({value}, pos{extra})"
+        return f"scan_threads({', '.join(values)}, pos{extra})"
 
     def shader(self, declarations: str, body: str) -> HandWritten:
         cls = _SubgroupShader if self.subgroups else HandWritten
         return cls(declarations + self.declarations(), f"  let pos = {self.position};\n" + body)
 
+    def _each(self, line: str) -> str:
+        """`line` once per value, {s} its suffix ('' for the first, then 1, 2, ...)."""
+        return "\n".join(line.format(s=str(w) if w else "") for w in range(self.width))
+
     def declarations(self) -> str:
         t = self.wgsl_type
+        suffixes = ["" if w == 0 else str(w) for w in range(self.width)]
+        params = ", ".join(f"value{s}: {t}" for s in suffixes)
+        totals = ", ".join(f"total{s}" for s in suffixes)
         head = f"""
 struct Scanned {{
-  before: {t},   // the sum over the threads before this one
-  total: {t},    // the sum over all threads
+{self._each(f"  before{{s}}: {t},   // the sum over the threads before this one")}
+{self._each(f"  total{{s}}: {t},    // the sum over all threads")}
 }}
 """
         if self.subgroups:
             return head + f"""
-var<workgroup> subgroup_sums: array<{t}, {THREADS}>;
+{self._each(f"var<workgroup> subgroup_sums{{s}}: array<{t}, {THREADS}>;")}
 
-fn scan_threads(value: {t}, pos: u32, lane: u32, subgroup: u32, subgroups: u32) -> Scanned {{
+fn scan_threads({params}, pos: u32, lane: u32, subgroup: u32, subgroups: u32) -> Scanned {{
   // within the subgroup in registers, then over the subgroups' sums in shared memory
-  let inclusive = subgroupInclusiveAdd(value);
-  let sum = subgroupAdd(value);
-  if (lane == 0u) {{ subgroup_sums[subgroup] = sum; }}
-  workgroupBarrier();
-  var before = inclusive - value;
-  var total = {t}();
-  // the subgroups' sums: those before this one, and all of them
-  for (var s = 0u; s < subgroups; s++) {{
-    let part = subgroup_sums[s];
-    before += select({t}(), part, s < subgroup);
-    total += part;
+{self._each("  let inclusive{s} = subgroupInclusiveAdd(value{s});")}
+{self._each("  let sum{s} = subgroupAdd(value{s});")}
+  if (lane == 0u) {{
+{self._each("    subgroup_sums{s}[subgroup] = sum{s};")}
   }}
   workgroupBarrier();
-  return Scanned(before, total);
+  // the subgroups' sums: those before this one, then the rest (all of them)
+{self._each(f"  var earlier{{s}} = {t}();")}
+  for (var s = 0u; s < subgroup; s++) {{
+{self._each("    earlier{s} += subgroup_sums{s}[s];")}
+  }}
+{self._each("  var total{s} = earlier{s};")}
+  for (var s = subgroup; s < subgroups; s++) {{
+{self._each("    total{s} += subgroup_sums{s}[s];")}
+  }}
+{self._each("  let before{s} = inclusive{s} - value{s} + earlier{s};")}
+  workgroupBarrier();
+  return Scanned({", ".join(f"before{s}" for s in suffixes)}, {totals});
 }}
 """
         return head + f"""
-var<workgroup> partial_sums: array<{t}, {THREADS}>;
+{self._each(f"var<workgroup> partial_sums{{s}}: array<{t}, {THREADS}>;")}
 
-fn scan_threads(value: {t}, pos: u32) -> Scanned {{
+fn scan_threads({params}, pos: u32) -> Scanned {{
   // Hillis-Steele: after the step at distance d each thread holds the sum of 2d values
-  var inclusive = value;
-  partial_sums[pos] = inclusive;
+{self._each("  var inclusive{s} = value{s};")}
+{self._each("  partial_sums{s}[pos] = inclusive{s};")}
   workgroupBarrier();
   for (var d = 1u; d < {THREADS}u; d <<= 1u) {{
-    var earlier = {t}();
-    if (pos >= d) {{ earlier = partial_sums[pos - d]; }}
+{self._each(f"    var earlier{{s}} = {t}();")}
+    if (pos >= d) {{
+{self._each("      earlier{s} = partial_sums{s}[pos - d];")}
+    }}
     workgroupBarrier();
-    inclusive += earlier;
-    partial_sums[pos] = inclusive;
+{self._each("    inclusive{s} += earlier{s};")}
+{self._each("    partial_sums{s}[pos] = inclusive{s};")}
     workgroupBarrier();
   }}
-  let total = partial_sums[{THREADS - 1}u];
+{self._each(f"  let total{{s}} = partial_sums{{s}}[{THREADS - 1}u];")}
   workgroupBarrier();
-  return Scanned(inclusive - value, total);
+  return Scanned({", ".join(f"inclusive{s} - value{s}" for s in suffixes)}, {totals});
 }}
 """
+
+
+def _read_values(places: list[str], length: int) -> str:
+    """WGSL: value0, value1, ... read at `places` (0 past `length`), written out so that
+    every read is issued before the first is used."""
+    last = length - 1
+    return "\n".join(f"  let value{i} = select(0u, values[min({e}, {last}u)], {e} < {length}u);"
+                     for i, e in enumerate(places))
+
+
+def _added(count: int) -> str:
+    return " + ".join(f"value{i}" for i in range(count))
 
 
 def _block_sums(length: int, scan: ThreadScan) -> HandWritten:
     return scan.shader(f"""@group(0) @binding(0) var<storage, read> values: array<u32>;
 @group(0) @binding(1) var<storage, read_write> sums: array<u32>;
-""", f"""  let base = group * {SCAN_BLOCK}u;
-  var mine = 0u;
-  // neighbouring threads read neighbouring values
-  for (var i = 0u; i < {SCAN_ITEMS}u; i++) {{
-    let e = base + i * {THREADS}u + pos;
-    if (e < {length}u) {{ mine += values[e]; }}
-  }}
-  let scanned = {scan.call("mine")};
+""", f"""  let base = group * {SCAN_BLOCK}u + pos;
+  // neighbouring threads read neighbouring values, all reads issued before any is used
+{_read_values([f"base + {i * THREADS}u" for i in range(SCAN_ITEMS)], length)}
+  let scanned = {scan.call(_added(SCAN_ITEMS))};
   if (pos == 0u) {{ sums[group] = scanned.total; }}
 """)
 
@@ -141,21 +166,12 @@ def _block_scan(length: int, carry: _Carry, scan: ThreadScan) -> HandWritten:
 {carry_binding}""", summed + f"""\
   // this thread's consecutive values, then its place among the threads
   let base = group * {SCAN_BLOCK}u + pos * {SCAN_ITEMS}u;
-  var mine = 0u;
-  for (var i = 0u; i < {SCAN_ITEMS}u; i++) {{
-    if (base + i < {length}u) {{ mine += values[base + i]; }}
-  }}
-  let scanned = {scan.call("mine")};
+{_read_values([f"base + {i}u" for i in range(SCAN_ITEMS)], length)}
+  let scanned = {scan.call(_added(SCAN_ITEMS))};
   var running = scanned.before{start[carry]};
   // each value's exclusive prefix
-  for (var i = 0u; i < {SCAN_ITEMS}u; i++) {{
-    if (base + i < {length}u) {{
-      let value = values[base + i];
-      prefix[base + i] = running;
-      running += value;
-    }}
-  }}
-""")
+""" + "\n".join(f"""  if (base + {i}u < {length}u) {{ prefix[base + {i}u] = running; }}
+  running += value{i};""" for i in range(SCAN_ITEMS)) + "\n")
 
 
 def prefix_sum(b: "_Builder", values: int, prefix: int, length: int, scan: ThreadScan) -> None:

@@ -14,6 +14,7 @@ from jaxlab.backends.webgpu.tune import Limits
 DIGIT_BITS = 8
 DIGITS = 1 << DIGIT_BITS
 MAX_ITEMS = 8          # keys per thread in a tile, at most (shared memory may allow fewer)
+NIBBLE_KEYS = 8        # NIBBLES: at most, so that a count of a thread's keys fits 4 bits
 # BALLOTS: a digit's running count per slot of the tile. A slot is one subgroup
 # (several, taking turns, where subgroups are small): NVIDIA's 32 lanes make 8
 # subgroups of 256 threads, lavapipe's 8 lanes 32 subgroups, two to a slot
@@ -25,7 +26,8 @@ _AGGREGATE, _INCLUSIVE = 1 << 30, 2 << 30   # a tile state's flag: its own count
 class Ranking(enum.Enum):
     """How a scatter sorts its tile by the digit (radix.py says more)."""
     BALLOTS = "subgroup ballots"
-    SPLITS = "2-bit splits"
+    SPLITS = "stable splits"
+    NIBBLES = "two 4-bit rounds counted in registers"
 
 
 class Offsets(enum.Enum):
@@ -46,7 +48,10 @@ PASS_PARAMS = """struct Pass {
 def _fixed_shared(how: Ranking) -> int:
     """Shared bytes of a scatter besides its tile (tables of digits, the thread scan)."""
     tables = 4 * DIGITS * 3 + 16 * THREADS   # offsets, run starts, buckets, thread scan
-    return tables + (4 * SLOTS * DIGITS // 2 if how is Ranking.BALLOTS else 0)
+    extra = {Ranking.BALLOTS: 4 * SLOTS * DIGITS // 2,   # the slots' counts
+             Ranking.SPLITS: 0,
+             Ranking.NIBBLES: 16 * THREADS}              # its scan's second vec4
+    return tables + extra[how]
 
 
 def items_per_thread(limits: Limits, how: Ranking = Ranking.SPLITS) -> int:
@@ -54,7 +59,7 @@ def items_per_thread(limits: Limits, how: Ranking = Ranking.SPLITS) -> int:
     def shared_bytes(items: int) -> int:   # keys and payloads, padded (slot() in WGSL)
         return 8 * THREADS * items * 33 // 32 + _fixed_shared(how)
 
-    items = MAX_ITEMS
+    items = min(MAX_ITEMS, NIBBLE_KEYS) if how is Ranking.NIBBLES else MAX_ITEMS
     while items > 1 and shared_bytes(items) > limits.max_shared_bytes:
         items //= 2
     return items
@@ -68,18 +73,13 @@ def state_words(rows: int, tiles: int, passes: int) -> tuple[int, int, int]:
     return counts, states, states + passes * rows * tiles * DIGITS
 
 
-def split_scatter(n: int, tiles: int, items: int, split_bits: int,
-                   scan: ThreadScan) -> HandWritten:
-    tile = THREADS * items
-    buckets = 1 << split_bits
-    # a thread's counts of the buckets, 16 bits each, packed in vec4s: 8 buckets a vec4
-    parts = [f"counts{q}" for q in range(math.ceil(buckets / 8))]
-
-    def per_part(line: str) -> str:   # a line for each vec4 of counts
-        return "\n".join(line.format(part=part, q=q) for q, part in enumerate(parts))
-    return scan.shader(f"""{PASS_PARAMS}
-@group(0) @binding(0) var<storage, read> keys: array<u32>;
-@group(0) @binding(1) var<storage, read> payload: array<u32>;
+def tile_declarations(tile: int, words: str = "u32") -> str:
+    """A scatter's bindings (keys and payloads read as `words`, offsets from the prefix
+    sum) and shared memory: the tile's keys and payloads (padded: slot()), each
+    digit's offset and run start."""
+    return f"""{PASS_PARAMS}
+@group(0) @binding(0) var<storage, read> keys: array<{words}>;
+@group(0) @binding(1) var<storage, read> payload: array<{words}>;
 @group(0) @binding(2) var<storage, read> offsets: array<u32>;
 @group(0) @binding(3) var<storage, read_write> keys_out: array<u32>;
 @group(0) @binding(4) var<storage, read_write> payload_out: array<u32>;
@@ -89,7 +89,6 @@ var<workgroup> tile_keys: array<u32, {tile + tile // 32}>;
 var<workgroup> tile_payload: array<u32, {tile + tile // 32}>;
 var<workgroup> digit_offset: array<u32, {DIGITS}>;   // where the tile's digit d goes
 var<workgroup> digit_start: array<u32, {DIGITS}>;    // where its run starts in the tile
-var<workgroup> bucket_start: array<u32, {buckets}>;   // where a split's bucket starts
 
 fn slot(e: u32) -> u32 {{
   // a word of padding after every 32: a thread's consecutive keys start on different
@@ -100,6 +99,74 @@ fn slot(e: u32) -> u32 {{
 fn digit_of(key: u32) -> u32 {{
   return (key >> params.shift) & {DIGITS - 1}u;
 }}
+"""
+
+
+def tile_place(n: int, tiles: int, items: int) -> str:
+    """WGSL: where this workgroup's tile is (row, tile, start, count), and its digits'
+    offsets into shared memory."""
+    tile = THREADS * items
+    return f"""  let row = group / {tiles}u;
+  let tile = group % {tiles}u;
+  let start = row * {n}u + tile * {tile}u;
+  let count = min({tile}u, {n}u - tile * {tile}u);
+  digit_offset[lid] = offsets[(row * {DIGITS}u + lid) * {tiles}u + tile];
+"""
+
+
+def tile_load(n: int, tiles: int, items: int) -> str:
+    """WGSL: the tile and its digits' offsets into shared memory (tile_declarations)."""
+    tile = THREADS * items
+    places = [f"{i * THREADS}u + lid" for i in range(items)]   # where a thread's keys are
+    reads = "\n".join(f"""  let key{i} = keys[min(start + {e}, last)];
+  let value{i} = payload[min(start + {e}, last)];""" for i, e in enumerate(places))
+    stores = "\n".join(f"""  tile_keys[slot({e})] = select(0xffffffffu, key{i}, {e} < count);
+  tile_payload[slot({e})] = select(value{i}, tile * {tile}u + {e}, params.first == 1u);"""
+                       for i, e in enumerate(places))
+    return tile_place(n, tiles, items) + f"""\
+  // the tile into shared memory, neighbouring threads reading neighbouring keys, every
+  // read of a thread issued before the first is used (written out: no loop to unroll);
+  // past the row's end (reads kept at its last key) keys that sort last, never
+  // written back
+  let last = start + count - 1u;
+{reads}
+{stores}
+  workgroupBarrier();
+"""
+
+
+def tile_write_back(items: int) -> str:
+    """WGSL: the tile, sorted by the digit in shared memory, written where its digits'
+    keys go (the barrier after its last writes to the tile comes first)."""
+    places = [f"{i * THREADS}u + lid" for i in range(items)]
+    starts = "\n".join(f"""  let sorted{i} = tile_keys[slot({e})];
+  if ({e} == 0u || digit_of(tile_keys[slot({e} - 1u)]) != digit_of(sorted{i})) {{
+    digit_start[digit_of(sorted{i})] = {e};
+  }}""" for i, e in enumerate(places))
+    writes = "\n".join(f"""  if ({e} < count) {{
+    let to = digit_offset[digit_of(sorted{i})] + {e} - digit_start[digit_of(sorted{i})];
+    keys_out[to] = sorted{i};
+    payload_out[to] = tile_payload[slot({e})];
+  }}""" for i, e in enumerate(places))
+    return f"""  // where each digit's run starts in the sorted tile
+{starts}
+  workgroupBarrier();
+  // write back: a key's place is its digit's offset plus its rank in the digit's run
+{writes}
+"""
+
+
+def split_scatter(n: int, tiles: int, items: int, split_bits: int,
+                   scan: ThreadScan) -> HandWritten:
+    tile = THREADS * items
+    buckets = 1 << split_bits
+    # a thread's counts of the buckets, 16 bits each, packed in vec4s: 8 buckets a vec4
+    parts = [f"counts{q}" for q in range(math.ceil(buckets / 8))]
+
+    def per_part(line: str) -> str:   # a line for each vec4 of counts
+        return "\n".join(line.format(part=part, q=q) for q, part in enumerate(parts))
+    return scan.shader(tile_declarations(tile) + f"""// where a split's bucket starts
+var<workgroup> bucket_start: array<u32, {buckets}>;
 
 fn one_of(bucket: u32, part: u32) -> vec4<u32> {{
   // bucket b counts in bits 16 (b % 2) of word (b / 2) % 4 of vec4 number b / 8
@@ -112,25 +179,7 @@ fn count_of(counts: vec4<u32>, bucket: u32) -> u32 {{
   // (counts: the vec4 that holds this bucket)
   return (counts[(bucket >> 1u) & 3u] >> (16u * (bucket & 1u))) & 0xffffu;
 }}
-""", f"""  let row = group / {tiles}u;
-  let tile = group % {tiles}u;
-  let start = row * {n}u + tile * {tile}u;
-  let count = min({tile}u, {n}u - tile * {tile}u);
-  digit_offset[lid] = offsets[(row * {DIGITS}u + lid) * {tiles}u + tile];
-  // the tile into shared memory, neighbouring threads reading neighbouring keys;
-  // past the row's end, keys that sort last (never written back)
-  for (var i = 0u; i < {items}u; i++) {{
-    let e = i * {THREADS}u + lid;
-    var key = 0xffffffffu;
-    var value = 0u;
-    if (e < count) {{
-      key = keys[start + e];
-      value = select(payload[start + e], tile * {tile}u + e, params.first == 1u);
-    }}
-    tile_keys[slot(e)] = key;
-    tile_payload[slot(e)] = value;
-  }}
-  workgroupBarrier();
+""", tile_load(n, tiles, items) + f"""\
   // each thread takes consecutive keys: their order within a thread is the tile's
   var key: array<u32, {items}>;
   var value: array<u32, {items}>;
@@ -172,24 +221,7 @@ fn count_of(counts: vec4<u32>, bucket: u32) -> u32 {{
       value[i] = tile_payload[slot(pos * {items}u + i)];
     }}
   }}
-  // where each digit's run starts in the sorted tile
-  for (var i = 0u; i < {items}u; i++) {{
-    let e = pos * {items}u + i;
-    let digit = digit_of(key[i]);
-    if (e == 0u || digit_of(tile_keys[slot(e - 1u)]) != digit) {{ digit_start[digit] = e; }}
-  }}
-  workgroupBarrier();
-  // write back: a key's place is its digit's offset plus its rank in the digit's run
-  for (var i = 0u; i < {items}u; i++) {{
-    let e = i * {THREADS}u + lid;
-    if (e < count) {{
-      let digit = digit_of(tile_keys[slot(e)]);
-      let to = digit_offset[digit] + e - digit_start[digit];
-      keys_out[to] = tile_keys[slot(e)];
-      payload_out[to] = tile_payload[slot(e)];
-    }}
-  }}
-""")
+""" + tile_write_back(items))
 
 
 def ballot_scatter(n: int, tiles: int, items: int, scan: ThreadScan, how: Offsets,

@@ -21,7 +21,7 @@ import numpy as np
 
 from jaxlab import events
 from jaxlab.backends import autotuning
-from jaxlab.backends.base import Backend, DeviceSpan, Executable, Knob
+from jaxlab.backends.base import Backend, Choice, DeviceSpan, Executable, Knob, TuningRecord
 from jaxlab.backends.webgpu import fastpass, routines
 from jaxlab.backends.webgpu.autotuning import candidates
 from jaxlab.backends.webgpu.adapter import describe, is_hardware, select_adapter
@@ -31,6 +31,7 @@ from jaxlab.backends.webgpu.errors import (DeviceLostError, WebGpuError, WebGpuM
 from jaxlab.backends.webgpu.ops import Lang
 from jaxlab.backends.webgpu.plan import Pass, Plan, kernel_plan
 from jaxlab.backends.webgpu.replay import ProgramReplay
+from jaxlab.backends.webgpu.shader_modules import LOOP_BOUNDING_ENV, create_module, wanted_checks
 from jaxlab.backends.webgpu.tune import (Limits, Tuning, knobs, max_row_length, min_row_length,
                                          tune)
 from jaxlab.ir.dtypes import DType
@@ -146,6 +147,7 @@ class WebGpuBackend(Backend):
         self.buffer_limit_reason = "the adapter's largest storage buffer binding"
         self.timestamps = "timestamp-query" in wanted
         self._tune_cache = autotuning.TuneCache(self.name)
+        self.runtime_checks = wanted_checks()   # wgpu's checks in the shaders made from now
         self._generation += 1
         self._pipelines: dict[tuple, tuple[Any, Any]] = {}
         self._pipeline_users: dict[tuple, int] = {}   # executables using each pipeline
@@ -177,7 +179,8 @@ class WebGpuBackend(Backend):
                 "features": sorted(self.device.features),
                 "f16": self.lang.f16, "timestamps": self.timestamps,
                 "max_kernel_inputs": self.max_kernel_inputs,
-                "max_binding": self.max_binding, "limits": vars(self.limits)}
+                "max_binding": self.max_binding, "limits": vars(self.limits),
+                "runtime_checks": self.runtime_checks.value}
 
     @contextlib.contextmanager
     def _guard(self, what: str) -> Iterator[None]:
@@ -319,7 +322,8 @@ class WebGpuBackend(Backend):
         marks = tuple(m for i, p in enumerate(plan.passes)
                       for m in ((frozenset(),) * 2 if i else ()) + p.program.line_marks)
         return Executable(plan, source=plan.source, language="wgsl",
-                          tuning=tuned.record(), tuned_ir=_tuned_text(kernel, tuned),
+                          tuning=self._with_checks(tuned.record()),
+                          tuned_ir=_tuned_text(kernel, tuned),
                           compile_ms=(time.perf_counter() - t0) * 1e3,
                           traced_lines=marks)
 
@@ -373,13 +377,23 @@ class WebGpuBackend(Backend):
         t0 = time.perf_counter()
         plan, record = routines.plan_routine(routine, self.lang, self.limits)
         self._compile_plan(plan)
-        return Executable(plan, source=plan.source, language="wgsl", tuning=record,
+        return Executable(plan, source=plan.source, language="wgsl",
+                          tuning=self._with_checks(record),
                           compile_ms=(time.perf_counter() - t0) * 1e3)
+
+    def _with_checks(self, record: TuningRecord) -> TuningRecord:
+        """`record` and the runtime checks wgpu compiled into the shaders."""
+        why = (f"what wgpu compiled into the shaders to guard them; {LOOP_BOUNDING_ENV}=1 "
+               "keeps its loop counters, which cost time (every loop here ends)")
+        return TuningRecord(record.choices + (Choice("runtime_checks", self.runtime_checks.value,
+                                                     why),), record.autotuned)
 
     def compile_wgsl(self, source: str, label: str = "") -> Any:
         """A shader module from WGSL; WgslCompileError shows the faulty lines."""
         try:
-            return self.device.create_shader_module(label=label, code=source)
+            module, self.runtime_checks = create_module(self.device, source, label,
+                                                        self.runtime_checks)
+            return module
         except self._wgpu.GPUError as exc:
             error = self._translate(exc, f"compiling {label}")
             if isinstance(error, DeviceLostError):

@@ -105,8 +105,7 @@ def _timed(f: Any, label: str, spent: dict[str, int], clock: Callable[[], int]) 
     return timed
 
 
-def _stages(step: Callable, args: tuple, sync: Callable, calls: int,
-            clock: Callable[[], int]) -> None:
+def _stages(step: Callable, args: tuple, calls: int, clock: Callable[[], int]) -> None:
     from jaxlab.engine.devices import get_device
     backend = get_device("webgpu").backend
     recorder = backend._recorder
@@ -145,6 +144,23 @@ def _stages(step: Callable, args: tuple, sync: Callable, calls: int,
                   f"{statistics.median(xs) / 1e3:7.1f} us  ({len(xs)} calls)")
 
 
+def sync(out: Any) -> None:
+    """Wait for every array of a jit call's result."""
+    tree_map(lambda v: v.block_until_ready(), out)
+
+
+def warm_w4(small: bool) -> tuple[Callable, tuple]:
+    """W4's jitted step (at 64-32-32-10, batch 16 with `small`) and its inputs on the
+    webgpu device (the default device inside), called five times."""
+    if small:
+        workloads.LAYERS, workloads.BATCH = (64, 32, 32, 10), 16
+    args = tree_map(lambda v: jaxlab.device_put(v, "webgpu"), _w4_inputs("gpu"))
+    step = WORKLOADS["W4"].build["jaxlab"](jaxlab)
+    for _ in range(5):
+        sync(step(*args))
+    return step, args
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=200)
@@ -153,18 +169,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--small", action="store_true")
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall")
     opts = parser.parse_args(argv)
-    device = "webgpu"
-    if opts.small:
-        workloads.LAYERS, workloads.BATCH = (64, 32, 32, 10), 16
     clock = CLOCKS[opts.clock]
-    with jaxlab.default_device(device):
-        args = tree_map(lambda v: jaxlab.device_put(v, device), _w4_inputs("gpu"))
-        step = WORKLOADS["W4"].build["jaxlab"](jaxlab)
-
-        def sync(out: Any) -> None:
-            tree_map(lambda v: v.block_until_ready(), out)
-        for _ in range(5):
-            sync(step(*args))
+    with jaxlab.default_device("webgpu"):
+        step, args = warm_w4(opts.small)
         walls = []
         for _ in range(opts.calls):
             t0 = clock()
@@ -186,7 +193,7 @@ def main(argv: list[str] | None = None) -> None:
                           ("  the rest (Python, fastpass)", rest), ("wall, waited for", walls)]:
             print(f"{label:32s} min {min(xs) * 1e3:.3f} ms, median {statistics.median(xs) * 1e3:.3f} ms")
         if opts.stages:
-            _stages(step, args, sync, opts.calls, clock)
+            _stages(step, args, opts.calls, clock)
         if opts.profile:
             prof = cProfile.Profile()
             for _ in range(opts.calls):

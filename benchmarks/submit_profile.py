@@ -23,15 +23,14 @@ import time
 from typing import Any, Callable
 
 import jaxlab
-from jaxlab.tree_util import tree_map
 from benchmarks import workloads
-from benchmarks.workloads import WORKLOADS, _w4_inputs
+from benchmarks.host_profile import warm_w4
 
 STAGES = ("create encoder", "begin pass", "launches", "end pass", "release pass", "finish",
           "release encoder", "submit", "release command buffer")
 
 
-def _bound_launches(step: Callable, args: tuple) -> tuple[Any, list]:
+def _bound_launches(step: Callable) -> tuple[Any, list]:
     """(the webgpu backend, the packed launches of the step's warm binding)."""
     from jaxlab.engine.devices import get_device
     backend = get_device("webgpu").backend
@@ -104,14 +103,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--small", action="store_true")
     opts = parser.parse_args(argv)
-    if opts.small:
-        workloads.LAYERS, workloads.BATCH = (64, 32, 32, 10), 16
     with jaxlab.default_device("webgpu"):
-        args = tree_map(lambda v: jaxlab.device_put(v, "webgpu"), _w4_inputs("gpu"))
-        step = WORKLOADS["W4"].build["jaxlab"](jaxlab)
-        for _ in range(5):
-            tree_map(lambda v: v.block_until_ready(), step(*args))
-        backend, packed = _bound_launches(step, args)
+        step, _ = warm_w4(opts.small)
+        backend, packed = _bound_launches(step)
         print(f"adapter: {backend.info().get('device')}; W4 {workloads.LAYERS}, batch "
               f"{workloads.BATCH}: {len(packed)} launches, "
               f"{len({p[0] for p in packed})} pipelines")

@@ -128,8 +128,9 @@ def test_long_rows_of_each_key_width_by_one_thread_and_a_team(threads, dtype):
 
 
 def test_a_long_row_is_sorted_by_a_team_of_threads():
-    """One row long enough to share: three threads (uneven ranges) count, agree on the
-    passes and scatter to their own places; stable, and bit for bit NumPy's."""
+    """One row long enough to share: three threads take its chunks (uneven) to count,
+    thread 0 decides the passes and places, they take chunks to scatter; stable, and bit
+    for bit NumPy's."""
     from jaxlab.backends.wasm.runtime import WasmBackend
     from jaxlab.backends.wasm.sorting import TEAM_FROM
     x = RNG.standard_normal(TEAM_FROM + 5).astype(np.float32)
@@ -143,8 +144,8 @@ def test_a_long_row_is_sorted_by_a_team_of_threads():
 
 
 def test_a_trap_in_one_thread_of_a_team_stops_them_all():
-    """A thread out of fuel marks the trap: the others, at a barrier, trap too instead of
-    waiting for it; the first trap is raised and the device keeps working."""
+    """A thread out of fuel marks the trap: the others, waiting on the work list, trap
+    too instead of waiting for it; the first trap is raised and the device keeps working."""
     import threading
     from jaxlab.backends.wasm.runtime import WasmBackend, WasmTrapError
     from jaxlab.backends.wasm.sorting import TEAM_FROM
@@ -165,17 +166,19 @@ def test_a_trap_in_one_thread_of_a_team_stops_them_all():
     np.testing.assert_array_equal(_team_sort(be, "sort", x)[1], np.sort(x))
 
 
-def test_a_thread_waiting_at_a_barrier_traps_when_the_host_marks_a_trap():
-    """The other thread never arrives (it trapped): the host's mark in the barrier's
-    words ends the wait with a trap instead of a hang."""
+def test_a_helper_waiting_for_work_traps_when_the_host_marks_a_trap():
+    """A helper waits for a phase that never comes (thread 0 trapped): the host's mark in
+    the work list's words ends the wait with a trap instead of a hang."""
     import threading
     import wasmtime
     from jaxlab.backends.wasm.codegen import MEMORY_PAGES
-    from jaxlab.backends.wasm.routine_text import BARRIER
+    from jaxlab.backends.wasm.routine_text import work_list
     from jaxlab.backends.wasm.runtime import WasmBackend
     be = WasmBackend(threads=1)
-    text = "\n".join([f'(module (import "env" "memory" (memory 1 {MEMORY_PAGES} shared))', BARRIER,
-                      '(func (export "kernel") (param $sync i32) (call $barrier (local.get $sync) (i32.const 2))))'])
+    text = "\n".join([f'(module (import "env" "memory" (memory 1 {MEMORY_PAGES} shared))', work_list(["out0"]),
+                      "(func $item (param $out0 i32) (param $scratch i32) (param $phase i32) (param $index i32))",
+                      '(func (export "kernel") (param $sync i32) '
+                      "(call $take_items (i32.const 0) (i32.const 0) (local.get $sync))))"])
     store = wasmtime.Store(be.wasm.engine)
     linker = wasmtime.Linker(be.wasm.engine)
     be.memory.define(linker, store)
@@ -185,3 +188,70 @@ def test_a_thread_waiting_at_a_barrier_traps_when_the_host_marks_a_trap():
     threading.Timer(0.05, lambda: be.write(sync + 8, np.ones(1, np.int32))).start()
     with pytest.raises(wasmtime.Trap, match="unreachable"):
         wait(store, sync)
+
+
+def _cholesky_on(be, a):
+    from jaxlab.ir.dtypes import DType
+    from jaxlab.ir.kernel import Routine
+    exe = be.prepare_routine(Routine("cholesky", ((a.shape, DType.float32),), ((a.shape, DType.float32),)))
+    hin, hout = be.allocate(a.nbytes), be.allocate(a.nbytes)
+    be.write(hin, a)
+    be.dispatch(exe, [hin], [hout])
+    got = be.read(hout, DType.float32, a.size).reshape(a.shape)
+    be.free(hin), be.free(hout)
+    return exe, got
+
+
+def _spd(n, seed=0):
+    m = np.random.default_rng(seed).standard_normal((n, n)).astype(np.float32)
+    return (m @ m.T / n + np.eye(n, dtype=np.float32)).astype(np.float32)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_a_large_cholesky_is_shared_through_a_work_list(threads):
+    """One matrix past the team's threshold, 3 past a block (tails in every kind of item:
+    copied rows, panel rows, row blocks): the same factor whichever thread took which
+    item, NaN below the diagonal when not positive definite, zeros above it."""
+    from jaxlab.backends.wasm.cholesky import TEAM_FROM
+    from jaxlab.backends.wasm.runtime import WasmBackend
+    be = WasmBackend(threads=threads)
+    a = _spd(TEAM_FROM + 3)
+    exe, got = _cholesky_on(be, a)
+    assert exe.tuning.value("threads") == threads and exe.program.team == (threads > 1)
+    assert_close(got, np.linalg.cholesky(a.astype(np.float64)), rtol=1e-4, atol=1e-5)
+    assert not np.triu(got, 1).any()
+    a[40, 40] = -1.0
+    _, failed = _cholesky_on(be, a)
+    assert np.isnan(failed[np.tril_indices(a.shape[0])]).all() and not np.triu(failed, 1).any()
+
+
+def test_thread_0_finishes_a_cholesky_without_a_helper_that_comes_late():
+    """The pool's only thread is busy: the factor is made by thread 0 alone, the late
+    helper then joins nothing, and the team's scratch is freed once, by the last."""
+    import threading
+    from jaxlab.backends.wasm.cholesky import TEAM_FROM
+    from jaxlab.backends.wasm.runtime import WasmBackend
+    be = WasmBackend(threads=2)
+    a = _spd(TEAM_FROM)
+    _cholesky_on(be, a)   # compiled, buffers pooled
+    be.wasm.pool.submit(lambda: None).result()   # its helper has left
+    live = be.memory_stats()["live_bytes"]
+    busy = threading.Event()
+    blocker = be.wasm.pool.submit(busy.wait, 30)
+    _, got = _cholesky_on(be, a)
+    assert_close(got, np.linalg.cholesky(a.astype(np.float64)), rtol=1e-4, atol=1e-5)
+    busy.set()
+    blocker.result()
+    be.wasm.pool.submit(lambda: None).result()   # the late helper has run and left
+    assert be.memory_stats()["live_bytes"] == live
+
+
+def test_a_trap_in_a_cholesky_team_is_raised_and_the_device_works_after():
+    from jaxlab.backends.wasm.cholesky import TEAM_FROM
+    from jaxlab.backends.wasm.runtime import WasmBackend, WasmTrapError
+    be = WasmBackend(threads=2, fuel=100_000)
+    a = _spd(TEAM_FROM)
+    with pytest.raises(WasmTrapError, match="fuel"):
+        _cholesky_on(be, a)
+    be.fuel = 10 ** 10
+    assert_close(_cholesky_on(be, a)[1], np.linalg.cholesky(a.astype(np.float64)), rtol=1e-4, atol=1e-5)

@@ -1,134 +1,25 @@
-"""Cholesky, triangular solve and LU with partial pivoting as WebAssembly text, with
-the semantics of jax.lax.linalg (and backends/numpy_routines.py): a failed Cholesky is
-NaN in its lower triangle, a zero on a triangular diagonal gives inf/NaN, an LU pivot
-of zero or NaN leaves its multipliers as they are.
+"""Triangular solve and LU with partial pivoting as WebAssembly text (Cholesky: in
+cholesky.py), with the semantics of jax.lax.linalg (and backends/numpy_routines.py): a
+zero on a triangular diagonal gives inf/NaN, an LU pivot of zero or NaN leaves its
+multipliers as they are.
 
 Each is row-oriented, so that its inner loops are vector_loops' SIMD runs over
 contiguous rows: substitution's axpy of solved rows into the next one, LU's rank-1
-update of each row below the pivot. All three are blocked (a triangular solve when
-it has many right-hand sides): most of their work is then an update in tiles.py's
-register tiles (_tiled_update).
+update of each row below the pivot. Both are blocked (a triangular solve when it has
+many right-hand sides): most of their work is then an update in tiles.py's register
+tiles (_tiled_update).
 """
 from __future__ import annotations
 
 from typing import Callable
 
-from jaxlab.backends.wasm import tiles
+from jaxlab.backends.wasm import cholesky, tiles
 from jaxlab.backends.wasm.routine_text import Body, Fn, get, i32, layout, matrix_row, transposed_copy
 from jaxlab.backends.wasm.vector_loops import FloatType
 from jaxlab.ir.kernel import Routine
 
 LU_BLOCK = 16      # LU's columns a block
 SOLVE_BLOCK = 16   # a blocked triangular solve's unknowns a step (measured at 512: 16 best of 16-64)
-BLOCK = 16   # Cholesky's columns a step (measured at 512: 8-16 best, 32 and 64 slower)
-
-
-def _cholesky(routine: Routine, ft: FloatType) -> Body:
-    """Blocked right-looking Cholesky: per block of columns, the diagonal block by
-    Crout, the panel below by substitution on its transpose (axpy over long rows),
-    the trailing lower triangle by register tiles reading that transpose."""
-    (shape, _), = routine.inputs
-    n = shape[-1]
-    nb, sz, tc = min(BLOCK, n), ft.size, tiles.tile_columns(ft)
-    lay = layout(panel=nb * n * sz)
-    f = Fn(ft)
-    L, A, XT = "(local.get $out0)", "(local.get $in0)", "(local.get $XT)"
-    for name in ("XT", "failed", "k0", "end", "c0", "m", "stride", "i0", "j0", "row"):
-        f.var(name)
-    f.fvar("pivot")
-    row = lambda r: matrix_row(f, L, r, n)  # noqa: E731
-    from_k0 = lambda r: f"(i32.add {row(r)} (i32.shl {get('k0')} {i32(ft.shift)}))"  # noqa: E731
-    xt_row = lambda kk: f"(i32.add {XT} (i32.mul {kk} {get('stride')}))"  # noqa: E731
-    minus_dot = lambda r, c, depth: f.store(  # noqa: E731
-        f.at2(L, r, c, n), f.op("sub", f.load(f.at2(L, r, c, n)), f"(call $dot {from_k0(r)} {from_k0(c)} {depth})"))
-    past_diagonal = f"(i32.add {row(get('r'))} (i32.shl (i32.add {get('r')} {i32(1)}) {i32(ft.shift)}))"
-    zero_upper = f"(memory.fill {past_diagonal} (i32.const 0) (i32.shl (i32.sub {i32(n - 1)} {get('r')}) {i32(ft.shift)}))"
-    copy = f.loop("r", i32(0), i32(n), [
-        f"(memory.copy {row(get('r'))} {matrix_row(f, A, get('r'), n)} "
-        f"(i32.shl (i32.add {get('r')} {i32(1)}) {i32(ft.shift)}))", zero_upper],
-        "rows: columns to the diagonal copied, zeros past it (bulk memory: a memcpy and a memset)")
-    diagonal = f.loop("j", get("k0"), get("end"), f.loop(
-        "i", get("j"), get("end"), [minus_dot(get("i"), get("j"), f"(i32.sub {get('j')} {get('k0')})")],
-        "rows i >= j of the block: minus row i . row j over the block's columns before j") + [
-        f"(local.set $pivot {f.load(f.at2(L, get('j'), get('j'), n))})",
-        ";; not positive definite: a pivot <= 0 (a NaN pivot is no failure: it propagates)",
-        f"(local.set $failed (i32.or {get('failed')} {f.op('le', get('pivot'), f.const(0.0))}))",
-        f"(local.set $pivot {f.op('sqrt', get('pivot'))})",
-        f.store(f.at2(L, get("j"), get("j"), n), get("pivot"))] + f.loop(
-        "i", f"(i32.add {get('j')} {i32(1)})", get("end"), [f.store(
-            f.at2(L, get("i"), get("j"), n), f.op("div", f.load(f.at2(L, get("i"), get("j"), n)), get("pivot")))],
-        "the block's column below the diagonal over the pivot"), "column j of the diagonal block (Crout)")
-    xt_at = lambda kk, i: f"(i32.add {xt_row(kk)} (i32.shl {i} {i32(ft.shift)}))"  # noqa: E731
-    panel_at = lambda kk, i: f.at2(L, f"(i32.add {get('c0')} {i})", f"(i32.add {get('k0')} {kk})", n)  # noqa: E731
-    pack = f.loop("i", i32(0), get("m"), f.loop("kk", i32(0), f"(i32.sub {get('end')} {get('k0')})", [
-        f.store(xt_at(get("kk"), get("i")), f.load(panel_at(get("kk"), get("i"))))], "the block's columns"),
-        "panel rows, transposed: a row per column of the block")
-    unpack = f.loop("i", i32(0), get("m"), f.loop("kk", i32(0), f"(i32.sub {get('end')} {get('k0')})", [
-        f.store(panel_at(get("kk"), get("i")), f.load(xt_at(get("kk"), get("i"))))], "the block's columns"),
-        "panel rows back")
-    diag = lambda a, b: f.load(f.at2(L, f"(i32.add {get('k0')} {a})", f"(i32.add {get('k0')} {b})", n))  # noqa: E731
-    solve = f.loop("jj", i32(0), f"(i32.sub {get('end')} {get('k0')})", [
-        f"(call $scale {xt_row(get('jj'))} {get('m')} {f.op('div', f.const(1.0), diag(get('jj'), get('jj')))})"]
-        + f.loop("ll", f"(i32.add {get('jj')} {i32(1)})", f"(i32.sub {get('end')} {get('k0')})", [
-            f"(call $axpy {xt_row(get('jj'))} {xt_row(get('ll'))} {get('m')} {f.op('neg', diag(get('ll'), get('jj')))})"],
-            "later rows lose it times their coefficient"),
-        "the panel's transpose: forward substitution with the diagonal block, a long row at a time")
-    tile_rows = tiles.TILE_ROWS
-    tiles_of_row_block = [
-        f"(local.set $j0 {get('c0')})",
-        "(block $tiles_done (loop $tiles  ;; the grid's tiles up to the diagonal, inside the row",
-        f"  (br_if $tiles_done (i32.gt_s {get('j0')} (i32.add {get('i0')} {i32(tile_rows - 1)})))",
-        f"  (br_if $tiles_done (i32.gt_s (i32.add {get('j0')} {i32(tc)}) {i32(n)}))",
-        f"  (call $update_tile {f.at2(L, get('i0'), get('j0'), n)} "
-        f"(i32.add {XT} (i32.shl (i32.sub {get('i0')} {get('c0')}) {i32(ft.shift)})) "
-        f"(i32.add {XT} (i32.shl (i32.sub {get('j0')} {get('c0')}) {i32(ft.shift)})) "
-        f"(i32.sub {get('end')} {get('k0')}) {get('stride')} {get('stride')})",
-        f"  (local.set $j0 (i32.add {get('j0')} {i32(tc)}))",
-        "  (br $tiles)))"] + f.loop("r", get("i0"), f"(i32.add {get('i0')} {i32(tile_rows)})", f.loop(
-            "c", get("j0"), f"(i32.add {get('r')} {i32(1)})",
-            [minus_dot(get("r"), get("c"), f"(i32.sub {get('end')} {get('k0')})")], "columns to the diagonal"),
-            "past the last whole tile of the row: dot products")
-    trailing = ([f"(local.set $i0 {i32(n - tile_rows)})",
-                 "(block $rows_done (loop $row_blocks  ;; row blocks from the bottom up",
-                 f"  (br_if $rows_done (i32.lt_s {get('i0')} {get('c0')}))"]
-                + [f"  {line}" for line in tiles_of_row_block]
-                + [f"  (local.set $i0 (i32.sub {get('i0')} {i32(tile_rows)}))", "  (br $row_blocks)))"]
-                + f.loop("r", get("c0"), f"(i32.add {get('i0')} {i32(tile_rows)})", f.loop(
-                    "c", get("c0"), f"(i32.add {get('r')} {i32(1)})",
-                    [minus_dot(get("r"), get("c"), f"(i32.sub {get('end')} {get('k0')})")], "columns to the diagonal"),
-                    "the rows above the row blocks: dot products"))
-    step = ([f"(local.set $end (select {i32(n)} (i32.add {get('k0')} {i32(nb)}) "
-             f"(i32.gt_s (i32.add {get('k0')} {i32(nb)}) {i32(n)})))"] + diagonal
-            + [f"(local.set $c0 {get('end')})", f"(local.set $m (i32.sub {i32(n)} {get('c0')}))",
-               f"(local.set $stride (i32.shl {get('m')} {i32(ft.shift)}))",
-               f"(if (i32.gt_s {get('m')} (i32.const 0)) (then"]
-            + [f"  {line}" for line in pack + solve + unpack + trailing] + ["))"])
-    steps = ([f"(local.set $k0 (i32.const 0))",
-              f"(block $steps_done (loop $steps  ;; a block of {nb} columns a step",
-              f"  (br_if $steps_done (i32.ge_s {get('k0')} {i32(n)}))"]
-             + [f"  {line}" for line in step]
-             + [f"  (local.set $k0 (i32.add {get('k0')} {i32(nb)}))", "  (br $steps)))"])
-    upper = f.loop("r", i32(0), i32(n), [zero_upper], "rows: zeros past the diagonal")
-    nan = f.loop("r", i32(0), i32(n), f.loop("c", i32(0), f"(i32.add {get('r')} {i32(1)})", [
-        f.store(f.at2(L, get("r"), get("c"), n), f.const(float("nan")))], "columns <= r"), "rows")
-    body = ([f"(local.set $XT (i32.add (local.get $scratch) {i32(lay.offsets['panel'])}))",
-             ";; l <- the lower triangle of a, zeros above", "(local.set $failed (i32.const 0))"]
-            + copy + steps
-            + [";; the tiles wrote past the diagonal: zeros above it again"] + upper
-            + [";; as jax.lax.linalg: a failed matrix is NaN on and below the diagonal",
-               f"(if {get('failed')} (then"] + [f"  {line}" for line in nan] + ["))"])
-    fn = f.text("(func $matrix (param $out0 i32) (param $in0 i32) (param $scratch i32)", body,
-                f"Cholesky of one {n}x{n} matrix, {nb} columns a step")
-    notes = {"algorithm": ("blocked right-looking Cholesky",
-                           "per block of columns: the diagonal block by Crout (dot products of row "
-                           "prefixes), the panel below by forward substitution on its transpose "
-                           "(axpy over rows as long as the panel), the trailing lower triangle "
-                           "by register tiles"),
-             "block": (nb, "the panel's transpose (block x rows below) stays in L2; the tiles' "
-                       "depth"),
-             "tile": (f"{tiles.TILE_ROWS}x{tc}", f"{tiles.TILE_ROWS * tiles.TILE_VECTORS} accumulators, "
-                      f"{tiles.TILE_VECTORS} B vectors and a splat: within the 16 vector registers")}
-    return Body([fn, tiles.update_tile(ft, n * sz)], ["out0", "in0"], lay, notes, n ** 3 // 3)
 
 
 def _triangular_solve(routine: Routine, ft: FloatType) -> Body:
@@ -325,4 +216,4 @@ def _lu(routine: Routine, ft: FloatType) -> Body:
                 lay, notes, max(flops, 0))
 
 
-GENERATORS = {"cholesky": _cholesky, "triangular_solve": _triangular_solve, "lu": _lu}
+GENERATORS = {"cholesky": cholesky.generate, "triangular_solve": _triangular_solve, "lu": _lu}

@@ -92,7 +92,8 @@ class Body:
 @dataclass(frozen=True)
 class Team:
     """Functions among them `$team(outputs..., inputs..., scratch, t, T)`: thread t of
-    T's part of one item, for T up to `threads`, all with one scratch (`layout`)."""
+    T's part of one item, for T up to `threads`, all with one scratch (`layout`), through
+    a work list (`work_list`): thread 0 can finish alone."""
     functions: list[str]
     layout: Layout
     threads: int
@@ -150,25 +151,94 @@ def sort_order(f: Fn, keys: str, perm: str, n: int, descending: bool) -> list[st
     return fill + f.loop("si", i32(1), i32(n), insert, "insert key si among the sorted ones")
 
 
-# Threads that share one item (a team) meet here: 16 bytes at $sync (arrived, generation,
-# abort). The last to arrive starts the next generation and wakes the others; the others
-# sleep until it changes, looking every millisecond whether the host has marked a trap in
-# another thread (abort), which they then share rather than wait for ever.
-BARRIER = """(func $barrier (param $sync i32) (param $T i32)
-  ;; wait until all T threads of the team have called it
-  (local $generation i32)
-  (local.set $generation (i32.atomic.load offset=4 (local.get $sync)))
-  (if (i32.eq (i32.add (i32.atomic.rmw.add (local.get $sync) (i32.const 1)) (i32.const 1)) (local.get $T))
-    (then
-      (i32.atomic.store (local.get $sync) (i32.const 0))
-      (drop (i32.atomic.rmw.add offset=4 (local.get $sync) (i32.const 1)))
-      (drop (memory.atomic.notify offset=4 (local.get $sync) (local.get $T))))
-    (else (block $passed (loop $asleep
-      (br_if $passed (i32.ne (i32.atomic.load offset=4 (local.get $sync)) (local.get $generation)))
-      (if (i32.atomic.load offset=8 (local.get $sync)) (then unreachable))  ;; another thread trapped
-      (drop (memory.atomic.wait32 offset=4 (local.get $sync) (local.get $generation) (i64.const 1000000)))
-      (br $asleep))))))"""
-
-
 def perm_at(perm: str, index: str) -> str:
     return f"(i32.add {perm} (i32.shl {index} (i32.const 2)))"
+
+
+# A team's work list, for routines whose steps depend on each other: thread 0 publishes a
+# phase (`count` items, numbered) in one 64-bit word at $sync (phase << 44 | count << 22
+# | the next index), every thread takes items by compare-and-swap until none is left, and
+# thread 0 waits until the items taken by the others are done (the word at $sync + 12
+# counts them). A thread that takes nothing is never waited for. The word at $sync + 8 is
+# the host's mark that a thread trapped: every wait then traps too, rather than wait for
+# ever.
+WORK_SPINS = 20000       # loads a helper looks for the next phase before it sleeps
+_INDEX, _COUNT, _PHASE = "(i64.const 4194303)", "(i64.const 22)", "(i64.const 44)"
+WORK_ENDED = (1 << 20) - 1   # the phase that sends the helpers home
+
+
+def _index(v: str) -> str:
+    return f"(i64.and {v} {_INDEX})"
+
+
+def _count(v: str) -> str:
+    return f"(i64.and (i64.shr_u {v} {_COUNT}) {_INDEX})"
+
+
+def _phase(v: str) -> str:
+    return f"(i64.shr_u {v} {_PHASE})"
+
+
+def work_list(args: list[str]) -> str:
+    """The work list's functions for a routine whose `$item(args..., scratch, phase,
+    index)` does one item."""
+    params = " ".join(f"(param ${a} i32)" for a in args)
+    passed = " ".join(f"(local.get ${a})" for a in args)
+    v = "(local.get $v)"
+    return f"""(func $publish (param $sync i32) (param $phase i32) (param $count i32)
+  ;; a new phase of $count items: none taken, none done; sleeping helpers woken
+  (i32.atomic.store offset=12 (local.get $sync) (i32.const 0))
+  (i64.atomic.store (local.get $sync) (i64.or (i64.shl (i64.extend_i32_u (local.get $phase)) {_PHASE})
+    (i64.shl (i64.extend_i32_u (local.get $count)) {_COUNT})))
+  (drop (memory.atomic.notify (local.get $sync) (i32.const -1))))
+(func $claim (param $sync i32) (result i64)
+  ;; the word as it was when this thread took an item (its index is below its count), or
+  ;; as it is when none is left
+  (local $v i64)
+  (loop $again
+    (local.set $v (i64.atomic.load (local.get $sync)))
+    (if (i64.ge_u {_index(v)} {_count(v)}) (then (return {v})))
+    (br_if $again (i64.ne (i64.atomic.rmw.cmpxchg (local.get $sync) {v} (i64.add {v} (i64.const 1))) {v})))
+  {v})
+(func $take_phase {params} (param $scratch i32) (param $sync i32) (result i64)
+  ;; items of the phase now published until none is left; the word then
+  (local $v i64)
+  (loop $items
+    (local.set $v (call $claim (local.get $sync)))
+    (if (i64.lt_u {_index(v)} {_count(v)}) (then
+      (call $item {passed} (local.get $scratch) (i32.wrap_i64 {_phase(v)}) (i32.wrap_i64 {_index(v)}))
+      (drop (i32.atomic.rmw.add offset=12 (local.get $sync) (i32.const 1)))
+      (br $items))))
+  {v})
+(func $finished (param $sync i32) (param $count i32)
+  ;; thread 0: wait until the phase's $count items are done, by whichever thread took them
+  (loop $waiting
+    (if (i32.atomic.load offset=8 (local.get $sync)) (then unreachable))  ;; another thread trapped
+    (br_if $waiting (i32.ne (i32.atomic.load offset=12 (local.get $sync)) (local.get $count)))))
+(func $take_items {params} (param $scratch i32) (param $sync i32)
+  ;; a helper: items of every phase, until thread 0 ends the list
+  (local $v i64) (local $spins i32)
+  (loop $phases
+    (local.set $v (call $take_phase {passed} (local.get $scratch) (local.get $sync)))
+    (if (i64.eq {_phase(v)} (i64.const {WORK_ENDED})) (then (return)))
+    (local.set $spins (i32.const 0))
+    (block $changed (loop $waiting  ;; for the next phase: a while looking, then asleep
+      (br_if $changed (i64.ne (i64.atomic.load (local.get $sync)) {v}))
+      (if (i32.atomic.load offset=8 (local.get $sync)) (then unreachable))  ;; another thread trapped
+      (local.set $spins (i32.add (local.get $spins) (i32.const 1)))
+      (br_if $waiting (i32.lt_u (local.get $spins) (i32.const {WORK_SPINS})))
+      (drop (memory.atomic.wait64 (local.get $sync) {v} (i64.const 1000000)))
+      (br $waiting)))
+    (br $phases)))
+(func $work_done (param $sync i32)
+  ;; thread 0: the helpers go home
+  (call $publish (local.get $sync) (i32.const {WORK_ENDED}) (i32.const 0)))"""
+
+
+def work_phase(args: list[str], phase: str, count: str, own: list[str]) -> list[str]:
+    """Thread 0's lines for one phase: publish it, do `own` (work no item does) while
+    others take items, take items, wait for those taken by others."""
+    passed = " ".join(f"(local.get ${a})" for a in args)
+    return ([f"(call $publish (local.get $SYNC) {phase} {count})"] + own
+            + [f"(drop (call $take_phase {passed} (local.get $scratch) (local.get $SYNC)))",
+               f"(call $finished (local.get $SYNC) {count})"])

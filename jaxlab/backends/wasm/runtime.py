@@ -13,8 +13,9 @@ several threads (measured: about 1.5-1.9x on two cores). Every instance lives
 alone in a store (see _KernelModule) and is taken by one call at a time, so any
 number of Python threads can dispatch at once, and a trap in any part is raised
 only once all parts have stopped. A routine whose one item is large (a sort of a
-long row) can instead be shared by a team of threads that meet at barriers in
-their common scratch (_dispatch_team).
+long row, a large matrix) can instead be shared by a team of threads that take items
+from a work list in their common scratch (_dispatch_team), which helpers join only
+while the work lasts.
 """
 from __future__ import annotations
 
@@ -307,7 +308,6 @@ class WasmBackend(Backend):
         self.threads = max(1, threads or int(os.environ.get("JAXLAB_WASM_THREADS", 0))
                            or min(MAX_THREADS, _cpus()))
         self.min_thread_work = MIN_THREAD_WORK
-        self._team_lock = threading.Lock()
         self._started: Optional[_Wasm] = None
         self._start_lock = threading.Lock()
         self._tune_cache = autotuning.TuneCache(self.name)
@@ -474,8 +474,9 @@ class WasmBackend(Backend):
         compile_ms = (time.perf_counter() - t0) * 1e3
         if code.team and team > 1:
             chunks, scratch = [(t, team) for t in range(team)], code.team.scratch_bytes
-            threads = (f"{team} threads share the one item, each in its own store, meeting at "
-                       "barriers in their shared scratch")
+            threads = (f"{team} threads share the one item, each in its own store, taking "
+                       "items from a work list in their shared scratch (helpers join while "
+                       "items are left)")
         else:
             work = code.flops if code.flops is not None else code.items * self.min_thread_work
             chunks, scratch = self._chunks(("item", code.items, 1), work), code.scratch_bytes
@@ -597,35 +598,41 @@ class WasmBackend(Backend):
         return tuple(_ranges(extent, unit, threads * PIECES_PER_THREAD))
 
     def _dispatch_team(self, prog: CompiledKernel, buffers: tuple) -> None:
-        """Threads that share one item and its scratch, meeting at barriers there (see
-        routine_text.BARRIER). One team at a time: the pool's threads then never all wait
-        at barriers for parts still queued behind them. A part that traps marks it in
-        the scratch at once, so that the others trap at their next barrier instead of
-        waiting for it; the first trap is the one raised."""
+        """Threads that share one item and its scratch, taking items from a work list
+        there (routine_text.work_list). Thread 0 waits for no helper: one that starts
+        after it has finished does nothing, one still looking at the list leaves when it
+        next runs, and the last to leave frees the scratch (on a loaded machine a helper
+        may not run for milliseconds). A part that traps marks it in the scratch at
+        once, so that the others trap at their next wait; the first trap is raised."""
         scratch = self.memory.allocate(prog.scratch_bytes)
-        self.memory.write(scratch, np.zeros(4, np.int32))   # the barrier: nobody arrived
+        self.memory.write(scratch, np.zeros(4, np.int32))   # the list: nothing published
         first: list[Exception] = []
+        gate = _Gate(lambda: self.memory.free(scratch))
 
-        def part(instance: _Instance, t: int, T: int) -> Optional[Exception]:
-            error = _run(instance, buffers + (scratch, t, T), None)
-            if error is not None:
-                first.append(error)
-                self.memory.write(scratch + 8, np.ones(1, np.int32))
-            return error
+        def part(instance: _Instance, t: int, T: int) -> None:
+            if t and not gate.enter():
+                prog.module.give(instance)   # the work is done: nothing to join
+                return
+            try:
+                error = _run(instance, buffers + (scratch, t, T), None)
+                if error is not None:   # not given back
+                    first.append(error)
+                    self.memory.write(scratch + 8, np.ones(1, np.int32))
+                else:
+                    prog.module.give(instance)
+            finally:
+                if t:
+                    gate.leave()
+        instances = [prog.module.take() for _ in prog.chunks]
+        if self.fuel is not None:
+            for instance in instances:
+                instance.store.set_fuel(self.fuel)
+        for instance, chunk in zip(instances[1:], prog.chunks[1:]):
+            self.wasm.pool.submit(part, instance, *chunk)
         try:
-            with self._team_lock:
-                instances = [prog.module.take() for _ in prog.chunks]
-                if self.fuel is not None:
-                    for instance in instances:
-                        instance.store.set_fuel(self.fuel)
-                helpers = [self.wasm.pool.submit(part, i, *c)
-                           for i, c in zip(instances[1:], prog.chunks[1:])]
-                errors = [part(instances[0], *prog.chunks[0])] + [h.result() for h in helpers]
-        finally:
-            self.memory.free(scratch)
-        for instance, error in zip(instances, errors):
-            if error is None:
-                prog.module.give(instance)
+            part(instances[0], *prog.chunks[0])
+        finally:   # the scratch is freed once no part can run on
+            gate.close()
         if first:
             raise WasmTrapError(prog.name, _cause(first[0]))
 
@@ -671,6 +678,34 @@ class WasmBackend(Backend):
     def info(self) -> dict[str, Any]:
         return {"backend": self.name, **self.memory.stats(), "modules": len(self.wasm.modules),
                 "threads": self.threads, "fuel": self.fuel}
+
+
+class _Gate:
+    """The helpers of one team dispatch that may still join it: open until thread 0 is
+    done. The last of thread 0 and the helpers inside to leave runs `release`."""
+
+    def __init__(self, release: Callable[[], None]) -> None:
+        self._lock = threading.Lock()
+        self._open, self._inside, self._release = True, 0, release
+
+    def enter(self) -> bool:
+        with self._lock:
+            self._inside += self._open
+            return self._open
+
+    def leave(self) -> None:
+        with self._lock:
+            self._inside -= 1
+            last = not self._open and self._inside == 0
+        if last:
+            self._release()
+
+    def close(self) -> None:
+        with self._lock:
+            self._open = False
+            last = self._inside == 0
+        if last:
+            self._release()
 
 
 def _ranges(extent: int, unit: int, n: int) -> list[tuple[int, int]]:

@@ -10,14 +10,15 @@ and turns the last pass's keys back into values: the only values a key does not 
 back exactly (-0.0, a NaN other than the canonical one) are put back in their places
 by one more read, only when the row holds one.
 
-Threads share one long row as a team (`$team`): each counts and scatters its own
-range, to places after those of the threads before it, with barriers between the steps.
+A long row alone in its batch is sorted in chunks that the device's threads take from
+a work list (routine_text.work_list): per pass, every chunk's counts of the digit, then
+every chunk scattered to its own places (after those of the chunks before it: stable).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from jaxlab.backends.wasm.routine_text import BARRIER, Body, Fn, Layout, Team, get, i32, layout
+from jaxlab.backends.wasm.routine_text import Body, Fn, Team, get, i32, layout, work_list, work_phase
 from jaxlab.backends.wasm.vector_loops import FloatType
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import Routine
@@ -25,10 +26,11 @@ from jaxlab.ir.kernel import Routine
 # one key per value, as wide as the value
 KEYED = (DType.float32, DType.int32, DType.uint32, DType.float64, DType.int64, DType.uint64)
 
-# a row this long, alone in its batch, is shared by the device's threads (up to
-# TEAM_THREADS): each pass costs them a few barriers (tens of microseconds)
+# a row this long, alone in its batch, is sorted in TEAM_CHUNKS chunks that up to
+# TEAM_THREADS threads take from a work list (each pass costs two phases)
 TEAM_FROM = 1 << 17
 TEAM_THREADS = 8
+TEAM_CHUNKS = 8
 
 # rows this long sort with 11-bit digits (3 passes for 32-bit keys, 2048-entry histograms
 # that stay in L1); shorter rows with 8-bit ones, whose 256-entry prefix sums cost less
@@ -217,168 +219,236 @@ def _pass_name(first: bool, last: bool) -> str:
     return f"pass_{'made' if first else 'keys'}_to_{'out' if last else 'keys'}"
 
 
-def _layout(n: int, size: int, indices: bool, buckets: int, passes: int, threads: int):
-    """Scratch for `threads` threads sorting one row together: the barrier's words,
-    the keys (and indices) twice, each thread's histograms, first places and flag."""
-    return layout(sync=16, keys=size * n, keys2=size * n, order=4 * n if indices else 0,
-                  order2=4 * n if indices else 0, counts=4 * buckets * passes * threads,
-                  places=4 * buckets * threads, odd=4 * threads)
+# the descriptor of the phase now published (written by thread 0 before it publishes):
+# what an item does, and with what
+_DESC = {"kind": 0, "src": 4, "srcidx": 8, "delta": 12, "mask": 16, "first": 20, "last": 24, "table": 28,
+         "rotation": 32}   # rotation: 8 bytes
+_KEYS_AND_COUNTS, _RECOUNT, _SCATTER = 0, 1, 2   # the kinds of items
 
 
-def _team(routine: Routine, ft: FloatType, indices: bool, threads: int) -> tuple[str, Layout]:
-    """`$team(out, in, scratch, t, T)`: thread t of T's part of sorting one row (T <=
-    `threads`): each counts the digits of its range of the row, every thread derives
-    the same passes from all the counts, and each scatters its range to its own first
-    places (the threads before it first: stable), the counts of its range of the keys
-    the previous pass wrote made anew; a barrier between the steps. With T = 1 there is
-    nothing to wait for and nothing to count again."""
-    (shape, dtype), = routine.inputs
-    n, size = shape[-1], dtype.itemsize
-    keys = Keys(dtype)
-    t = keys.t
-    width, shifts = _plan(dtype, n)
-    buckets, passes = 1 << width, len(shifts)
-    lay = _layout(n, size, indices, buckets, passes, threads)
-    f = Fn(ft)
-    for name in lay.offsets:
-        f.var(name.upper())
-    for name in ("lo", "hi", "mine", "places", "src", "dst", "end", "slot", "total", "before", "count", "odd",
-                 "first", "last", "swap", "active", "u", "to", "scale"):
-        f.var(name)
-    f.var("bits", t)
-    f.var("key", t)
-    for name in ("v", "k", "oddv"):
-        f.var(name, "v128")
-    IN, OUT = "(local.get $in0)", "(local.get $out0)"
-    team = "(i32.gt_u (local.get $T) (i32.const 1))"
-    barrier = f"(if {team} (then (call $barrier (local.get $SYNC) (local.get $T))))"
-    table = lambda u, p: (f"(i32.add (local.get $COUNTS) (i32.add (i32.mul {u} {i32(4 * buckets * passes)}) "  # noqa: E731
-                          f"{i32(4 * buckets * p)}))")
-    at = lambda base, i, width=size: f"(i32.add {base} (i32.shl {i} (i32.const {width.bit_length() - 1})))"  # noqa: E731
+def _layout(n: int, size: int, indices: bool, buckets: int, passes: int, chunks: int):
+    """Scratch for sorting one row in `chunks` chunks: the work list's words, the phase's
+    descriptor, the keys (and indices) twice, each chunk's histograms, next places and flag."""
+    return layout(sync=16, desc=48, keys=size * n, keys2=size * n, order=4 * n if indices else 0,
+                  order2=4 * n if indices else 0, counts=4 * buckets * passes * chunks,
+                  places=4 * buckets * chunks, odd=4 * chunks)
 
-    def bump(tables: list[tuple[int, str]]) -> list[str]:
-        """counts[digit of $key] += 1 in each (shift, table)."""
-        return [line for shift, base in tables for line in (
-            f"(local.set $slot {_digit_slot(keys, base, get('key'), _rotation(keys, shift), _mask(keys, shift, width))})",
+
+class _Sorter:
+    """The text of one row's sort in `chunks` chunks (items of the work list)."""
+
+    def __init__(self, routine: Routine, ft: FloatType, indices: bool, chunks: int) -> None:
+        (shape, dtype), = routine.inputs
+        self.ft, self.indices, self.chunks = ft, indices, chunks
+        self.n, self.size, self.keys = shape[-1], dtype.itemsize, Keys(dtype)
+        self.width, self.shifts = _plan(dtype, self.n)
+        self.buckets, self.passes = 1 << self.width, len(self.shifts)
+        self.lay = _layout(self.n, self.size, indices, self.buckets, self.passes, chunks)
+        self.float_keys = not dtype.is_int and not indices
+
+    def declare(self, f: Fn) -> None:
+        for name in self.lay.offsets:
+            f.var(name.upper())
+        for name in ("lo", "hi", "src", "dst", "end", "slot", "total", "before", "count", "odd", "mask", "u"):
+            f.var(name)
+        for name in ("bits", "key", "rot"):
+            f.var(name, self.keys.t)
+
+    def buffers(self) -> list[str]:
+        return [f"(local.set ${k.upper()} (i32.add (local.get $scratch) {i32(v)}))"
+                for k, v in self.lay.offsets.items()]
+
+    def at(self, base: str, i: str, width: int = 0) -> str:
+        return f"(i32.add {base} (i32.shl {i} (i32.const {(width or self.size).bit_length() - 1})))"
+
+    def table(self, u: str, p: int) -> str:
+        """Chunk u's histogram of digit p."""
+        return (f"(i32.add (local.get $COUNTS) (i32.add (i32.mul {u} {i32(4 * self.buckets * self.passes)}) "
+                f"{i32(4 * self.buckets * p)}))")
+
+    def split(self, u: str) -> str:
+        """The first index of chunk u (of `chunks`)."""
+        return f"(i32.wrap_i64 (i64.div_u (i64.mul (i64.extend_i32_u {u}) (i64.const {self.n})) (i64.const {self.chunks})))"
+
+    def bump(self, tables: list[tuple[str, str, str]]) -> list[str]:
+        """counts[digit of $key] += 1 in each (table, rotation, mask)."""
+        return [line for base, rotation, mask in tables for line in (
+            f"(local.set $slot {_digit_slot(self.keys, base, get('key'), rotation, mask)})",
             "(i32.store (local.get $slot) (i32.add (i32.load (local.get $slot)) (i32.const 1)))")]
 
-    def count(src: str, read: list[str], tables: list[tuple[int, str]], what: str) -> list[str]:
-        """A loop over [lo, hi) of the row at `src`: `read` sets $key, then the bumps."""
-        return ([f"(local.set $src {at(src, get('lo'))}) (local.set $end {at(src, get('hi'))})",
-                 f"(block $counted (loop $count  ;; {what}",
-                 "  (br_if $counted (i32.ge_u (local.get $src) (local.get $end)))"]
-                + [f"  {line}" for line in read + bump(tables)]
-                + [f"  (local.set $src (i32.add (local.get $src) {i32(size)}))", "  (br $count)))"])
-    float_keys = not dtype.is_int and not indices
-    lanes = 16 // size
-    every_digit = [(shift, f"(i32.add (local.get $mine) {i32(4 * buckets * p)})") for p, shift in enumerate(shifts)]
-    vector_step = (["(local.set $v (v128.load (local.get $src)))",
-                    f"(local.set $k {keys.vector_key(get('v'))})"]
-                   + ([f"(local.set $oddv (v128.or (local.get $oddv) {keys.vector_odd(get('v'))}))"] if float_keys else [])
-                   + ["(v128.store (local.get $dst) (local.get $k))"]
-                   + [line for lane in range(lanes) for line in
-                      [f"(local.set $key ({keys.lanes}.extract_lane {lane} (local.get $k)))"] + bump(every_digit)]
-                   + ["(local.set $src (i32.add (local.get $src) (i32.const 16)))",
-                      "(local.set $dst (i32.add (local.get $dst) (i32.const 16)))"])
-    scalar_step = ([f"(local.set $bits ({t}.load (local.get $src)))", f"(local.set $key {keys.key(get('bits'))})"]
-                   + ([f"(local.set $odd (i32.or (local.get $odd) {keys.odd(get('bits'))}))"] if float_keys else [])
-                   + [f"({t}.store (local.get $dst) (local.get $key))"] + bump(every_digit)
-                   + [f"(local.set $src (i32.add (local.get $src) {i32(size)}))",
-                      f"(local.set $dst (i32.add (local.get $dst) {i32(size)}))"])
-    whole = f"(i32.add {get('lo')} (i32.and (i32.sub {get('hi')} {get('lo')}) {i32(-lanes)}))"
-    histograms = ([f"(memory.fill (local.get $mine) (i32.const 0) {i32(4 * buckets * passes)})",
-                   "(local.set $odd (i32.const 0))",
-                   f"(local.set $src {at(IN, get('lo'))}) (local.set $dst {at('(local.get $KEYS)', get('lo'))})",
-                   f"(local.set $end {at(IN, whole)})",
-                   f"(block $keyed (loop $vectors  ;; this thread's range: keys made {lanes} at a time "
-                   "(SIMD), stored, and counted for every digit's histogram",
-                   "  (br_if $keyed (i32.ge_u (local.get $src) (local.get $end)))"]
-                  + [f"  {line}" for line in vector_step] + ["  (br $vectors)))",
-                     f"(local.set $end {at(IN, get('hi'))})",
-                     "(block $keyed_rest (loop $rest  ;; the last few one at a time",
-                     "  (br_if $keyed_rest (i32.ge_u (local.get $src) (local.get $end)))"]
-                  + [f"  {line}" for line in scalar_step] + ["  (br $rest)))"]
-                  + (["(local.set $odd (i32.or (local.get $odd) (v128.any_true (local.get $oddv))))"] if float_keys else [])
-                  + [f"(i32.store {at('(local.get $ODD)', get('t'), 4)} (local.get $odd))", barrier])
-    slot_of = lambda base, d: f"(i32.add {base} (i32.shl {d} (i32.const 2)))"  # noqa: E731
+    def keys_and_counts(self, f: Fn) -> list[str]:
+        """Chunk [lo, hi): keys made (SIMD), stored, and counted for every digit; its flag."""
+        keys, size, t = self.keys, self.size, self.keys.t
+        lanes = 16 // size
+        for name in ("v", "k", "oddv"):
+            f.var(name, "v128")
+        every_digit = [(f"(i32.add (local.get $count) {i32(4 * self.buckets * p)})", _rotation(keys, shift),
+                        _mask(keys, shift, self.width)) for p, shift in enumerate(self.shifts)]
+        vector_step = (["(local.set $v (v128.load (local.get $src)))",
+                        f"(local.set $k {keys.vector_key(get('v'))})"]
+                       + ([f"(local.set $oddv (v128.or (local.get $oddv) {keys.vector_odd(get('v'))}))"]
+                          if self.float_keys else [])
+                       + ["(v128.store (local.get $dst) (local.get $k))"]
+                       + [line for lane in range(lanes) for line in
+                          [f"(local.set $key ({keys.lanes}.extract_lane {lane} (local.get $k)))"] + self.bump(every_digit)]
+                       + ["(local.set $src (i32.add (local.get $src) (i32.const 16)))",
+                          "(local.set $dst (i32.add (local.get $dst) (i32.const 16)))"])
+        scalar_step = ([f"(local.set $bits ({t}.load (local.get $src)))", f"(local.set $key {keys.key(get('bits'))})"]
+                       + ([f"(local.set $odd (i32.or (local.get $odd) {keys.odd(get('bits'))}))"] if self.float_keys else [])
+                       + [f"({t}.store (local.get $dst) (local.get $key))"] + self.bump(every_digit)
+                       + [f"(local.set $src (i32.add (local.get $src) {i32(size)}))",
+                          f"(local.set $dst (i32.add (local.get $dst) {i32(size)}))"])
+        whole = f"(i32.add {get('lo')} (i32.and (i32.sub {get('hi')} {get('lo')}) {i32(-lanes)}))"
+        IN = "(local.get $in0)"
+        return ([f"(local.set $count {self.table(get('index'), 0)})",
+                 f"(memory.fill (local.get $count) (i32.const 0) {i32(4 * self.buckets * self.passes)})",
+                 "(local.set $odd (i32.const 0))",
+                 f"(local.set $src {self.at(IN, get('lo'))}) (local.set $dst {self.at('(local.get $KEYS)', get('lo'))})",
+                 f"(local.set $end {self.at(IN, whole)})",
+                 f"(block $keyed (loop $vectors  ;; keys made {lanes} at a time (SIMD), stored, and counted "
+                 "for every digit's histogram",
+                 "  (br_if $keyed (i32.ge_u (local.get $src) (local.get $end)))"]
+                + [f"  {line}" for line in vector_step] + ["  (br $vectors)))",
+                   f"(local.set $end {self.at(IN, get('hi'))})",
+                   "(block $keyed_rest (loop $rest  ;; the last few one at a time",
+                   "  (br_if $keyed_rest (i32.ge_u (local.get $src) (local.get $end)))"]
+                + [f"  {line}" for line in scalar_step] + ["  (br $rest)))"]
+                + (["(local.set $odd (i32.or (local.get $odd) (v128.any_true (local.get $oddv))))"]
+                   if self.float_keys else [])
+                + [f"(i32.store {self.at('(local.get $ODD)', get('index'), 4)} (local.get $odd))"])
 
-    def total(p: int, mine_before: bool) -> list[str]:
-        """$total: all threads' count of digit $d in pass p; $before: theirs before t."""
-        return (["(local.set $total (i32.const 0)) (local.set $before (i32.const 0))"]
-                + f.loop("u", i32(0), get("T"), [
-                    f"(local.set $count (i32.load {slot_of(table(get('u'), p), get('d'))}))",
-                    "(local.set $total (i32.add (local.get $total) (local.get $count)))"]
-                    + (["(if (i32.lt_u (local.get $u) (local.get $t)) (then (local.set $before "
-                        "(i32.add (local.get $before) (local.get $count)))))"] if mine_before else []),
-                    "every thread's count"))
-    varies = lambda p: (f.loop("d", i32(0), i32(buckets), total(p, False) + [  # noqa: E731
-        f"(if (i32.eq (local.get $total) {i32(n)}) (then (local.set $active (i32.and (local.get $active) {i32(~(1 << p))}))))"],
-        f"digit {p}: a pass only if no digit value holds every key"))
-    def places(p: int) -> list[str]:
-        return (["(local.set $slot (i32.const 0))  ;; the keys of smaller digits"]
-                + f.loop("d", i32(0), i32(buckets), total(p, True) + [
-                    f"(i32.store {slot_of(get('places'), get('d'))} (i32.add (local.get $to) "
-                    "(i32.shl (i32.add (local.get $slot) (local.get $before)) (local.get $scale))))",
-                    "(local.set $slot (i32.add (local.get $slot) (local.get $total)))"],
-                    "this thread's first place for each digit (a byte address in the destination): "
-                    "after smaller digits' keys and the threads' before it"))
-    key_bufs = ("KEYS", "KEYS2") + (("ORDER", "ORDER2") if indices else ())
-    log_size = size.bit_length() - 1
+    def desc(self, name: str, kind: str = "i32") -> str:
+        return f"({kind}.load offset={_DESC[name]} (local.get $DESC))"
 
-    def run(p: int, shift: int) -> list[str]:
-        """Pass p when its digit varies: from the keys, to the keys or out."""
-        later = f"(i32.and (local.get $active) {i32(-(1 << (p + 1)) & ((1 << passes) - 1))})"
-        src_idx = at("(local.get $ORDER)", get("lo"), 4) if indices else i32(0)
-        # where a key's index goes, from where the key goes (index_at in _pass)
-        delta = (f"(i32.sub (local.get $ORDER2) (i32.shr_u (local.get $KEYS2) {i32(log_size - 2)}))"
-                 if indices else i32(0))
-        call = lambda first, last: (  # noqa: E731
-            f"(call ${_pass_name(first, last)} {at('(local.get $KEYS)', get('lo'))} {src_idx} "
-            f"{i32(0) if last else delta} (local.get $places) {_rotation(keys, shift)} {_mask(keys, shift, width)} "
-            "(i32.sub (local.get $hi) (local.get $lo)) (local.get $lo))")
-        destination = [f"(local.set $last (i32.eqz {later}))",
+    def recount(self) -> list[str]:
+        """Chunk [lo, hi) of the keys the last pass wrote: its histogram of this pass's digit."""
+        t = self.keys.t
+        rot = self.desc("rotation", "i64")
+        return ([f"(local.set $count (i32.add {self.table(get('index'), 0)} {self.desc('table')}))",
+                 f"(memory.fill (local.get $count) (i32.const 0) {i32(4 * self.buckets)})",
+                 f"(local.set $rot {rot if t == 'i64' else f'(i32.wrap_i64 {rot})'})",
+                 f"(local.set $mask {self.desc('mask')})",
+                 f"(local.set $src {self.at(self.desc('src'), get('lo'))}) (local.set $end {self.at(self.desc('src'), get('hi'))})",
+                 "(block $counted (loop $recount  ;; this chunk's digits",
+                 "  (br_if $counted (i32.ge_u (local.get $src) (local.get $end)))",
+                 f"  (local.set $key ({t}.load (local.get $src)))"]
+                + [f"  {line}" for line in self.bump([("(local.get $count)", get("rot"), get("mask"))])]
+                + [f"  (local.set $src (i32.add (local.get $src) {i32(self.size)}))", "  (br $recount)))"])
+
+    def scatter(self) -> list[str]:
+        """Chunk [lo, hi) to its digits' places (its table of them)."""
+        rot = self.desc("rotation", "i64")
+        rot = rot if self.keys.t == "i64" else f"(i32.wrap_i64 {rot})"
+        args = (f"{self.at(self.desc('src'), get('lo'))} {self.at(self.desc('srcidx'), get('lo'), 4)} {self.desc('delta')} "
+                f"(i32.add (local.get $PLACES) (i32.mul (local.get $index) {i32(4 * self.buckets)})) {rot} "
+                f"{self.desc('mask')} (i32.sub (local.get $hi) (local.get $lo)) (local.get $lo)")
+        by_last = lambda first: (f"(if {self.desc('last')} (then (call ${_pass_name(first, True)} {args})) "  # noqa: E731
+                                 f"(else (call ${_pass_name(first, False)} {args})))")
+        return ([f"(if {self.desc('first')} (then {by_last(True)}) (else {by_last(False)}))"] if self.indices
+                else [by_last(False)])
+
+    def item(self) -> str:
+        f = Fn(self.ft)
+        self.declare(f)
+        kind = self.desc("kind")
+        body = (self.buffers()
+                + [f"(local.set $lo {self.split(get('index'))})",
+                   f"(local.set $hi {self.split('(i32.add (local.get $index) (i32.const 1))')})",
+                   f"(if (i32.eq {kind} {i32(_KEYS_AND_COUNTS)}) (then"]
+                + [f"  {line}" for line in self.keys_and_counts(f)]
+                + ["  (return)))", f"(if (i32.eq {kind} {i32(_RECOUNT)}) (then"]
+                + [f"  {line}" for line in self.recount()] + ["  (return)))"] + self.scatter())
+        return f.text("(func $item (param $out0 i32) (param $in0 i32) (param $scratch i32) (param $phase i32) "
+                      "(param $index i32)", body, f"chunk $index of {self.chunks} of the row: the phase's part")
+
+    def team(self) -> str:
+        """`$team(out, in, scratch, t, T)`: thread 0 publishes the phases (its descriptor
+        first), decides which passes run and where each chunk's keys go; every thread
+        takes chunks."""
+        f = Fn(self.ft)
+        self.declare(f)
+        for name in ("first", "last", "swap", "active", "phase", "to", "scale"):
+            f.var(name)
+        n, buckets, passes, chunks, size = self.n, self.buckets, self.passes, self.chunks, self.size
+        keys, indices = self.keys, self.indices
+        IN, OUT = "(local.get $in0)", "(local.get $out0)"
+        slot_of = lambda base, d: f"(i32.add {base} (i32.shl {d} (i32.const 2)))"  # noqa: E731
+        store = lambda name, value, kind="i32": f"({kind}.store offset={_DESC[name]} (local.get $DESC) {value})"  # noqa: E731
+
+        def phase(kind: int, extra: list[str]) -> list[str]:
+            return ([store("kind", i32(kind))] + extra
+                    + work_phase(["out0", "in0"], "(local.get $phase)", i32(chunks), [])
+                    + ["(local.set $phase (i32.add (local.get $phase) (i32.const 1)))"])
+
+        def total(p: int, places: bool) -> list[str]:
+            """$total: every chunk's count of digit $d in pass p; with `places`, each
+            chunk's first place for it, after the chunks before it."""
+            return (["(local.set $total (i32.const 0))"]
+                    + f.loop("u", i32(0), i32(chunks), (
+                        [f"(i32.store {slot_of(f'(i32.add (local.get $PLACES) (i32.mul (local.get $u) {i32(4 * buckets)}))', get('d'))} "
+                         "(i32.add (local.get $to) (i32.shl (i32.add (local.get $slot) (local.get $total)) (local.get $scale))))"]
+                        if places else [])
+                        + [f"(local.set $total (i32.add (local.get $total) (i32.load {slot_of(self.table(get('u'), p), get('d'))})))"],
+                        "every chunk's count"))
+        varies = lambda p: f.loop("d", i32(0), i32(buckets), total(p, False) + [  # noqa: E731
+            f"(if (i32.eq (local.get $total) {i32(n)}) (then (local.set $active (i32.and (local.get $active) {i32(~(1 << p))}))))"],
+            f"digit {p}: a pass only if no digit value holds every key")
+        key_bufs = ("KEYS", "KEYS2") + (("ORDER", "ORDER2") if indices else ())
+        log_size = size.bit_length() - 1
+
+        def run(p: int, shift: int) -> list[str]:
+            later = f"(i32.and (local.get $active) {i32(-(1 << (p + 1)) & ((1 << passes) - 1))})"
+            delta = (f"(i32.sub (local.get $ORDER2) (i32.shr_u (local.get $KEYS2) {i32(log_size - 2)}))"
+                     if indices else i32(0))
+            rotation = f"(i64.const {(2 - shift) % keys.bits})"   # as _rotation, for either key width
+            common = [store("src", "(local.get $KEYS)"), store("srcidx", "(local.get $ORDER)" if indices else i32(0)),
+                      store("rotation", rotation, "i64"), store("mask", _mask(keys, shift, self.width))]
+            recount = ["(if (i32.eqz (local.get $first)) (then  ;; every chunk's counts of this digit, anew"]
+            recount += [f"  {line}" for line in phase(_RECOUNT, [store("table", i32(4 * buckets * p))])] + ["))"]
+            places = ([f"(local.set $last (i32.eqz {later}))",
                        f"(local.set $to (select {OUT} (local.get $KEYS2) (local.get $last)))",
-                       f"(local.set $scale {f'(select {i32(2)} {i32(log_size)} (local.get $last))' if indices else i32(log_size)})"]
-        recount = ([f"(if (i32.and {team} (i32.eqz (local.get $first))) (then  ;; this range of the keys' digits",
-                    f"  (memory.fill {table(get('t'), p)} (i32.const 0) {i32(4 * buckets)})"]
-                   + [f"  {line}" for line in count("(local.get $KEYS)", [f"(local.set $key ({t}.load (local.get $src)))"],
-                                                     [(shift, table(get("t"), p))], f"digit {p} of this range")]
-                   + [f"  {barrier}", "))"])
-        swap = [f"(local.set $swap (local.get ${a})) (local.set ${a} (local.get ${b})) (local.set ${b} (local.get $swap))"
-                for a, b in zip(key_bufs[::2], key_bufs[1::2])]
-        by_last = lambda first: f"(if (local.get $last) (then {call(first, True)}) (else {call(first, False)}))"  # noqa: E731
-        inner = (recount + destination + places(p)
-                 + ([f"(if (local.get $first) (then {by_last(True)}) (else {by_last(False)}))"] if indices
-                    else [by_last(False)])
-                 + [barrier, "(local.set $first (i32.const 0))"] + swap)
-        return ([f";; digit {p}: bits {shift}..{min(shift + width, 8 * size) - 1}",
-                 f"(if (i32.and (local.get $active) {i32(1 << p)}) (then"] + [f"  {line}" for line in inner] + ["))"])
-    unmoved = (f.loop("i", get("lo"), get("hi"), [
-        f"(i32.store {at(OUT, get('i'), 4)} (local.get $i))"], "the identity")
-        if indices else [f"(memory.copy {at(OUT, get('lo'))} {at(IN, get('lo'))} "
-                         f"(i32.shl (i32.sub (local.get $hi) (local.get $lo)) (i32.const {size.bit_length() - 1})))"])
-    put_back = ([";; values the keys did not give back, in their places (by thread 0)",
-                 "(local.set $odd (i32.const 0))"]
-                + f.loop("u", i32(0), get("T"), [f"(local.set $odd (i32.or (local.get $odd) (i32.load {at('(local.get $ODD)', get('u'), 4)})))"],
-                         "any thread's flag")
-                + [f"(if (i32.and (local.get $odd) (i32.eqz (local.get $t))) (then (call $put_back {OUT} {IN})))"]
-                if float_keys else [])
-    split = lambda u: (f"(i32.wrap_i64 (i64.div_u (i64.mul (i64.extend_i32_u {u}) (i64.const {n})) "  # noqa: E731
-                       "(i64.extend_i32_u (local.get $T))))")
-    body = ([f"(local.set ${k.upper()} (i32.add (local.get $scratch) {i32(v)}))" for k, v in lay.offsets.items()]
-            + [f"(local.set $lo {split(get('t'))})", f"(local.set $hi {split('(i32.add (local.get $t) (i32.const 1))')})",
-               f"(local.set $mine {table(get('t'), 0)})",
-               f"(local.set $places (i32.add (local.get $PLACES) (i32.mul (local.get $t) {i32(4 * buckets)})))"]
-            + histograms + [f"(local.set $active {i32((1 << passes) - 1)})"]
-            + [line for p in range(passes) for line in varies(p)]
-            + [";; every key the same: the row is its own (stable) order",
-               "(if (i32.eqz (local.get $active)) (then"] + [f"  {line}" for line in unmoved]
-            + ["  (return)))", "(local.set $first (i32.const 1))"]
-            + [line for p, shift in enumerate(shifts) for line in run(p, shift)] + put_back)
-    fn = f.text("(func $team (param $out0 i32) (param $in0 i32) (param $scratch i32) (param $t i32) (param $T i32)",
-                body, f"thread t of T: its part of the {'argsort' if indices else 'sort'} of one row of {n} "
-                "(LSD radix sort)")
-    return fn, lay
+                       f"(local.set $scale {f'(select {i32(2)} {i32(log_size)} (local.get $last))' if indices else i32(log_size)})",
+                       "(local.set $slot (i32.const 0))  ;; the keys of smaller digits"]
+                      + f.loop("d", i32(0), i32(buckets), total(p, True) + [
+                          "(local.set $slot (i32.add (local.get $slot) (local.get $total)))"],
+                          "each chunk's first place for each digit (a byte address in the destination): "
+                          "after smaller digits' keys and the chunks' before it"))
+            scatter = phase(_SCATTER, [store("delta", f"(select {i32(0)} {delta} (local.get $last))"),
+                                       store("first", get("first")), store("last", get("last"))])
+            swap = [f"(local.set $swap (local.get ${a})) (local.set ${a} (local.get ${b})) (local.set ${b} (local.get $swap))"
+                    for a, b in zip(key_bufs[::2], key_bufs[1::2])]
+            inner = common + recount + places + scatter + ["(local.set $first (i32.const 0))"] + swap
+            return ([f";; digit {p}: bits {shift}..{min(shift + self.width, 8 * size) - 1}",
+                     f"(if (i32.and (local.get $active) {i32(1 << p)}) (then"] + [f"  {line}" for line in inner] + ["))"])
+        unmoved = (f.loop("i", i32(0), i32(n), [f"(i32.store {self.at(OUT, get('i'), 4)} (local.get $i))"], "the identity")
+                   if indices else [f"(memory.copy {OUT} {IN} {i32(n * size)})"])
+        put_back = ([";; values the keys did not give back, in their places",
+                     "(local.set $odd (i32.const 0))"]
+                    + f.loop("u", i32(0), i32(chunks), [
+                        f"(local.set $odd (i32.or (local.get $odd) (i32.load {self.at('(local.get $ODD)', get('u'), 4)})))"],
+                        "any chunk's flag")
+                    + [f"(if (local.get $odd) (then (call $put_back {OUT} {IN})))"] if self.float_keys else [])
+        main = (phase(_KEYS_AND_COUNTS, [])
+                + [f"(local.set $active {i32((1 << passes) - 1)})"]
+                + [line for p in range(passes) for line in varies(p)]
+                + ["(if (local.get $active) (then  ;; else every key the same: the row is its own (stable) order",
+                   "  (local.set $first (i32.const 1))"]
+                + [f"  {line}" for p, shift in enumerate(self.shifts) for line in run(p, shift)]
+                + ["  ) (else"] + [f"  {line}" for line in unmoved] + ["))", "(call $work_done (local.get $SYNC))"]
+                + put_back)
+        body = (self.buffers()
+                + [";; a thread alone has scratch of its own, as it was left (a team's comes zeroed)",
+                   "(if (i32.eq (local.get $T) (i32.const 1)) (then (memory.fill (local.get $SYNC) (i32.const 0) (i32.const 16))))",
+                   "(if (i32.eqz (local.get $t)) (then"] + [f"  {line}" for line in main]
+                + ["  (return)))", ";; another thread: chunks until thread 0 says the work is done",
+                   "(call $take_items (local.get $out0) (local.get $in0) (local.get $scratch) (local.get $SYNC))"])
+        what = "argsort" if indices else "sort"
+        return f.text("(func $team (param $out0 i32) (param $in0 i32) (param $scratch i32) (param $t i32) (param $T i32)",
+                      body, f"thread t of T: its part of the {what} of one row of {n} (LSD radix sort, "
+                      f"{chunks} chunk{'s' if chunks > 1 else ''})")
+
+    def functions(self) -> list[str]:
+        return [self.team(), self.item(), work_list(["out0", "in0"])]
 
 
 def _sort(routine: Routine, ft: FloatType, indices: bool) -> Body:
@@ -386,9 +456,9 @@ def _sort(routine: Routine, ft: FloatType, indices: bool) -> Body:
     n, size = shape[-1], dtype.itemsize
     keys = Keys(dtype)
     width, shifts = _plan(dtype, n)
-    serial, lay = _team(routine, ft, indices, 1)
+    serial = _Sorter(routine, ft, indices, 1)
     entry = ("(func $matrix (param $out0 i32) (param $in0 i32) (param $scratch i32)\n"
-             f"  ;; {'argsort' if indices else 'sort'} of one row of {n}: one thread's team\n"
+             f"  ;; {'argsort' if indices else 'sort'} of one row of {n}: a team of one thread\n"
              "  (call $team (local.get $out0) (local.get $in0) (local.get $scratch) (i32.const 0) (i32.const 1)))")
     passes = [_pass(ft, keys, n, width, first, last, indices)
               for first in ((True, False) if indices else (False,)) for last in (True, False)]
@@ -402,13 +472,15 @@ def _sort(routine: Routine, ft: FloatType, indices: bool) -> Body:
              "digit_bits": (width, f"{'11 for rows of at least ' + str(WIDE_DIGITS_FROM) if width == 11 else '8 for rows under ' + str(WIDE_DIGITS_FROM)}: "
                             "fewer passes against a histogram per pass that stays in L1"),
              "rows": ("one after another", "threads take ranges of rows; a row of at least "
-                      f"{TEAM_FROM} alone in its batch is shared by them (a team)")}
+                      f"{TEAM_FROM} alone in its batch is sorted in {TEAM_CHUNKS} chunks, items of a "
+                      "work list that the device's threads share (each pass: every chunk's counts, "
+                      "then every chunk scattered to its own places)")}
     extra = [_put_back(ft, keys, n)] if float_keys else []
     team = None
     if n >= TEAM_FROM:
-        shared, team_layout = _team(routine, ft, indices, TEAM_THREADS)
-        team = Team([shared] + passes + extra + [BARRIER], team_layout, TEAM_THREADS)
-    return Body([entry, serial] + passes + extra + [BARRIER], ["out0", "in0"], lay, notes, None,
+        shared = _Sorter(routine, ft, indices, TEAM_CHUNKS)
+        team = Team(shared.functions() + passes + extra, shared.lay, TEAM_THREADS)
+    return Body([entry] + serial.functions() + passes + extra, ["out0", "in0"], serial.lay, notes, None,
                 item_dims=1, team=team)
 
 

@@ -55,6 +55,13 @@ def test_a_division_by_a_bounded_constant_is_plain():
     assert "div_f32(in0[gidx]" in main_source(lambda a: a / 3e38)
 
 
+def test_a_remainder_by_a_power_of_two_is_plain():
+    # a - b * trunc(a / b) is exact then (x % 2 in pow and round); other divisors loop
+    assert "%" in main_source(lambda a: a.binary(AluOp.Mod, 2.0))
+    assert "fmod_f32(in0[gidx]" in main_source(lambda a: a.binary(AluOp.Mod, 3.0))
+    assert "fmod_f32(in0[gidx]" in main_source(lambda a: a.binary(AluOp.Mod, 2.0 ** 127))
+
+
 def test_math_functions_divide_unguarded():
     # their divisions are bounded by the range reduction (W1 is tanh, exp and sin)
     math = (AluOp.Tanh, AluOp.Exp, AluOp.Sin, AluOp.Atan, AluOp.Erf, AluOp.Erfc, AluOp.Log)
@@ -113,3 +120,14 @@ def test_complex_division_special_values_as_jax(backend):
         a, b = getattr(ours, part), getattr(theirs, part)
         np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
         np.testing.assert_allclose(a[~np.isnan(b)], b[~np.isnan(b)], rtol=1e-6, atol=1e-7)
+
+
+def test_float_remainders_are_exact_as_jax(backend):
+    """fmod is exact (C's, as JAX's), for quotients of any size: WGSL's %, a - b *
+    trunc(a / b), is off by up to |b| where the quotient rounds."""
+    rng = np.random.default_rng(3)
+    a, b = (rng.standard_normal((2, 256)) * 2.0 ** rng.integers(-60, 60, (2, 256))) \
+        .astype(np.float32)
+    for name in ("fmod", "remainder"):
+        ours = getattr(jnp, name)(jnp.asarray(a), jnp.asarray(b))
+        np.testing.assert_array_equal(np.asarray(ours), np.asarray(getattr(jax.numpy, name)(a, b)))

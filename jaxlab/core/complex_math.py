@@ -142,9 +142,10 @@ class Magnitude:
     __slots__ = ("big", "small", "scale", "unit", "zero")
 
     def __init__(self, a: Real, b: Real) -> None:
+        # NaN-propagating max and min: a GPU compiler may turn `a < b ? b : a` into its
+        # max, which drops a NaN (NVIDIA's does: log(0 + NaN j) came out -inf + NaN j)
         a, b = fabs(a), fabs(b)
-        a_smaller = a < b
-        self.big, self.small = where(a_smaller, b, a), where(a_smaller, a, b)
+        self.big, self.small = a._op(AluOp.Max, b), a._op(AluOp.Min, b)
         self.zero = self.big.eq(0.0)
         self.scale = power_of_two_scale(self.big)
         self.unit = where(self.zero, 1.0, self.big * self.scale)

@@ -119,7 +119,7 @@ class ExpWriter:
             pair = self._threefry(node, args, level)
             return f"{pair}.{'xy'[node.arg]}", level
         else:
-            bounded = op in (AluOp.Div, AluOp.Idiv) and bounded_divisor(node)
+            bounded = op in (AluOp.Div, AluOp.Idiv, AluOp.Mod) and bounded_divisor(node)
             text = ieee_text(op, node.src, args, lang, self.needs) or \
                 op_text(op, node.src[0].dtype, args, lang, self.needs, bounded)
         if node in self._exact:

@@ -97,17 +97,27 @@ OPS: dict[AluOp, dict[Optional[Kind], Spelling]] = {
     AluOp.Threefry2x32: {ANY: Call("threefry2x32", False)},
 }
 
-# a float division whose divisor is known to stay within 2^126 (see the `div` helper)
-_PLAIN_DIVISION = {AluOp.Div: "({0} / {1})", AluOp.Idiv: "trunc({0} / {1})"}
+# a float division whose divisor is known to stay within 2^126 (see the `div` helper), and
+# a remainder by a constant power of two, for which WGSL's a - b * trunc(a / b) is exact
+_PLAIN_DIVISION = {AluOp.Div: "({0} / {1})", AluOp.Idiv: "trunc({0} / {1})",
+                   AluOp.Mod: "({0} % {1})"}
 _DIVISOR_LIMIT = 2.0 ** 126
 
 
 def bounded_divisor(node: AluExp) -> bool:
-    """Whether a float Div or Idiv node may be spelled as WGSL's bare `/`: its divisor
-    is marked bounded (ir/alu.py Divisor) or is a constant of magnitude <= 2^126."""
+    """Whether a float Div, Idiv or Mod node may be spelled as WGSL's bare operator: a
+    Div's or Idiv's divisor is marked bounded (ir/alu.py Divisor) or is a constant of
+    magnitude <= 2^126; a Mod's is a constant power of two within 2^126 (x % 2 in pow and
+    round: no fmod loop)."""
     divisor = node.src[1]
+    if node.op is AluOp.Mod:
+        return divisor.is_const and _power_of_two(abs(float(divisor.arg)))
     return node.arg is Divisor.BOUNDED or (divisor.is_const and
                                            abs(float(divisor.arg)) <= _DIVISOR_LIMIT)
+
+
+def _power_of_two(v: float) -> bool:
+    return 2.0 ** -126 <= v <= _DIVISOR_LIMIT and math.frexp(v)[0] == 0.5
 
 
 # Casts by rule (ir/vocabulary.py), float sources given as f32; the others are WGSL's
@@ -350,11 +360,29 @@ LIBRARY: dict[str, Helper] = {
     "trunc_div": Helper("a, b", "T", """
   return trunc(div_T(a, b));""", deps=("div_T",)),
     "fmod": Helper("a, b", "T", """
-  // a - b * trunc(a / b), as WGSL's % (C's fmod, the sign of a), the quotient by div_T;
-  // an infinite b leaves a finite a as it is (b * trunc(a / b) would be inf * 0)
-  let inf_b = (bitcast<u32>(b) & 0x7fffffffu) == 0x7f800000u;
-  return select(a - b * trunc(div_T(a, b)), a, inf_b && finite_T(a));""",
-                   deps=("div_T", "finite_T")),
+  // C's fmod (the sign of a), exact as JAX's: |a|'s 24-bit mantissa, brought up to a's
+  // exponent 8 bits at a time, reduced modulo |b|'s in integers. WGSL's % is
+  // a - b * trunc(a / b), off by up to |b| where the quotient rounds (and NaN for an
+  // infinite b, or a b past 2^126 on a GPU that divides as a * (1 / b))
+  let ua = bitcast<u32>(a) & 0x7fffffffu;
+  let ub = bitcast<u32>(b) & 0x7fffffffu;
+  if (ua >= 0x7f800000u || ub > 0x7f800000u || ub == 0u) { return nan_f32(); }
+  if (ua < ub) { return a; }   // an infinite b included
+  let eb = max(ub >> 23u, 1u);   // subnormals: exponent 1, no leading bit
+  let mb = select(ub & 0x7fffffu, (ub & 0x7fffffu) | 0x800000u, ub >= 0x800000u);
+  var r = select(ua & 0x7fffffu, (ua & 0x7fffffu) | 0x800000u, ua >= 0x800000u) % mb;
+  var d = max(ua >> 23u, 1u) - eb;
+  while (d > 0u && r != 0u) {
+    let step = min(d, 8u);
+    r = (r << step) % mb;
+    d = d - step;
+  }
+  // |result| = r 2^(eb - 150), by two powers of two that are normal (the product is exact)
+  let k = i32(eb) - 150;
+  let h = k >> 1u;
+  let magnitude = f32(r) * bitcast<f32>(u32(h + 127) << 23u) * bitcast<f32>(u32(k - h + 127) << 23u);
+  return bitcast<f32>(bitcast<u32>(magnitude) | (bitcast<u32>(a) & 0x80000000u));""",
+                   deps=("nan_f32",)),
     "times_zero": Helper("x", "T", """
   // x * 0 keeps x's sign, and is NaN for inf and NaN
   return select(nan_f32(), bitcast<f32>(bitcast<u32>(x) & 0x80000000u), finite_f32(x));""",

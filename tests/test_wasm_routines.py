@@ -202,20 +202,27 @@ def _cholesky_on(be, a):
     return exe, got
 
 
+@pytest.fixture
+def cholesky_team_from_128(monkeypatch):
+    """Teams for matrices from 128 (the default threshold is larger): small and quick."""
+    from jaxlab.backends.wasm import cholesky
+    monkeypatch.setattr(cholesky, "TEAM_FROM", 128)
+    return 128
+
+
 def _spd(n, seed=0):
     m = np.random.default_rng(seed).standard_normal((n, n)).astype(np.float32)
     return (m @ m.T / n + np.eye(n, dtype=np.float32)).astype(np.float32)
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3])
-def test_a_large_cholesky_is_shared_through_a_work_list(threads):
+def test_a_large_cholesky_is_shared_through_a_work_list(threads, cholesky_team_from_128):
     """One matrix past the team's threshold, 3 past a block (tails in every kind of item:
     copied rows, panel rows, row blocks): the same factor whichever thread took which
     item, NaN below the diagonal when not positive definite, zeros above it."""
-    from jaxlab.backends.wasm.cholesky import TEAM_FROM
     from jaxlab.backends.wasm.runtime import WasmBackend
     be = WasmBackend(threads=threads)
-    a = _spd(TEAM_FROM + 3)
+    a = _spd(cholesky_team_from_128 + 3)
     exe, got = _cholesky_on(be, a)
     assert exe.tuning.value("threads") == threads and exe.program.team == (threads > 1)
     assert_close(got, np.linalg.cholesky(a.astype(np.float64)), rtol=1e-4, atol=1e-5)
@@ -225,14 +232,13 @@ def test_a_large_cholesky_is_shared_through_a_work_list(threads):
     assert np.isnan(failed[np.tril_indices(a.shape[0])]).all() and not np.triu(failed, 1).any()
 
 
-def test_thread_0_finishes_a_cholesky_without_a_helper_that_comes_late():
+def test_thread_0_finishes_a_cholesky_without_a_helper_that_comes_late(cholesky_team_from_128):
     """The pool's only thread is busy: the factor is made by thread 0 alone, the late
     helper then joins nothing, and the team's scratch is freed once, by the last."""
     import threading
-    from jaxlab.backends.wasm.cholesky import TEAM_FROM
     from jaxlab.backends.wasm.runtime import WasmBackend
     be = WasmBackend(threads=2)
-    a = _spd(TEAM_FROM)
+    a = _spd(cholesky_team_from_128)
     _cholesky_on(be, a)   # compiled, buffers pooled
     be.wasm.pool.submit(lambda: None).result()   # its helper has left
     live = be.memory_stats()["live_bytes"]
@@ -246,11 +252,10 @@ def test_thread_0_finishes_a_cholesky_without_a_helper_that_comes_late():
     assert be.memory_stats()["live_bytes"] == live
 
 
-def test_a_trap_in_a_cholesky_team_is_raised_and_the_device_works_after():
-    from jaxlab.backends.wasm.cholesky import TEAM_FROM
+def test_a_trap_in_a_cholesky_team_is_raised_and_the_device_works_after(cholesky_team_from_128):
     from jaxlab.backends.wasm.runtime import WasmBackend, WasmTrapError
     be = WasmBackend(threads=2, fuel=100_000)
-    a = _spd(TEAM_FROM)
+    a = _spd(cholesky_team_from_128)
     with pytest.raises(WasmTrapError, match="fuel"):
         _cholesky_on(be, a)
     be.fuel = 10 ** 10

@@ -162,7 +162,7 @@ def perm_at(perm: str, index: str) -> str:
 # counts them). A thread that takes nothing is never waited for. The word at $sync + 8 is
 # the host's mark that a thread trapped: every wait then traps too, rather than wait for
 # ever.
-WORK_SPINS = 20000       # loads a helper looks for the next phase before it sleeps
+WORK_SPINS = 1 << 18     # loads a helper looks for the next phase before it sleeps (a few hundred us)
 _INDEX, _COUNT, _PHASE = "(i64.const 4194303)", "(i64.const 22)", "(i64.const 44)"
 WORK_ENDED = (1 << 20) - 1   # the phase that sends the helpers home
 

@@ -403,8 +403,10 @@ class _Sorter:
             rotation = f"(i64.const {(2 - shift) % keys.bits})"   # as _rotation, for either key width
             common = [store("src", "(local.get $KEYS)"), store("srcidx", "(local.get $ORDER)" if indices else i32(0)),
                       store("rotation", rotation, "i64"), store("mask", _mask(keys, shift, self.width))]
+            # a chunk's counts of this digit change as the keys move (one chunk's do not)
             recount = ["(if (i32.eqz (local.get $first)) (then  ;; every chunk's counts of this digit, anew"]
             recount += [f"  {line}" for line in phase(_RECOUNT, [store("table", i32(4 * buckets * p))])] + ["))"]
+            recount = recount if chunks > 1 else []
             places = ([f"(local.set $last (i32.eqz {later}))",
                        f"(local.set $to (select {OUT} (local.get $KEYS2) (local.get $last)))",
                        f"(local.set $scale {f'(select {i32(2)} {i32(log_size)} (local.get $last))' if indices else i32(log_size)})",

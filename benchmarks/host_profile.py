@@ -37,7 +37,9 @@ from benchmarks import workloads
 from benchmarks.workloads import WORKLOADS, _w4_inputs
 
 CLOCKS = {"wall": time.perf_counter_ns, "thread": time.thread_time_ns}
-SUBMIT_LABEL = "  of it: fastpass's submit (the C calls)"
+C_LABELS = {"record": "  of it: recording a command buffer (C calls)",
+            "submit": "  of it: submitting it (C calls)"}
+UNTIL_SUBMIT = "from the call to its submit (the GPU idle till then)"
 
 
 def _driver_clock(clock: Callable[[], int]) -> tuple[list[float], Callable[[], None]]:
@@ -103,33 +105,60 @@ def _timed(f: Any, label: str, spent: dict[str, int], clock: Callable[[], int]) 
     return timed
 
 
-def _stages(step: Callable, args: tuple, sync: Callable, calls: int,
-            clock: Callable[[], int]) -> None:
+def _stages(step: Callable, args: tuple, calls: int, clock: Callable[[], int]) -> None:
     from jaxlab.engine.devices import get_device
     backend = get_device("webgpu").backend
     recorder = backend._recorder
     with _staged(clock) as spent:
-        if recorder.submit is not None:
-            backend._recorder = recorder._replace(submit=_timed(
-                recorder.submit, SUBMIT_LABEL, spent, clock))
+        submitted: list[int] = []
+        if recorder.commands is not None:
+            commands = recorder.commands
+
+            def submit(buffer: Any) -> None:
+                submitted.append(clock())
+                commands.submit(buffer)
+            backend._recorder = recorder._replace(commands=commands._replace(
+                record=_timed(commands.record, C_LABELS["record"], spent, clock),
+                submit=_timed(submit, C_LABELS["submit"], spent, clock)))
+        sync(step(*args))
         whole: list[int] = []
         per: dict[str, list[int]] = {}
         for _ in range(calls):
             spent.clear()
+            submitted.clear()
             t0 = clock()
             out = step(*args)
             whole.append(clock() - t0)
             for k, v in spent.items():
                 per.setdefault(k, []).append(v)
+            if submitted:
+                per.setdefault(UNTIL_SUBMIT, []).append(submitted[0] - t0)
             sync(out)
     backend._recorder = recorder
     print(f"{'whole call':50s} min {min(whole) / 1e3:7.1f} us, median "
           f"{statistics.median(whole) / 1e3:7.1f} us")
-    for label in [label for label, _, _ in _stage_points()] + [SUBMIT_LABEL]:
+    for label in [label for label, _, _ in _stage_points()] + [*C_LABELS.values(), UNTIL_SUBMIT]:
         if label in per:
             xs = per[label]
             print(f"{label:50s} min {min(xs) / 1e3:7.1f} us, median "
                   f"{statistics.median(xs) / 1e3:7.1f} us  ({len(xs)} calls)")
+
+
+def sync(out: Any) -> None:
+    """Wait for every array of a jit call's result."""
+    tree_map(lambda v: v.block_until_ready(), out)
+
+
+def warm_w4(small: bool) -> tuple[Callable, tuple]:
+    """W4's jitted step (at 64-32-32-10, batch 16 with `small`) and its inputs on the
+    webgpu device (the default device inside), called five times."""
+    if small:
+        workloads.LAYERS, workloads.BATCH = (64, 32, 32, 10), 16
+    args = tree_map(lambda v: jaxlab.device_put(v, "webgpu"), _w4_inputs("gpu"))
+    step = WORKLOADS["W4"].build["jaxlab"](jaxlab)
+    for _ in range(5):
+        sync(step(*args))
+    return step, args
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -140,18 +169,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--small", action="store_true")
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall")
     opts = parser.parse_args(argv)
-    device = "webgpu"
-    if opts.small:
-        workloads.LAYERS, workloads.BATCH = (64, 32, 32, 10), 16
     clock = CLOCKS[opts.clock]
-    with jaxlab.default_device(device):
-        args = tree_map(lambda v: jaxlab.device_put(v, device), _w4_inputs("gpu"))
-        step = WORKLOADS["W4"].build["jaxlab"](jaxlab)
-
-        def sync(out: Any) -> None:
-            tree_map(lambda v: v.block_until_ready(), out)
-        for _ in range(5):
-            sync(step(*args))
+    with jaxlab.default_device("webgpu"):
+        step, args = warm_w4(opts.small)
         walls = []
         for _ in range(opts.calls):
             t0 = clock()
@@ -173,7 +193,7 @@ def main(argv: list[str] | None = None) -> None:
                           ("  the rest (Python, fastpass)", rest), ("wall, waited for", walls)]:
             print(f"{label:32s} min {min(xs) * 1e3:.3f} ms, median {statistics.median(xs) * 1e3:.3f} ms")
         if opts.stages:
-            _stages(step, args, sync, opts.calls, clock)
+            _stages(step, args, opts.calls, clock)
         if opts.profile:
             prof = cProfile.Profile()
             for _ in range(opts.calls):

@@ -3,7 +3,7 @@ each uses (threads and their CPU time, page faults), how their times spread when
 runs alternate in one process, and the rates the hardware gives (memory copy, exp alone).
 
     python3 -m benchmarks.softmax_anatomy               # W2's 4096 x 1024 float32
-    python3 -m benchmarks.softmax_anatomy --runs 60
+    python3 -m benchmarks.softmax_anatomy --runs 60 --numpy
 
 Per-thread CPU time is read from /proc/self/task (Linux; clock ticks, so summed over all
 the runs); the rates are also given per CPU second (process_time, all threads), which
@@ -72,6 +72,9 @@ def _spread(times: list[float]) -> str:
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=40)
+    ap.add_argument("--numpy", action="store_true",
+                    help="NumPy's W2 between jaxlab and JAX in each round, as benchmarks.run "
+                         "orders them (its temporaries pass through the caches)")
     args = ap.parse_args(argv)
     import jax
     import jax.numpy as jjnp
@@ -91,8 +94,11 @@ def main(argv: list[str] | None = None) -> None:
         lab_fn, lab_x = jaxlab.jit(_w2(jaxlab.numpy)), jaxlab.device_put(x, wasm)
         copy_fn = jaxlab.jit(lambda v: -v)
         calls = {"jaxlab[wasm]": lambda: lab_fn(lab_x).block_until_ready(),
+                 "numpy": lambda: _w2(np)(x),
                  "jax[cpu]": lambda: jax_fn(jax_x).block_until_ready(),
                  "jaxlab[wasm] -x (a copy)": lambda: copy_fn(lab_x).block_until_ready()}
+        if not args.numpy:
+            del calls["numpy"]
         for call in calls.values():
             call()
         print(f"wasm threads: {wasm.backend.threads}; CPUs this process may use: "

@@ -16,6 +16,7 @@ SWEEP = 100_001
 CASES = {
     "exp": (jnp.exp, np.exp, (-104.0, 89.0), 3),
     "exp(-x*x)": (lambda x: jnp.exp(-x * x), lambda x: np.exp(-x * x), (-11.0, 11.0), 3),
+    "exp(x*x)": (lambda x: jnp.exp(x * x), lambda x: np.exp(x * x), (-9.5, 9.5), 3),
     "tanh": (jnp.tanh, np.tanh, (-10.0, 10.0), 2),
     "sin": (jnp.sin, np.sin, (-8.0, 8.0), 2),
     "cos": (jnp.cos, np.cos, (-8.0, 8.0), 2),

@@ -216,16 +216,22 @@ def own_webgpu():
         yield dev
 
 
-def _count_submits(backend, monkeypatch) -> list:
+def _count_commands(backend, monkeypatch) -> dict:
+    """Counts of the command buffers the C calls record and submit from now on."""
     recorder = backend._recorder
-    if recorder is None or recorder.submit is None:
+    if recorder is None or recorder.commands is None:
         pytest.skip("no wgpu-native C API here: jit calls record through wgpu-py's objects")
-    seen = []
+    commands, seen = recorder.commands, {"record": 0, "submit": 0}
 
-    def counted(launches):
-        seen.append(len(launches))
-        return recorder.submit(launches)
-    monkeypatch.setattr(backend, "_recorder", recorder._replace(submit=counted))
+    def record(launches):
+        seen["record"] += 1
+        return commands.record(launches)
+
+    def submit(buffer):
+        seen["submit"] += 1
+        return commands.submit(buffer)
+    monkeypatch.setattr(backend, "_recorder", recorder._replace(
+        commands=commands._replace(record=record, submit=submit)))
     return seen
 
 
@@ -236,16 +242,49 @@ def test_warm_calls_go_through_the_c_submit_and_match_the_public_path(own_webgpu
     p = tree_map(jnp.asarray, params)
     jx, jy = jnp.asarray(x), jnp.asarray(y)
     p1, _ = step(p, jx, jy, 0.1)   # compiles and binds: recorded through the open pass
-    seen = _count_submits(own_webgpu.backend, monkeypatch)
+    seen = _count_commands(own_webgpu.backend, monkeypatch)
     c_path = [step(p, jx, jy, 0.1) for _ in range(3)]
-    assert len(seen) == 3 and seen[0] > 1
+    assert seen["submit"] == 3
     monkeypatch.setattr(own_webgpu.backend, "_recorder",
-                        own_webgpu.backend._recorder._replace(submit=None))
+                        own_webgpu.backend._recorder._replace(commands=None))
     public = step(p, jx, jy, 0.1)
+    assert seen["submit"] == 3
     for got in c_path + [public]:
         for (w, b), (w1, b1) in zip(got[0], p1):
             assert_close(w, np.asarray(w1))
             assert_close(b, np.asarray(b1))
+
+
+def test_calls_recorded_ahead_are_right(own_webgpu, monkeypatch):
+    """A call's command buffer recorded during the one before, for the buffers it guessed:
+    outputs freed before each next call (the same buffers), results fed back (two
+    alternating sets), eager work and other arrays taking the freed buffers in between,
+    and every output kept (every guess wrong)."""
+    step = jaxlab.jit(lambda a, b: (a * 0.5 + b, a - b))
+    a0 = np.linspace(-1, 1, 64, dtype=np.float32)
+    b0 = np.cos(a0)
+    x, y = jnp.asarray(a0), jnp.asarray(b0)
+    step(x, y)
+    seen = _count_commands(own_webgpu.backend, monkeypatch)
+    for i in range(5):
+        out = step(x, y)
+        assert_close(out[1], a0 - b0)
+        del out
+        if i == 2:   # eager work queued before the next call, on the freed buffers
+            taken = jnp.asarray(b0) * 3.0
+            assert_close(taken, b0 * 3)
+    a, b = a0.copy(), b0.copy()
+    for _ in range(6):
+        x, y = step(x, y)
+        a, b = a * np.float32(0.5) + b, a - b
+    assert_close(x, a, rtol=1e-5, atol=1e-5)
+    assert_close(y, b, rtol=1e-5, atol=1e-5)
+    kept = [step(x, y) for _ in range(4)]
+    for got in kept:
+        assert_close(got[0], a * np.float32(0.5) + b, rtol=1e-5, atol=1e-5)
+    assert seen["submit"] == 15
+    # recorded once per call when its guess was right, twice when it was wrong
+    assert seen["submit"] < seen["record"] < 2 * seen["submit"]
 
 
 def test_a_bad_command_raises_before_the_submit_and_the_device_goes_on(own_webgpu,
@@ -260,7 +299,7 @@ def test_a_bad_command_raises_before_the_submit_and_the_device_goes_on(own_webgp
     a = np.arange(4, dtype=np.float32)
     good = [jnp.asarray(a), jnp.asarray(a + 1)]
     f(good)
-    seen = _count_submits(backend, monkeypatch)
+    seen = _count_commands(backend, monkeypatch)
     program = Program("@compute @workgroup_size(1)\nfn main() {}\n",
                       (backend.limits.max_groups_per_dim + 1, 1, 1), 1, "too_many_groups")
     launch = single(program, 0).passes[0]
@@ -270,10 +309,29 @@ def test_a_bad_command_raises_before_the_submit_and_the_device_goes_on(own_webgp
     packed = backend._pack([(pipeline, group, program.grid)])
     with pytest.raises(WebGpuError, match="submitting work"):
         backend._replay(packed, [(pipeline, group)])
-    assert seen == [1]
+    assert seen == {"record": 1, "submit": 0}
     backend.free(out)
     for _ in range(2):
         got = f(good)
         assert_close(got[0], a * 2 + 1)
         assert_close(got[1], (a + 1) * 2 + 1)
-    assert len(seen) == 3
+    assert seen["submit"] == 2
+
+
+def test_buffer_pool_takes_many_and_trims_the_least_recently_freed():
+    from jaxlab.backends.webgpu.buffers import BufferPool, buckets
+    destroyed = []
+    pool = BufferPool(destroyed.append, limit=1024)
+    for name, size in [("a", 256), ("b", 512), ("c", 256)]:
+        pool.give(size, name)
+    assert pool.take_many([256, 768, 512, 256, 256]) == ["c", None, "b", "a", None]
+    assert pool.bytes == 0
+    pool.give(512, "b")          # the emptied lists stay, and take them back
+    pool.give(256, "a")
+    pool.give(256, "c")
+    pool.give(512, "d")          # 1536 > 1024: the size freed least recently goes first
+    assert destroyed == ["a", "c"] and pool.bytes == 1024
+    assert pool.take_many([512, 512, 512]) == ["d", "b", None]
+    assert pool.take(256) is None
+    assert buckets((4, 300, 70000), 1 << 20) == (256, 512, 73728)
+    assert buckets((4, 2 << 20), 1 << 20) is None

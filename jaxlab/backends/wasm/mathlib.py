@@ -223,17 +223,25 @@ _define("exp", f"""
                      {_pow2(f"(i32x4.sub {K_} (i32x4.shr_s {K_} (i32.const 1)))")}))
     (else (i32x4.add (local.get $p) (i32x4.shl {K_} (i32.const 23))))))
 """)
-# e^x for x <= 0 (a NaN too), as softmax's exp(x - max): n lies in [-150, 0], so 2^(n + 24)
-# is normal, and the polynomial's coefficients carry 2^-24 (exactly): one clamp, no branch,
-# and the product is the one rounding, into the subnormals too
-_NONPOS_SHIFT = 24
-_define("exp_nonpos", f"""
-(func $exp_nonpos (param $x v128) (result v128)
+
+
+def _exp_one_sided(name: str, clamp: str, shift: int) -> None:
+    """e^x for an x of known sign: clamped on its one open side, n = x log2(e) lies
+    within 150 of 0 on the other, so 2^(n - shift) is normal for every n and the
+    polynomial's coefficients carry 2^shift (exactly): no branch, and the product is the
+    one rounding (into the subnormals, or up to inf)."""
+    _define(name, f"""
+(func ${name} (param $x v128) (result v128)
   (local $t v128) (local $n v128) (local $r v128)
-  (local.set $x (f32x4.pmax {X} {_k(K.EXP_MIN)})){_EXP_REDUCE}
-  (f32x4.mul {_fma_horner(R, [c * 2.0 ** -_NONPOS_SHIFT for c in K.EXP_POLY])}
-             (i32x4.add (i32x4.shl {T} (i32.const 23)) {_k((127 + _NONPOS_SHIFT) << 23, 'i32x4')})))
+  (local.set $x {clamp}){_EXP_REDUCE}
+  (f32x4.mul {_fma_horner(R, [c * 2.0 ** shift for c in K.EXP_POLY])}
+             (i32x4.add (i32x4.shl {T} (i32.const 23)) {_k((127 - shift) << 23, 'i32x4')})))
 """)
+
+
+# x <= 0 (softmax's exp(x - max)): n in [-150, 0]; x >= 0 (tanh's e^2|x|): n in [0, 128]
+_exp_one_sided("exp_nonpos", f"(f32x4.pmax {X} {_k(K.EXP_MIN)})", -24)
+_exp_one_sided("exp_nonneg", f"(f32x4.pmin {X} {_k(K.EXP_MAX)})", 1)
 
 A, S = _get("a"), _get("s")
 _define("tanh", f"""
@@ -244,11 +252,11 @@ _define("tanh", f"""
   ;; |x| < {K.TANH_SMALL}: a + a z P(z); beyond: 1 - 2 / (e^2a + 1)
   (local.set $s {_fma(f"(f32x4.mul {A} {Z})", _fma_horner(Z, K.TANH_POLY), A)})
   (local.set $l (f32x4.sub {_k(1.0)} (f32x4.div {_k(2.0)}
-      (f32x4.add (call $exp (f32x4.add {A} {A})) {_k(1.0)}))))
+      (f32x4.add (call $exp_nonneg (f32x4.add {A} {A})) {_k(1.0)}))))
   ;; tanh(-0) is -0; a NaN stays NaN (the large form)
   (v128.or (v128.bitselect {S} (local.get $l) (f32x4.lt {A} {_k(K.TANH_SMALL)}))
            (v128.and {X} {_k(1 << 31, 'i32x4')})))
-""", ("exp",))
+""", ("exp_nonneg",))
 
 
 # --- erf and erfc: ir/evaluate.py's formula, in double precision ----------------------
@@ -623,7 +631,7 @@ def texts(names: Iterable[str]) -> list[str]:
 # --- inlining: a function's body pasted where it is called ---------------------------------
 # A call costs a few instructions and, worse, every live vector register (the ABI saves
 # none of them); pasting the body in measured 18% faster on exp.
-INLINE = frozenset({"exp", "exp_nonpos", "log", "tanh", "atan", "asin", "sincos"})
+INLINE = frozenset({"exp", "exp_nonpos", "exp_nonneg", "log", "tanh", "atan", "asin", "sincos"})
 _PARAMS = re.compile(r"\(param \$(\w+) (\w+)\)")
 _LOCALS = re.compile(r"\(local \$(\w+) (\w+)\)")
 

@@ -90,7 +90,7 @@ INLINED: dict[AluOp, tuple[str, tuple[str, ...]]] = {
 }
 # ... where the argument's sign is known (ir/floatsign.py): a one-sided function
 INLINED_BY_SIGN: dict[tuple[AluOp, Sign], tuple[str, tuple[str, ...]]] = {
-    (AluOp.Exp, Sign.NONPOS): ("exp_nonpos", ()),
+    (AluOp.Exp, Sign.NONPOS): ("exp_nonpos", ()), (AluOp.Exp, Sign.NONNEG): ("exp_nonneg", ()),
 }
 
 

@@ -412,8 +412,9 @@ def _threads_take_rows(form: AxisForm, vectors: int, keep: bool,
                        reasons: dict[str, str]) -> bool:
     """Whether the threads of a packed plan share its rows rather than its strips of
     columns: where there are too few strips to share evenly (a 10-wide layer is one strip
-    of 8 columns and 2 columns after it: 0.086 against 0.131 ms of CPU time per thread,
-    against 0.114 and 0.119 taking rows, measured). Each thread then packs every strip.
+    of 8 columns and 2 columns after it: W4's h @ w3 took 0.086 and 0.131 ms of CPU time
+    on its two threads, against 0.114 and 0.119 taking rows; one W4 profile each, on a
+    loaded machine). Each thread then packs every strip.
     (Taking rows also spares each thread the row panel's other rows, but for W4's
     transposed x.T @ g and h.T @ g that measured the same as taking strips, 4.84 against
     4.71-4.92 ms of CPU time, so strips stay the rule.)"""

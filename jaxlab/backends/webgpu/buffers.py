@@ -1,14 +1,15 @@
 """Device memory handles and the pool that recycles them."""
 from __future__ import annotations
 
+import functools
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Optional, Sequence
 
 POOL_LIMIT_BYTES = 512 << 20   # free memory kept for reuse; older buffers beyond it go
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class GpuBuffer:
     """An engine allocation: `nbytes` inside a wgpu buffer of `capacity` bytes."""
     buffer: Any
@@ -25,6 +26,15 @@ def bucket(nbytes: int, cap: int) -> int:
     return min(cap, -(-n // step) * step)
 
 
+@functools.lru_cache(maxsize=1024)
+def buckets(sizes: tuple[int, ...], cap: int) -> Optional[tuple[int, ...]]:
+    """`bucket` of each size (a jit program's outputs: the same sizes every call), or
+    None where one is over `cap`."""
+    if any(n > cap for n in sizes):
+        return None
+    return tuple(bucket(n, cap) for n in sizes)
+
+
 class BufferPool:
     """Freed wgpu buffers by capacity, the least recently freed dropped first."""
 
@@ -35,25 +45,43 @@ class BufferPool:
 
     def take(self, capacity: int) -> Any:
         """A free buffer of exactly `capacity` bytes, or None."""
-        bufs = self._free.get(capacity)
-        if not bufs:
-            return None
-        self._bytes -= capacity
-        buf = bufs.pop()
-        if not bufs:
-            del self._free[capacity]
-        return buf
+        return self.take_many((capacity,))[0]
+
+    def take_many(self, capacities: Sequence[int]) -> list[Any]:
+        """`take` of each capacity, in order (None where there is none). An emptied list
+        stays: a jit call's outputs come back to it."""
+        got = []
+        free = self._free
+        for capacity in capacities:
+            bufs = free.get(capacity)
+            if bufs:
+                self._bytes -= capacity
+                got.append(bufs.pop())
+            else:
+                got.append(None)
+        return got
 
     def give(self, capacity: int, buffer: Any) -> None:
-        self._free.setdefault(capacity, []).append(buffer)
-        self._free.move_to_end(capacity)
+        bufs = self._free.get(capacity)
+        if bufs is None:
+            self._free[capacity] = [buffer]
+        else:
+            bufs.append(buffer)
+            self._free.move_to_end(capacity)
         self._bytes += capacity
-        while self._bytes > self._limit and self._free:
-            size, bufs = next(iter(self._free.items()))
-            self._destroy(bufs.pop(0))
-            self._bytes -= size
+        if self._bytes > self._limit:
+            self._trim()
+
+    def _trim(self) -> None:
+        """Destroy the least recently freed buffers until the pool is under its limit."""
+        free = self._free
+        while self._bytes > self._limit and free:
+            size, bufs = next(iter(free.items()))
+            if bufs:
+                self._destroy(bufs.pop(0))
+                self._bytes -= size
             if not bufs:
-                del self._free[size]
+                del free[size]
 
     @property
     def bytes(self) -> int:

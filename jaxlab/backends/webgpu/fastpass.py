@@ -14,7 +14,7 @@ wgpu-native internals), the public methods record the same commands.
 The GPU starts on a call only when it is submitted, at the end of its host time,
 so the encoder, pass, finish and submit around the launches count too: through
 wgpu-py's objects they took ~50 us of a warm W4 step (structs built, an error
-scope and a Python object per call). `Recorder.submit` makes them as bare C calls
+scope and a Python object per call). `Recorder.commands` makes them as bare C calls
 on descriptors built once, under one error capture of wgpu-py's own handler, so
 a validation or memory error raises the same GPUError as through wgpu-py.
 """
@@ -29,19 +29,27 @@ Record = Callable[[Any, Any, Any, tuple[int, int, int]], None]
 Pack = Callable[[Any, Any, tuple[int, int, int]], tuple]
 # (compute pass, packed launches) -> None
 Play = Callable[[Any, Sequence[tuple]], None]
-# (packed launches) -> None: recorded into a compute pass of their own and submitted
-Submit = Callable[[Sequence[tuple]], None]
+
+
+class Commands(NamedTuple):
+    """Command buffers of their own made and submitted by bare C calls: `record(packed
+    launches)` -> a finished command buffer (a C handle; a bad command raises here and
+    none is returned), `submit(buffer)` hands it to the queue, `drop(buffer)` releases
+    one never submitted. Each buffer is submitted or dropped once."""
+    record: Callable[[Sequence[tuple]], Any]
+    submit: Callable[[Any], None]
+    drop: Callable[[Any], None]
 
 
 class Recorder(NamedTuple):
     """One launch recorded as it comes (`record`), or launches packed once (`pack`) and
     played many times (`play`: a jit program replayed on the same buffers), or played
-    into a command buffer of their own and submitted (`submit`; None where only the
-    public methods are available)."""
+    into a command buffer of their own (`commands`; None where only the public methods
+    are available)."""
     record: Record
     pack: Pack
     play: Play
-    submit: Optional[Submit] = None
+    commands: Optional[Commands] = None
 
 
 def _public_play(cpass: Any, launches: Sequence[tuple]) -> None:
@@ -92,11 +100,11 @@ def recorder(device: Any, sample_pass: Any) -> Recorder:
 
     def play(cpass: Any, launches: Sequence[tuple]) -> None:
         play_into(cpass._internal, launches)
-    return Recorder(record, pack, play, _submitter(device, play_into))
+    return Recorder(record, pack, play, _commands(device, play_into))
 
 
-def _submitter(device: Any, play_into: Callable[[Any, Sequence[tuple]], None]) \
-        -> Optional[Submit]:
+def _commands(device: Any, play_into: Callable[[Any, Sequence[tuple]], None]) \
+        -> Optional[Commands]:
     try:
         from wgpu.backends.wgpu_native._ffi import ffi, lib
         from wgpu.backends.wgpu_native._api import error_handler, new_struct_p
@@ -114,15 +122,15 @@ def _submitter(device: Any, play_into: Callable[[Any, Sequence[tuple]], None]) \
     encoder_desc = new_struct_p("WGPUCommandEncoderDescriptor *")
     pass_desc = new_struct_p("WGPUComputePassDescriptor *")
     commands_desc = new_struct_p("WGPUCommandBufferDescriptor *")
-    commands = ffi.new("WGPUCommandBuffer[1]")   # one submit at a time: the device's lock
+    one = ffi.new("WGPUCommandBuffer[1]")   # one submit at a time: the device's lock
     capture, release = error_handler.capture, error_handler.release
-    scope = "jaxlab submit"
+    scope = "jaxlab commands"
 
     def fail(caught: tuple[str, str]) -> GPUError:
         kind, message = caught
         return ERROR_TYPES.get(kind, GPUError)(message)
 
-    def submit(launches: Sequence[tuple]) -> None:
+    def record(launches: Sequence[tuple]) -> Any:
         capture(scope)   # errors reported inside these calls land here, not in the log
         try:
             encoder = create_encoder(handle, encoder_desc)
@@ -131,23 +139,27 @@ def _submitter(device: Any, play_into: Callable[[Any, Sequence[tuple]], None]) \
                 play_into(cpass, launches)
                 end(cpass)
                 release_pass(cpass)
-                commands[0] = finish(encoder, commands_desc)
+                commands = finish(encoder, commands_desc)
             finally:
                 release_encoder(encoder)
         finally:
             caught = release(scope)
         if caught is not None:   # a bad command: the buffer is invalid, never submitted
-            release_commands(commands[0])
+            release_commands(commands)
             raise fail(caught)
+        return commands
+
+    def submit(commands: Any) -> None:
         capture(scope)
         try:
-            queue_submit(queue, 1, commands)
-            release_commands(commands[0])
+            one[0] = commands
+            queue_submit(queue, 1, one)
+            release_commands(commands)
         finally:
             caught = release(scope)
         if caught is not None:
             raise fail(caught)
-    return submit
+    return Commands(record, submit, release_commands)
 
 
 def waiter(device: Any, spin_s: float = 0.0) -> Optional[Callable[[], None]]:

@@ -380,7 +380,8 @@ LIBRARY: dict[str, Helper] = {
   // |result| = r 2^(eb - 150), by two powers of two that are normal (the product is exact)
   let k = i32(eb) - 150;
   let h = k >> 1u;
-  let magnitude = f32(r) * bitcast<f32>(u32(h + 127) << 23u) * bitcast<f32>(u32(k - h + 127) << 23u);
+  let part = f32(r) * bitcast<f32>(u32(h + 127) << 23u);
+  let magnitude = part * bitcast<f32>(u32(k - h + 127) << 23u);
   return bitcast<f32>(bitcast<u32>(magnitude) | (bitcast<u32>(a) & 0x80000000u));""",
                    deps=("nan_f32",)),
     "times_zero": Helper("x", "T", """

@@ -16,11 +16,21 @@ state changes only under the device's lock; its scratch
 buffers, held for the replay's life instead of taken from the pool per launch,
 are written and read within one launch's passes, and launches run in the order
 the lock recorded them.
+
+The GPU starts on a call only at its submit, so the recording (encoder, launches,
+finish) delays it. Where a call's launches went into a command buffer of their own,
+the replay records the next call's right after the submit, while the GPU runs this
+one, for the buffers the next call will most likely bind (`_record_next`); a next
+call with exactly those buffers only submits it, any other drops it and records as
+before. A command buffer binds buffers, not their contents, so it reads whatever the
+call's inputs hold when it is submitted. None of its buffers can have been destroyed
+meanwhile: the key's equality means the call holds them, and the pool destroys only
+buffers it holds.
 """
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 from jaxlab.backends.webgpu.buffers import GpuBuffer
 from jaxlab.backends.webgpu.plan import Plan
@@ -44,6 +54,10 @@ class ProgramReplay:
         self._table = list(table)
         self._scratch: list[list[GpuBuffer]] = []   # each launch's, made on the first bind
         self._bound: "OrderedDict[tuple, tuple[list, list]]" = OrderedDict()
+        self._last: Any = None                   # the last call's binding key
+        self._next: dict[Any, Any] = {}          # binding key -> the one that came next
+        # (binding key, command buffer, its release) recorded for the next call
+        self._ahead: Optional[tuple[Any, Any, Callable[[Any], None]]] = None
 
     def __call__(self, handles: Sequence[GpuBuffer]) -> bool:
         backend = self._backend
@@ -58,9 +72,35 @@ class ProgramReplay:
                 bound = self._bind(handles)
                 self._bound[key] = bound
                 if len(self._bound) > BINDINGS_KEPT:
-                    self._bound.popitem(last=False)
-            backend._replay(*bound)
+                    self._next.pop(self._bound.popitem(last=False)[0], None)
+            if backend._replay(*bound, self._take_ahead(key)):
+                self._record_next(key)
         return True
+
+    def _take_ahead(self, key: Any) -> Any:
+        """The command buffer recorded ahead for this call, if it guessed its buffers."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is None:
+            return None
+        if ahead[0] == key:
+            return ahead[1]
+        ahead[2](ahead[1])
+        return None
+
+    def _record_next(self, key: Any) -> None:
+        """Record the next call now, while the GPU runs this one, for the buffers that
+        followed this call's the last time: a loop's calls cycle through a few sets
+        (the same one when each call's outputs are freed before the next: the pool
+        hands them back; two sets when each step's results feed the next; more where
+        outputs of one size trade places in the pool)."""
+        if self._last is not None:
+            self._next[self._last] = key
+        self._last = key
+        guess = self._next.get(key)
+        if guess is not None and guess in self._bound:
+            recorded = self._backend._record_ahead(self._bound[guess][0])
+            if recorded is not None:
+                self._ahead = (guess, *recorded)
 
     def _bind(self, handles: Sequence[GpuBuffer]) -> tuple[list, list]:
         """(packed launches, the pipelines and bind groups they use: held with them)."""
@@ -84,6 +124,8 @@ class ProgramReplay:
                 work.append((pipeline, backend._bind_group(layout, p, bound), p.program.grid))
 
     def __del__(self) -> None:
+        if self._ahead is not None:
+            self._ahead[2](self._ahead[1])
         for scratch in self._scratch:
             for h in scratch:
                 self._backend.free(h)

@@ -25,7 +25,7 @@ from jaxlab.backends.base import Backend, Choice, DeviceSpan, Executable, Knob, 
 from jaxlab.backends.webgpu import fastpass, routines
 from jaxlab.backends.webgpu.autotuning import candidates
 from jaxlab.backends.webgpu.adapter import describe, is_hardware, select_adapter
-from jaxlab.backends.webgpu.buffers import BufferPool, GpuBuffer, bucket
+from jaxlab.backends.webgpu.buffers import BufferPool, GpuBuffer, bucket, buckets
 from jaxlab.backends.webgpu.errors import (DeviceLostError, WebGpuError, WebGpuMemoryError,
                                            WgslCompileError)
 from jaxlab.backends.webgpu.ops import Lang
@@ -215,7 +215,18 @@ class WebGpuBackend(Backend):
     @_locked
     def allocate_many(self, sizes: Sequence[int]) -> list[GpuBuffer]:
         self._recycle()
-        return [self._take(n) for n in sizes]
+        capacities = buckets(tuple(sizes), self.max_binding)
+        if capacities is None:   # one is too large: _take raises it
+            return [self._take(n) for n in sizes]
+        generation, handles = self._generation, []
+        for nbytes, capacity, buf in zip(sizes, capacities, self._pool.take_many(capacities)):
+            if buf is None:
+                buf = self._create(capacity)
+            handles.append(GpuBuffer(buf, nbytes, capacity, generation))
+        self._live_bytes += sum(capacities)
+        if self._live_bytes > self._peak_bytes:
+            self._peak_bytes = self._live_bytes
+        return handles
 
     def _take(self, nbytes: int) -> GpuBuffer:
         """A buffer from the pool, or a new one (under the lock)."""
@@ -226,14 +237,19 @@ class WebGpuBackend(Backend):
         capacity = bucket(nbytes, self.max_binding)
         buf = self._pool.take(capacity)
         if buf is None:
-            usage = self._wgpu.BufferUsage
-            with self._guard(f"allocating {_gib(capacity)}"):
-                buf = self.device.create_buffer(
-                    size=capacity, usage=usage.STORAGE | usage.COPY_SRC | usage.COPY_DST)
-            self._owned[id(buf)] = buf
+            buf = self._create(capacity)
         self._live_bytes += capacity
-        self._peak_bytes = max(self._peak_bytes, self._live_bytes)
+        if self._live_bytes > self._peak_bytes:
+            self._peak_bytes = self._live_bytes
         return GpuBuffer(buf, nbytes, capacity, self._generation)
+
+    def _create(self, capacity: int) -> Any:
+        usage = self._wgpu.BufferUsage
+        with self._guard(f"allocating {_gib(capacity)}"):
+            buf = self.device.create_buffer(
+                size=capacity, usage=usage.STORAGE | usage.COPY_SRC | usage.COPY_DST)
+        self._owned[id(buf)] = buf
+        return buf
 
     def free(self, handle: GpuBuffer) -> None:
         """Called from `__del__` on any thread, even inside a locked method of this one
@@ -243,15 +259,20 @@ class WebGpuBackend(Backend):
     def _recycle(self) -> None:
         """Freed buffers into the pool, or to wait for the submit of recorded commands
         that may still read them (under the lock)."""
-        while self._freed:
-            handle = self._freed.pop()
-            if handle.generation != self._generation:
+        freed = self._freed
+        if not freed:
+            return
+        later = self._deferred if self._queued or self._encoder is not None else None
+        give, generation = self._pool.give, self._generation
+        while freed:
+            handle = freed.pop()
+            if handle.generation != generation:
                 continue   # its device is gone, and the memory with it
             self._live_bytes -= handle.capacity
-            if self._queued or self._encoder is not None:
-                self._deferred.append(handle)
+            if later is not None:
+                later.append(handle)
             else:
-                self._pool.give(handle.capacity, handle.buffer)
+                give(handle.capacity, handle.buffer)
 
     def _destroy(self, buf: Any) -> None:
         self._owned.pop(id(buf), None)
@@ -525,24 +546,42 @@ class WebGpuBackend(Backend):
         pack = self._recorder.pack
         return [pack(*launch) for launch in work]
 
-    def _replay(self, packed: list, keep: list) -> None:
+    def _replay(self, packed: list, keep: list, ahead: Any = None) -> bool:
         """Packed launches (`_pack`) run after everything recorded before them (under
         the lock). Where nothing is open (a warm jit call outside any batch) they go
-        into a command buffer of their own, submitted at once with bare C calls
-        (fastpass.Recorder.submit). Else into the open pass, `keep` (what they use)
-        held until the encoder finishes, submitted when the batch ends; with
-        SUBMIT_EVERY, that many at a time."""
-        submit = self._recorder.submit
-        if submit is not None and self._encoder is None and not self._batch_depth and \
+        into a command buffer of their own, made and submitted at once with bare C
+        calls (fastpass.Commands); `ahead` is that buffer when it was recorded before
+        (`_record_ahead`, these very launches), submitted as it is. Else into the open
+        pass, `keep` (what they use) held until the encoder finishes, submitted when
+        the batch ends; with SUBMIT_EVERY, that many at a time. True when they went
+        alone (a replay may then record its next call ahead)."""
+        commands = self._recorder.commands
+        if commands is not None and self._encoder is None and not self._batch_depth and \
                 not SUBMIT_EVERY:
             if self._queued:
                 self._flush()   # eager work recorded before it goes first
-            with self._guard("submitting work"):
-                submit(packed)
+            try:   # _guard's work without a generator's cost, on every warm call
+                commands.submit(commands.record(packed) if ahead is None else ahead)
+            except self._wgpu.GPUError as exc:
+                raise self._translate(exc, "submitting work") from exc
             self._unfinished = True
-            return
+            return True
+        if ahead is not None:
+            commands.drop(ahead)
         with self.batch():
             self._play(packed, keep)
+        return False
+
+    def _record_ahead(self, packed: list) -> Optional[tuple[Any, Callable[[Any], None]]]:
+        """(a command buffer of `packed`, what releases it unsubmitted), recorded now for
+        a later `_replay`: after a call's submit, while the GPU runs it, so that the next
+        call only submits. None where it cannot be (an error: the call that would have
+        used it records again and raises it there)."""
+        commands = self._recorder.commands
+        try:
+            return commands.record(packed), commands.drop
+        except self._wgpu.GPUError:
+            return None
 
     def _play(self, packed: list, keep: list) -> None:
         chunk = SUBMIT_EVERY or len(packed) or 1

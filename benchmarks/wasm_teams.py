@@ -1,8 +1,9 @@
 """What a team of threads gives the wasm device's long routines: the sort of 1M float32
 and the Cholesky of one 512x512 matrix (issue 14's W6 parts), each run by a backend of
 one thread and by one of two (a team taking items from a work list), interleaved in one
-process so that both see the same machine, and the times each part of a team call ran
-(when thread 0's helper started, and whether it came before thread 0 had finished).
+process so that both see the same machine, and how soon thread 0's helper joined a team
+call (or whether it came after thread 0 had finished). A team is asked for even where
+the routine's own threshold would not give one (cholesky.TEAM_FROM), to see what it gives.
 
     python -m benchmarks.wasm_teams [--calls 100]
 """
@@ -16,6 +17,7 @@ import time
 import numpy as np
 
 import jaxlab.backends.wasm.runtime as wasm_runtime
+from jaxlab.backends.wasm import cholesky, sorting
 from jaxlab.backends.wasm.runtime import WasmBackend
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import Routine
@@ -62,6 +64,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--calls", type=int, default=100)
     args = ap.parse_args()
+    cholesky.TEAM_FROM = min(cholesky.TEAM_FROM, 512)
+    sorting.TEAM_FROM = min(sorting.TEAM_FROM, 1 << 20)
     for name, (routine, x) in _inputs().items():
         runs = {}
         for threads in (1, 2):

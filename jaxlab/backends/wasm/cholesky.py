@@ -24,9 +24,10 @@ COPY_ROWS = 32     # rows of the input an item copies
 PANEL_ROWS = 32    # panel rows an item solves (a multiple of the tiles' rows)
 BLOCKS_PER_ITEM = 4   # row blocks of the trailing update an item updates
 # one matrix this large, alone in its batch, is shared by up to this many threads. At 512
-# a team of two was slower than one thread on two cores (GPU host, benchmarks.wasm_teams:
-# min 3.67 against 3.13 ms, median 4.57 against 4.23): a step's items are too small
-# there. Larger matrices have larger items; 1024 is a guess, not measured.
+# a team of two was slower than one thread on two busy cores (the GPU host's, while GPU
+# jobs ran: benchmarks.wasm_teams min 3.67 against 3.13 ms, median 4.57 against 4.23;
+# here, at load 6-12, no better either): a step's items are small and a busy helper holds
+# them up. Larger matrices have larger items; 1024 is a guess, not measured.
 TEAM_FROM = 1024
 TEAM_THREADS = 4
 ARGS = ["out0", "in0"]   # the buffers, as $matrix and $item take them

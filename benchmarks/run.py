@@ -96,10 +96,11 @@ def _reference(w: Workload, inputs: tuple) -> Any:
 
 def run_workload(w: Workload, libs: list[Lib], size: str) -> dict[str, dict]:
     """Each library's warm time: the median of its timed runs. Every library is set up,
-    compiled and checked first; then the runs are interleaved, one call of each library
-    per round, so that the load of a shared machine, which comes and goes within
-    seconds, falls on all of them alike (one library's runs after another's saw 5x
-    apart on a 2-core machine)."""
+    compiled and checked first; then each library's runs follow one another. Not
+    interleaved: a peer's worker threads keep spinning after its call (OpenBLAS ~0.1 s)
+    and take the cores from whichever library runs next (a 1024 matmul on wasm right
+    after NumPy's: 52 ms, 0.15 s later: 26 ms), and a pause before every call measures
+    each library cold instead."""
     inputs = w.inputs(size)
     want = _reference(w, inputs)
     ready = []
@@ -116,15 +117,12 @@ def run_workload(w: Workload, libs: list[Lib], size: str) -> dict[str, dict]:
             _check(w.name, lib.label, _result_of(w, out), want, w.rtol)
         ready.append((lib, lambda fn=fn, args=args: fn(*args), first))
     times: dict[str, list[float]] = {lib.label: [] for lib, _, _ in ready}
-    rounds, done = REPEATS, 0
-    while ready and done < rounds:
-        for lib, call, _ in ready:
-            with _device_ctx(lib):
-                times[lib.label].append(_seconds(call, lib.sync))
-        done += 1
-        if done == 1:   # the first round sets how many
-            spent = sum(t[0] for t in times.values())
-            rounds = max(REPEATS, min(MAX_REPEATS, int(ROUND_SECONDS / spent)))
+    for lib, call, _ in ready:
+        with _device_ctx(lib):
+            runs = times[lib.label]
+            runs.append(_seconds(call, lib.sync))   # the first timed run sets how many
+            rounds = max(REPEATS, min(MAX_REPEATS, int(ROUND_SECONDS / len(ready) / runs[0])))
+            runs += [_seconds(call, lib.sync) for _ in range(rounds - 1)]
     rows = {}
     for lib, _, first in ready:
         warm = statistics.median(times[lib.label])
@@ -368,8 +366,8 @@ def main(argv: list[str] | None = None) -> None:
               f"Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}  ",
               f"Inputs: {args.dtype}" + (" (float32/complex64 inputs widened, x64 on)" if wide else "") + "  ",
               "Ratios are peer time / jaxlab time, measured in this one run "
-              f"(median of {REPEATS}-{MAX_REPEATS} warm runs, the libraries' runs "
-              "interleaved).\n"]
+              f"(median of {REPEATS}-{MAX_REPEATS} warm runs, each library's runs one "
+              "after another).\n"]
     text = "\n".join(header + _format(results, w3_single, wasm_peak)) + "\n"
     print(text)
     with open(args.out, "w") as f:

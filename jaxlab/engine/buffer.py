@@ -31,17 +31,10 @@ class Buffer:
         self.handle = device.backend.allocate(max(4, size * dtype.itemsize))
 
     @classmethod
-    def planned(cls, device: Device, dtype: DType, size: int, nbytes: int) -> "Buffer":
-        """A buffer whose size a compiled program checked already (its `nbytes` too)."""
-        buf = cls.__new__(cls)
-        buf.device, buf.dtype, buf.size = device, dtype, size
-        buf.handle = device.backend.allocate(nbytes)
-        return buf
-
-    @classmethod
     def planned_many(cls, device: Device, specs: Sequence[tuple[DType, int, int]]) \
             -> list["Buffer"]:
-        """`planned` of each (dtype, size, nbytes), the memory taken in one backend call."""
+        """A buffer of each (dtype, size, nbytes) whose size a compiled program checked
+        already (its `nbytes` too), the memory taken in one backend call."""
         handles = device.backend.allocate_many([nbytes for _, _, nbytes in specs])
         bufs = []
         for (dtype, size, _), handle in zip(specs, handles):

@@ -255,7 +255,8 @@ class BodyRunner:
 
     def result_buffers(self) -> list[Buffer]:
         """Buffers for the values the body computes (a loop keeps two sets)."""
-        return [Buffer.planned(self.device, s.dtype, s.size, s.nbytes) for s in self.plan.returned]
+        return Buffer.planned_many(self.device,
+                                   [(s.dtype, s.size, s.nbytes) for s in self.plan.returned])
 
     def bind(self, inputs: Sequence[Any], results: Sequence[Any],
              targets: Optional[Sequence[Any]] = None) -> BoundBody:

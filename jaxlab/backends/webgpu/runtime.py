@@ -225,9 +225,7 @@ class WebGpuBackend(Backend):
             if buf is None:
                 buf = self._create(capacity)
             handles.append(GpuBuffer(buf, nbytes, capacity, generation))
-        self._live_bytes += sum(capacities)
-        if self._live_bytes > self._peak_bytes:
-            self._peak_bytes = self._live_bytes
+        self._count_live(sum(capacities))
         return handles
 
     def _take(self, nbytes: int) -> GpuBuffer:
@@ -240,10 +238,14 @@ class WebGpuBackend(Backend):
         buf = self._pool.take(capacity)
         if buf is None:
             buf = self._create(capacity)
-        self._live_bytes += capacity
+        self._count_live(capacity)
+        return GpuBuffer(buf, nbytes, capacity, self._generation)
+
+    def _count_live(self, nbytes: int) -> None:
+        """Bytes taken from the pool or made: the live count and its peak."""
+        self._live_bytes += nbytes
         if self._live_bytes > self._peak_bytes:
             self._peak_bytes = self._live_bytes
-        return GpuBuffer(buf, nbytes, capacity, self._generation)
 
     def _create(self, capacity: int) -> Any:
         usage = self._wgpu.BufferUsage

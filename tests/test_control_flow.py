@@ -402,8 +402,10 @@ def test_unroll_is_checked_as_jax_checks_it():
 
 
 def _structure(text: str) -> list[str]:
-    """The control-flow skeleton of a jaxpr's text: nesting and parameters, no names."""
-    keep = re.compile(r"\s*((length|num_carry|num_consts|reverse|unroll|body_nconsts|"
+    """The control-flow skeleton of a jaxpr's text: nesting and parameters, no names.
+    Scan's num_carry / num_consts are left out: JAX 0.11 prints its operands' layout in
+    other parameters (ft_in / ft_out), and the skeleton must hold for every JAX."""
+    keep = re.compile(r"\s*((length|reverse|unroll|body_nconsts|"
                       r"cond_nconsts)=|branches=\(|(jaxpr|body_jaxpr|cond_jaxpr)=\{)")
     return [re.sub(r"=\{ lambda.*", "={", line) for line in text.splitlines() if keep.match(line)]
 
@@ -420,7 +422,7 @@ def test_make_jaxpr_of_nested_control_flow_matches_jax():
     mine = str(jaxlab.make_jaxpr(fn((jnp, lax)))(jnp.ones(3)))
     theirs = str(jax.make_jaxpr(fn((jjnp, jlax)))(np.ones(3, np.float32)))
     assert _structure(mine) == _structure(theirs)
-    assert len(_structure(mine)) > 15
+    assert len(_structure(mine)) > 10
 
 
 def test_eager_scan_row_indexing_a_table(backend):

@@ -139,11 +139,28 @@ class Array(ArrayBase):
     def __complex__(self) -> complex:
         return self._scalar(complex)
 
+    # arrays are immutable: a copy may share the same lazy value; pickling stores the values
+    def __copy__(self) -> "Array":
+        return Array(self._lazy, self._weak)
+
+    def __deepcopy__(self, memo: dict) -> "Array":
+        return Array(self._lazy, self._weak)
+
+    def __reduce__(self) -> tuple:
+        return _unpickle, (self.to_numpy(), self._weak)
+
     def __index__(self) -> int:
         if self.jdtype.is_float or self.jdtype.is_bool or self.ndim:
             raise TypeError(f"only 0-d integer arrays can be used as an index, got "
                             f"{self.jdtype}{list(self.shape)}")
         return int(self.item())
+
+
+def _unpickle(values: np.ndarray, weak: bool) -> Array:
+    """A pickled Array, on the default device where it is loaded (as JAX's)."""
+    from jaxlab import numpy as jnp   # the api layer, only when an array is unpickled
+    out = jnp.asarray(values)
+    return Array(out._lazy, weak)
 
 
 def wrap(lazy: Lazy, weak: bool = False) -> Array:

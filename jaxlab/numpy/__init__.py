@@ -14,13 +14,13 @@ from jaxlab.numpy.sorting import *  # noqa: F401,F403
 from jaxlab.numpy import linalg  # noqa: F401
 from jaxlab.numpy.indexing import *  # noqa: F401,F403  (also x[idx] and x.at)
 from jaxlab.numpy.complex_functions import *  # noqa: F401,F403
-from jaxlab.numpy import _methods  # noqa: F401  (operators and methods on Array)
 from jaxlab.numpy.comparison import *  # noqa: F401,F403
 from jaxlab.numpy.convolution import *  # noqa: F401,F403
 from jaxlab.numpy.array_api import *  # noqa: F401,F403
 from jaxlab.numpy.array_api import __array_namespace_info__  # noqa: F401
 from jaxlab.numpy.linalg_products import cross, diagonal, trace  # noqa: F401
 from jaxlab.numpy import fft  # noqa: F401,E402  (jnp.fft; after the names it uses)
+from jaxlab.numpy import _methods  # noqa: F401,E402  (operators and methods on Array; last)
 
 __array_api_version__ = "2025.12"   # the standard's version jaxlab.numpy follows
 

@@ -43,7 +43,23 @@ _METHODS = {
     "ravel": jnp.ravel, "flatten": jnp.ravel, "squeeze": jnp.squeeze,
     "swapaxes": jnp.swapaxes, "repeat": jnp.repeat, "take": jnp.take,
     "astype": jnp.astype, "conj": jnp.conj, "conjugate": jnp.conjugate,
+    "diagonal": jnp.diagonal, "trace": jnp.trace, "nonzero": jnp.nonzero,
+    "searchsorted": jnp.searchsorted,
+    "copy": lambda self: jnp.array(self, copy=True),
+    # round(x) gives integers as Python's round does; round(x, n) stays in x's dtype
+    "__round__": lambda self, ndigits=None: (jnp.round(self).astype(int) if ndigits is None
+                                             else jnp.round(self, ndigits)),
+    "__contains__": lambda self, value: _contains(self, value),
 }
+
+
+def _contains(array, value) -> bool:
+    """`value in array`, as JAX's: only for a vector, comparing every element."""
+    if array.ndim != 1:
+        raise ValueError(f"Array.__contains__: search array must be one-dimensional, "
+                         f"got shape {array.shape}")
+    return bool(jnp.any(jnp.equal(array, value)))
+
 
 for _name, _fn in {**_OPERATORS, **_METHODS}.items():
     setattr(ArrayBase, _name, _fn)
@@ -51,4 +67,6 @@ ArrayBase.real = property(jnp.real)
 ArrayBase.imag = property(jnp.imag)
 ArrayBase.T = property(lambda self: jnp.transpose(self))
 ArrayBase.mT = property(lambda self: jnp.swapaxes(self, -1, -2))
+ArrayBase.itemsize = property(lambda self: self.dtype.itemsize)
+ArrayBase.nbytes = property(lambda self: self.size * self.dtype.itemsize)
 

@@ -28,7 +28,8 @@ def array(object: Any, dtype: Any = None, copy: bool = True) -> Array:  # noqa: 
     """A new array from data (copied to the default device)."""
     if isinstance(object, ArrayBase):
         out = asarray_(object, _dt(dtype, "array", object.jdtype))
-        return values.copy(out) if copy and out is object else out
+        # a traced value is already a new value of the program: only a concrete one is copied
+        return values.copy(out) if copy and out is object and isinstance(out, Array) else out
     return asarray_(object, None if dtype is None else to_dtype(dtype, "array"))
 
 

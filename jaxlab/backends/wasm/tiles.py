@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from jaxlab.backends.wasm.vector_loops import FloatType
 
-TILE_ROWS = 4        # rows of C per tile: one splat each per step
-TILE_VECTORS = 2     # vectors of C per tile row: 4 x 2 accumulators, 2 B vectors, 1 splat
+TILE_ROWS = 4        # rows of C per tile: one vector of A a step (f32), a lane spread per row
+TILE_VECTORS = 2     # vectors of C per tile row: 4 x 2 accumulators, 2 B vectors, A, 1 spread
 
 
 def tile_columns(ft: FloatType) -> int:

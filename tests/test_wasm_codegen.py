@@ -521,6 +521,22 @@ def test_large_kernels_split_across_threads_over_one_memory() -> None:
     assert be.prepare_kernel(small).tuning.value("threads").startswith("1 thread")
 
 
+def test_a_reduction_needs_more_work_than_an_elementwise_kernel_to_split() -> None:
+    """A reduction's body evaluation (a lane of a multiply-add) is cheaper than an
+    elementwise output, but a hand-off costs the same: it splits only from
+    REDUCTION_HANDOFF times the elementwise threshold (W4's 256 x 10 x 512 layer, 1.3M
+    evaluations, stays on one thread); a caller's threads still win."""
+    be = WasmBackend(threads=2)
+    small, large = matmul_kernel(256, 512, 10), matmul_kernel(64, 512, 128)
+    work = be.min_thread_work
+    assert 256 * 512 * 10 > work and 64 * 512 * 128 >= work * wasm_runtime.REDUCTION_HANDOFF
+    assert be.prepare_kernel(small).tuning.value("threads").startswith("1 thread (1310720 body")
+    assert be.prepare_kernel(large).tuning.value("threads").startswith("2 threads")
+    assert be.prepare_kernel(small, {"threads": 2}).tuning.value("threads").startswith("2 thread")
+    flat = elementwise(load(0, gidx(work)) + 1.0, (work,), np.zeros(work, np.float32))
+    assert be.prepare_kernel(flat).tuning.value("threads").startswith("2 threads")
+
+
 def test_timing_parts_records_each_threads_part() -> None:
     """A profile of a split dispatch: one part per thread over the whole extent, one of
     them run by the dispatching thread; nothing is recorded outside the block."""

@@ -279,6 +279,7 @@ class _Wasm:
 
 
 MIN_THREAD_WORK = 1 << 17   # body evaluations below which one thread beats a hand-off
+REDUCTION_HANDOFF = 16      # ... times this for a reduction (WasmBackend._min_work)
 MAX_THREADS = 16            # by default: each part of a split kernel takes an instance
 MAX_CANDIDATES = 16         # autotune timings per kernel
 PIECES_PER_THREAD = 4       # ranges a thread pulls in turn, where a kernel allows it
@@ -390,10 +391,11 @@ class WasmBackend(Backend):
         nargs = 3 + len(kernel.inputs) + wat.takes_scratch
         module, hit = self.wasm.compile(key, wat.text, nargs)
         compile_ms = (time.perf_counter() - t1) * 1e3
-        work = writer.work(kernel, form)
-        chunks = self._chunks(wat.split, work, threads)
+        work, min_work = writer.work(kernel, form), self._min_work(kernel)
+        chunks = self._chunks(wat.split, work, threads, min_work)
         pieces = self._pieces(wat.split, len(chunks)) if wat.pulled and len(chunks) > 1 else ()
-        tuning = plan.record(form, self._chunks_reason(wat.split, chunks, work, threads)
+        tuning = plan.record(form, self._chunks_reason(wat.split, chunks, work, threads,
+                                                       min_work)
                              + (f"; they pull {len(pieces)} ranges in turn (a thread slowed by "
                                 "other work on its core takes fewer)" if pieces else ""))
         scratch = max((wat.scratch_for(lo, hi) for lo, hi in chunks), default=0)
@@ -416,7 +418,7 @@ class WasmBackend(Backend):
         most = min(self.threads, -(-extent // unit))
         if most > 1:
             work = writer.work(kernel, form)
-            default = len(self._chunks(("", extent, unit), work))
+            default = len(self._chunks(("", extent, unit), work, None, self._min_work(kernel)))
             found.append(Knob("threads", tuple(range(1, most + 1)), default, KNOB_DOCS["threads"]))
         return tuple(found)
 
@@ -646,26 +648,39 @@ class WasmBackend(Backend):
         scratch = self.memory.allocate(prog.scratch_bytes) if prog.scratch_bytes else None
         return instance, buffers + ((scratch,) if scratch is not None else ()) + chunk, scratch
 
-    def _chunks(self, split: tuple[str, int, int], work: int,
-                threads: Optional[int] = None) -> list[tuple[int, int]]:
+    def _min_work(self, kernel: Kernel) -> int:
+        """Body evaluations from which a kernel is split among the threads. A reduction's
+        evaluation is a lane of a multiply-add or an add, much less than an elementwise
+        output's loads, math and store, while a hand-off to a pool thread that went to sleep
+        costs as much for both: on these 2-core VMs, quiet, W4's pool thread started 50-70
+        us after the dispatch and the join took 55-130 us more. W4's matmuls of 1.3M
+        evaluations (256x10x512, 256x512x10, 512x10x256) took 0.22-0.24 ms split over two
+        threads against 0.10-0.23 ms of CPU on one, its bias sums (131K) 0.11-0.13 ms
+        against 0.02-0.04 (one profile each, benchmarks.wasm_contractions)."""
+        return self.min_thread_work * (REDUCTION_HANDOFF if kernel.reduction is not None else 1)
+
+    def _chunks(self, split: tuple[str, int, int], work: int, threads: Optional[int] = None,
+                min_work: Optional[int] = None) -> list[tuple[int, int]]:
         """[lo, hi) per thread: whole units of the split axis, the last chunk to the end;
-        `threads` overrides how many (by default: all, for enough work)."""
+        `threads` overrides how many (by default: all, for at least `min_work`, else
+        min_thread_work, body evaluations)."""
+        min_work = self.min_thread_work if min_work is None else min_work
         _, extent, unit = split
         units = -(-extent // unit)
         if threads is not None and not 1 <= threads <= min(self.threads, units):
             raise ValueError(f"wasm tuning: threads={threads!r} is not valid: 1 to "
                              f"{min(self.threads, units)} here")
-        n = threads or (min(self.threads, units) if work >= self.min_thread_work else 1)
+        n = threads or (min(self.threads, units) if work >= min_work else 1)
         return _ranges(extent, unit, n)
 
     def _chunks_reason(self, split: tuple[str, int, int], chunks: list, work: int,
-                       threads: Optional[int] = None) -> str:
+                       threads: Optional[int], min_work: int) -> str:
         n = len(chunks)
         if threads is not None:
             return f"{n} thread(s): set by the caller"
         if n == 1:
-            why = (f"{work} body evaluations: under {self.min_thread_work}, a hand-off costs "
-                   "more" if work < self.min_thread_work and self.threads > 1 else
+            why = (f"{work} body evaluations: under {min_work}, a hand-off costs "
+                   "more" if work < min_work and self.threads > 1 else
                    f"{self.threads} thread(s) available")
             return f"1 thread ({why})"
         axis, extent, unit = split

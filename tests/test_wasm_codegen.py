@@ -197,6 +197,24 @@ def test_packed_matmul_with_few_strips_splits_rows_across_threads(m, k, n, threa
                                rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("threads", [1, 3])
+@pytest.mark.parametrize("m,n", [(5, 5), (9, 6), (20, 7), (14, 11)])
+def test_matmul_columns_after_the_last_vector_in_pairs_match_numpy(m, n, threads) -> None:
+    """The 1-3 columns after a register tile's last whole vector: two at a time (each row
+    value loaded once for both), then one; unpacked (5 and 9 rows) and packed (20, 14),
+    the threads taking rows."""
+    kernel = matmul_kernel(m, 19, n)
+    plan, _ = tune(kernel)
+    assert plan.tile_rows > 1 and plan.pack == (m >= 12)
+    be = WasmBackend(threads=threads)
+    be.min_thread_work = 0
+    rng = np.random.default_rng(m * n)
+    a, b = rng.standard_normal((m, 19)).astype(np.float32), rng.standard_normal((19, n)).astype(np.float32)
+    exe = be.prepare_kernel(kernel)
+    assert (n % 4 >= 2) == ("acc add= body[row, col+1]" in exe.source)
+    np.testing.assert_allclose(run_wasm(be, kernel, a, b).reshape(m, n), a @ b, rtol=1e-5, atol=1e-5)
+
+
 ROW_SIDES = {   # the row-side operand of a packed matmul with packed rows: its index, its value
     "relu": (lambda m, k, g, r: (g // 40) * k + r, lambda x: x.max(0.0), lambda a: np.maximum(a, 0)),
     "transposed": (lambda m, k, g, r: r * m + g // 40, lambda x: x, lambda a: a),

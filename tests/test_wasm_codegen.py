@@ -19,7 +19,6 @@ from jaxlab.backends.wasm.analysis import RIDX  # noqa: E402
 from jaxlab.backends.wasm.codegen import generate  # noqa: E402
 from jaxlab.backends.wasm.memory import ALIGN, LinearMemory, size_class  # noqa: E402
 from jaxlab.backends.wasm import runtime as wasm_runtime  # noqa: E402
-from jaxlab.backends.wasm import spin as wasm_spin  # noqa: E402
 from jaxlab.backends.wasm.runtime import WasmBackend, WasmTrapError  # noqa: E402
 from jaxlab.backends.wasm import tune as wasm_tune  # noqa: E402
 from jaxlab.backends.wasm.tune import tune  # noqa: E402
@@ -580,25 +579,6 @@ def test_pool_threads_raise_what_a_job_raised_and_keep_serving() -> None:
     assert pool.submit(threading.get_ident).result() != threading.get_ident()
     pool.shutdown()
     assert not any(t.is_alive() for t in pool._threads)
-
-
-def test_spinning_threads_hand_off_through_the_counters(monkeypatch) -> None:
-    """JAXLAB_WASM_SPIN_US: the pool thread and the dispatching one spin in Wasm on the
-    counters before they sleep; the results stay the same, a trap still reaches the
-    caller, and fuel (which would stop the spinning Wasm) leaves it off."""
-    monkeypatch.setenv("JAXLAB_WASM_SPIN_US", "50")
-    be = WasmBackend(threads=2)
-    be.min_thread_work = 0
-    x = np.arange(4096, dtype=np.float32)
-    k = elementwise(load(0, gidx(x.size)) * 2.0, x.shape, x)
-    for _ in range(3):
-        np.testing.assert_array_equal(run_wasm(be, k, x), x * 2)
-    spinner = be.wasm.pool._spinner
-    assert spinner.seen(wasm_spin.POSTED) == spinner.seen(wasm_spin.FINISHED) == 3
-    with pytest.raises(WasmTrapError, match="out of bounds"):
-        be.dispatch(be.prepare_kernel(k), [(1 << 32) - 512], [be.allocate(x.nbytes)])
-    np.testing.assert_array_equal(run_wasm(be, k, x), x * 2)
-    assert WasmBackend(threads=2, fuel=10**9).wasm.pool._spinner is None
 
 
 def test_a_trap_in_a_helper_thread_is_raised_once_all_threads_stop() -> None:

@@ -43,7 +43,6 @@ from jaxlab.backends.wasm.analysis import AxisForm
 from jaxlab.backends.wasm.codegen import generate
 from jaxlab.backends.wasm.memory import GUARD, MAX_BYTES, LinearMemory
 from jaxlab.backends.wasm import rows as wasm_rows
-from jaxlab.backends.wasm.spin import FINISHED, POSTED, Spinner, spin_us
 from jaxlab.backends.wasm.tune import KNOB_DOCS, Plan, apply, current, knob_values, tune
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import Kernel, Routine
@@ -184,24 +183,23 @@ class _Pool:
     outcome on that job's own queue. A hand-off is a put and a get on C-level queues
     (SimpleQueue): 3.5 us of CPU time against 11-14 us with a ThreadPoolExecutor's futures
     (a no-op job, measured), and fewer switches of the GIL between the two threads while
-    the dispatching one waits for the pool thread to report back. With a Spinner, a
-    thread about to sleep on a queue first spins in Wasm until the other side moves the
-    queue's counter (spin.py)."""
+    the dispatching one waits for the pool thread to report back. (Waiting in Wasm on a
+    counter before sleeping on a queue was tried and removed: on the shared 2-core
+    machine a spinning thread takes the share of a core its partner waits for; W4's
+    step, best of 60 at load 9, alternated: 18.3-20.7 ms without, 21.6-27.0 spinning up
+    to 30 us, 21.3-36.7 up to 200 us.)"""
 
-    def __init__(self, threads: int, name: str, spinner: Optional[Spinner] = None) -> None:
+    def __init__(self, threads: int, name: str) -> None:
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
-        self._spinner = spinner
-        self._threads = [threading.Thread(target=_serve, args=(self._jobs, spinner),
+        self._threads = [threading.Thread(target=_serve, args=(self._jobs,),
                                           name=f"{name}_{i}", daemon=True) for i in range(threads)]
         for thread in self._threads:
             thread.start()
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> "_Pending":
         """Run fn(*args) on a pool thread; the handle's result() waits for its outcome."""
-        pending = _Pending(self._spinner)
+        pending = _Pending()
         self._jobs.put((fn, args, pending.done))
-        if self._spinner is not None:
-            self._spinner.move(POSTED)   # after the put: a spinner that sees it finds the job
         return pending
 
     def shutdown(self) -> None:
@@ -214,31 +212,21 @@ class _Pool:
 
 class _Pending:
     """A job handed to the pool: result() waits for it, and raises what it raised."""
-    __slots__ = ("done", "spinner")
+    __slots__ = ("done",)
 
-    def __init__(self, spinner: Optional[Spinner]) -> None:
+    def __init__(self) -> None:
         self.done: queue.SimpleQueue = queue.SimpleQueue()
-        self.spinner = spinner
 
     def result(self) -> Any:
-        spinner = self.spinner
-        if spinner is not None:
-            seen = spinner.seen(FINISHED)   # before looking: a job done after it moves it
-            if self.done.empty():
-                spinner.wait(FINISHED, seen)
         ok, value = self.done.get()
         if not ok:
             raise value
         return value
 
 
-def _serve(jobs: queue.SimpleQueue, spinner: Optional[Spinner]) -> None:
+def _serve(jobs: queue.SimpleQueue) -> None:
     """A pool thread: jobs until a None."""
     while True:
-        if spinner is not None:
-            seen = spinner.seen(POSTED)   # before looking: a job put after it moves it
-            if jobs.empty():
-                spinner.wait(POSTED, seen)
         job = jobs.get()
         if job is None:
             return
@@ -247,8 +235,6 @@ def _serve(jobs: queue.SimpleQueue, spinner: Optional[Spinner]) -> None:
             done.put((True, fn(*args)))
         except BaseException as exc:   # for the waiting thread to raise, as a future would
             done.put((False, exc))
-        if spinner is not None:
-            spinner.move(FINISHED)   # after the put: a waiter that sees it finds the outcome
 
 
 class _Wasm:
@@ -263,9 +249,7 @@ class _Wasm:
         self.memory = LinearMemory(self.engine)
         self.modules: "weakref.WeakValueDictionary[str, _KernelModule]" = \
             weakref.WeakValueDictionary()
-        # spinning runs Wasm in a store of its own, which fuel would stop at once
-        spinner = Spinner(self, spin_us()) if threads > 1 and spin_us() and not fuel else None
-        self.pool = _Pool(threads - 1, "jaxlab-wasm", spinner) if threads > 1 else None
+        self.pool = _Pool(threads - 1, "jaxlab-wasm") if threads > 1 else None
         weakref.finalize(self, _close, self.pool, self.modules, self.memory.memory,
                          self.engine)
 

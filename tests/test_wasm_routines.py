@@ -190,10 +190,11 @@ def test_a_helper_waiting_for_work_traps_when_the_host_marks_a_trap():
         wait(store, sync)
 
 
-def _cholesky_on(be, a):
+def _cholesky_on(be, a, symmetrize=False):
     from jaxlab.ir.dtypes import DType
     from jaxlab.ir.kernel import Routine
-    exe = be.prepare_routine(Routine("cholesky", ((a.shape, DType.float32),), ((a.shape, DType.float32),)))
+    exe = be.prepare_routine(Routine("cholesky", ((a.shape, DType.float32),), ((a.shape, DType.float32),),
+                                     (("symmetrize", symmetrize),)))
     hin, hout = be.allocate(a.nbytes), be.allocate(a.nbytes)
     be.write(hin, a)
     be.dispatch(exe, [hin], [hout])
@@ -227,6 +228,10 @@ def test_a_large_cholesky_is_shared_through_a_work_list(threads, cholesky_team_f
     assert exe.tuning.value("threads") == threads and exe.program.team == (threads > 1)
     assert_close(got, np.linalg.cholesky(a.astype(np.float64)), rtol=1e-4, atol=1e-5)
     assert not np.triu(got, 1).any()
+    # symmetrized as its rows are read: the factor of (a + a^T) / 2, bit for bit
+    skewed = a + np.triu(np.random.default_rng(1).standard_normal(a.shape).astype(np.float32), 1)
+    _, symmetrized = _cholesky_on(be, skewed, symmetrize=True)
+    np.testing.assert_array_equal(symmetrized, _cholesky_on(be, (skewed + skewed.T) * np.float32(0.5))[1])
     a[40, 40] = -1.0
     _, failed = _cholesky_on(be, a)
     assert np.isnan(failed[np.tril_indices(a.shape[0])]).all() and not np.triu(failed, 1).any()

@@ -129,13 +129,60 @@ class _Writer:
                                               [self.minus_dot(get("r"), get("c"))], "columns to the diagonal"),
                       "rows above the whole row blocks")
 
+    def symmetrized_rows(self, top: str, bottom: str, a: str) -> list[str]:
+        """Rows [top, bottom) of (a + a^T) / 2 up to the diagonal, zeros past it: what
+        JAX factors when it symmetrizes, computed as the input is read (a row of a plus
+        the column of a it mirrors, gathered a lane at a time: its values lie a row
+        apart), in a's dtype as JAX's elementwise (x + x^T) / 2."""
+        f, n, ft = self.f, self.n, self.f.ft
+        for name in ("src", "col", "dst", "stop"):
+            f.var(name)
+        f.var("half", "v128")
+        row_bytes, bits = n * ft.size, 8 * ft.size
+        mirrored = f"(v128.load{bits}_splat {get('col')})"
+        for lane in range(1, ft.lanes):
+            mirrored = f"(v128.load{bits}_lane offset={lane * row_bytes} {lane} {get('col')} {mirrored})"
+        vec = ft.vec
+        vector = [f"(v128.store {get('dst')} ({vec}.mul ({vec}.add (v128.load {get('src')}) {mirrored}) "
+                  f"{get('half')}))"]
+        scalar = [f.store(get("dst"), f.op("mul", f.op("add", f.load(get("src")), f.load(get("col"))),
+                                           f.const(0.5)))]
+
+        def run(label: str, lanes: int, body: list[str], stop: str, what: str) -> list[str]:
+            f.labels += 1
+            label = f"{label}{f.labels}"
+            step = [f"(local.set ${p} (i32.add {get(p)} {i32(lanes * ft.size)}))" for p in ("src", "dst")]
+            return ([f"(local.set $stop {stop})", f"(block ${label}_done (loop ${label}  ;; {what}",
+                     f"  (br_if ${label}_done (i32.ge_u {get('dst')} {get('stop')}))"]
+                    + [f"  {line}" for line in body + step]
+                    + [f"  (local.set $col (i32.add {get('col')} {i32(lanes * row_bytes)}))",
+                       f"  (br ${label})))"])
+        columns = f"(i32.add {get('r')} {i32(1)})"   # those to the diagonal
+        whole = f"(i32.and {columns} {i32(-ft.lanes)})"
+        row = [f"(local.set $src {matrix_row(f, a, get('r'), n)})",
+               f"(local.set $dst {self.row(get('r'))})",
+               f"(local.set $col (i32.add {a} (i32.shl {get('r')} {i32(ft.shift)})))"]
+        return ([f"(local.set $half ({vec}.splat {f.const(0.5)}))"]
+                + f.loop("r", top, bottom, row
+                         + run("sym_vectors", ft.lanes, vector,
+                               f"(i32.add {get('dst')} (i32.shl {whole} {i32(ft.shift)}))",
+                               f"{ft.lanes} columns at a time")
+                         + run("sym_scalars", 1, scalar,
+                               f"(i32.add {self.row(get('r'))} (i32.shl {columns} {i32(ft.shift)}))",
+                               "the rest to the diagonal one at a time")
+                         + [self.zeros_past_diagonal(get("r"))],
+                         "rows: (a + a^T) / 2 to the diagonal, zeros past it"))
+
+    def zeros_past_diagonal(self, r: str) -> str:
+        f, n = self.f, self.n
+        return (f"(memory.fill (i32.add {self.row(r)} (i32.shl (i32.add {r} {i32(1)}) {i32(f.ft.shift)})) "
+                f"(i32.const 0) (i32.shl (i32.sub {i32(n - 1)} {r}) {i32(f.ft.shift)}))")
+
     def copy_rows(self, top: str, bottom: str, a: str) -> list[str]:
         f, n = self.f, self.n
-        past_diagonal = f"(i32.add {self.row(get('r'))} (i32.shl (i32.add {get('r')} {i32(1)}) {i32(f.ft.shift)}))"
         return f.loop("r", top, bottom, [
             f"(memory.copy {self.row(get('r'))} {matrix_row(f, a, get('r'), n)} "
-            f"(i32.shl (i32.add {get('r')} {i32(1)}) {i32(f.ft.shift)}))",
-            f"(memory.fill {past_diagonal} (i32.const 0) (i32.shl (i32.sub {i32(n - 1)} {get('r')}) {i32(f.ft.shift)}))"],
+            f"(i32.shl (i32.add {get('r')} {i32(1)}) {i32(f.ft.shift)}))", self.zeros_past_diagonal(get("r"))],
             "rows: columns to the diagonal copied, zeros past it (bulk memory: a memcpy and a memset)")
 
 
@@ -144,19 +191,21 @@ def _blocks_below(n: int) -> str:
     return f"(i32.shr_u (i32.sub {i32(n)} {get('next_end')}) {i32(tiles.TILE_ROWS.bit_length() - 1)})"
 
 
-def _item(n: int, nb: int, ft: FloatType, panel_offset: int) -> str:
+def _item(n: int, nb: int, ft: FloatType, panel_offset: int, symmetrize: bool) -> str:
     """`$item(out, in, scratch, phase, index)`: one item of a phase of the work list.
-    Phase 0 copies rows; phase 2s + 1 solves rows of step s's panel; phase 2s + 2
-    updates one row block (counted from the bottom) of step s's trailing triangle."""
+    Phase 0 copies rows (symmetrized, if asked); phase 2s + 1 solves rows of step s's
+    panel; phase 2s + 2 updates one row block (counted from the bottom) of step s's
+    trailing triangle."""
     f = Fn(ft)
     w = _Writer(f, n, nb)
+    copy = w.symmetrized_rows if symmetrize else w.copy_rows
     f.var("step")
     tr = tiles.TILE_ROWS
     clip = lambda x, top: f"(select {top} {x} (i32.gt_s {x} {top}))"  # noqa: E731
     first_of = lambda size: f"(i32.mul (local.get $index) {i32(size)})"  # noqa: E731
     body = ([f"(local.set $XT (i32.add (local.get $scratch) {i32(panel_offset)}))",
              "(if (i32.eqz (local.get $phase)) (then  ;; rows of the input"]
-            + [f"  {line}" for line in w.copy_rows(first_of(COPY_ROWS),
+            + [f"  {line}" for line in copy(first_of(COPY_ROWS),
                                                    clip(f"(i32.add {first_of(COPY_ROWS)} {i32(COPY_ROWS)})", i32(n)),
                                                    "(local.get $in0)")]
             + ["  (return)))",
@@ -209,9 +258,7 @@ def _team(n: int, nb: int, ft: FloatType, offsets: dict[str, int]) -> str:
             + [f"  (local.set $k0 {get('c0')})", "  (br $steps)))",
                "(call $work_done (local.get $SYNC))",
                ";; the tiles wrote past the diagonal: zeros above it again"]
-            + f.loop("r", i32(0), i32(n), [
-                f"(memory.fill (i32.add {w.row(get('r'))} (i32.shl (i32.add {get('r')} {i32(1)}) {i32(ft.shift)})) "
-                f"(i32.const 0) (i32.shl (i32.sub {i32(n - 1)} {get('r')}) {i32(ft.shift)}))"], "rows")
+            + f.loop("r", i32(0), i32(n), [w.zeros_past_diagonal(get("r"))], "rows")
             + [";; as jax.lax.linalg: a failed matrix is NaN on and below the diagonal",
                f"(if {get('failed')} (then"]
             + [f"  {line}" for line in f.loop("r", i32(0), i32(n), f.loop(
@@ -233,12 +280,17 @@ def generate(routine: Routine, ft: FloatType) -> Body:
     n = shape[-1]
     nb, tc = min(BLOCK, n), tiles.tile_columns(ft)
     lay = layout(sync=16, panel=nb * n * ft.size)
-    item, team_fn = _item(n, nb, ft, lay.offsets["panel"]), _team(n, nb, ft, lay.offsets)
+    symmetrize = bool(routine.param.get("symmetrize", False))
+    item, team_fn = _item(n, nb, ft, lay.offsets["panel"], symmetrize), _team(n, nb, ft, lay.offsets)
     entry = ("(func $matrix (param $out0 i32) (param $in0 i32) (param $scratch i32)\n"
              f"  ;; Cholesky of one {n}x{n} matrix: a team of one thread\n"
              "  (call $team (local.get $out0) (local.get $in0) (local.get $scratch) (i32.const 0) (i32.const 1)))")
     shared = [team_fn, item, tiles.update_tile(ft, n * ft.size), work_list(ARGS)]
-    notes = {"algorithm": ("blocked right-looking Cholesky",
+    notes = {"input": ("(a + a^T) / 2" if symmetrize else "a's lower triangle",
+                       "symmetrized as the rows are copied in (a row of a plus the column it "
+                       "mirrors), as JAX symmetrizes before factoring: no kernel of its own"
+                       if symmetrize else "read as it is copied in"),
+             "algorithm": ("blocked right-looking Cholesky",
                            "per block of columns: the diagonal block by Crout (dot products of row "
                            "prefixes), the panel below by forward substitution on its transpose "
                            "(axpy over rows as long as the panel), the trailing lower triangle "

@@ -405,6 +405,18 @@ def test_where(backend, rng):
     check(jnp.where(jnp.asarray(b), b, 0), np.where(b, b, 0))
 
 
+def test_where_with_the_condition_alone(backend):
+    c = np.array([[0, 3], [2, 0]], I32)
+    for ours, theirs in zip(jnp.where(jnp.asarray(c)), np.where(c)):
+        check(ours, theirs.astype(I32))
+    padded = jaxlab.jit(lambda m: jnp.where(m > 0, size=3, fill_value=-1))(c)
+    check(padded[0], np.array([0, 1, -1], I32))
+    with pytest.raises(TypeError, match="give both x and y"):
+        jnp.where(jnp.asarray(c), 1)
+    with pytest.raises(jaxlab.errors.ConcretizationTypeError):
+        jaxlab.jit(lambda m: jnp.where(m))(c)
+
+
 def test_nan_to_num(backend):
     a = np.array([np.nan, np.inf, -np.inf, 1.5], F32)
     check(jnp.nan_to_num(jnp.asarray(a)), np.nan_to_num(a))

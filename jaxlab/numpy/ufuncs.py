@@ -229,10 +229,18 @@ logical_or = _logical("logical_or", bitwise_or)
 logical_xor = _logical("logical_xor", bitwise_xor)
 
 
-def where(condition: Any, x: Any = None, y: Any = None) -> Array:
+def where(condition: Any, x: Any = None, y: Any = None, /, *, size: int | None = None,
+          fill_value: Any = None) -> Array | tuple[Array, ...]:
+    """x where condition holds, else y; with the condition alone, its nonzero indices
+    (as jnp.nonzero: the count decides the shape unless `size` is given)."""
+    if x is None and y is None:
+        from jaxlab.numpy.array_api import nonzero   # that module builds on this one
+        return nonzero(condition, size=size, fill_value=fill_value)
     if x is None or y is None:
-        raise ValueError("jaxlab.numpy.where needs x and y (the one-argument form has a "
-                         "data-dependent shape)")
+        raise TypeError(f"where requires ndarray or scalar arguments, got NoneType at "
+                        f"position {1 if x is None else 2}: give both x and y, or neither")
+    if size is not None or fill_value is not None:
+        raise ValueError("size and fill_value are only for the one-argument where(condition)")
     cond = astype_(asarray_(condition), DType.bool)
     dt = promote_dtypes(x, y)
     c, a, b = broadcast_all(cond, asarray_(x, dt), asarray_(y, dt))

@@ -262,7 +262,8 @@ ERRORS = [
     (lambda x: jnp.any(x, axis=1.5), TypeError, "float"),
     (lambda x: jnp.argmin(jnp.zeros((0, 2))), ValueError, "empty"),
     (lambda x: jnp.max(jnp.zeros((2, 0)), axis=1), ValueError, "zero-size"),
-    (lambda x: jnp.sum(x, where=x > 0), NotImplementedError, "where"),
+    (lambda x: jnp.max(x, where=x > 0), ValueError, "specify 'initial'"),
+    (lambda x: jnp.mean(x, where=jnp.ones(4, bool)), ValueError, "broadcast"),
 ]
 
 
@@ -272,3 +273,29 @@ def test_bad_input_raises_a_clear_error(backend, call, exc, text):
     with pytest.raises(exc, match=text):
         call(x)
     check(jnp.sum(x, axis=0), np.array([3, 5, 7], F32))   # the engine keeps working
+
+
+WHERE_CALLS = [
+    lambda m, x, w: m.sum(x, where=w), lambda m, x, w: m.sum(x, axis=0, where=w),
+    lambda m, x, w: m.prod(x, axis=1, where=w, keepdims=True),
+    lambda m, x, w: m.max(x, where=w, initial=0.5), lambda m, x, w: m.min(x, 1, where=w, initial=9),
+    lambda m, x, w: m.mean(x, where=w), lambda m, x, w: m.mean(x, axis=0, where=w[0]),
+    lambda m, x, w: m.var(x, axis=1, where=w), lambda m, x, w: m.std(x, axis=1, ddof=1, where=w),
+    lambda m, x, w: m.any(x < 0, where=w), lambda m, x, w: m.all(x > 0, axis=0, where=w),
+]
+
+
+def test_where_masks_every_reduction_as_jax(backend):
+    import jax
+    import jax.numpy as jjnp
+    x = np.array([[1.0, -2.0, 3.0], [4.0, 5.0, -6.0]], F32)
+    w = x > 0
+    w[1, 1] = False     # a row with one element left: var(ddof=1) of it is NaN
+    for call in WHERE_CALLS:
+        ours, theirs = call(jnp, jnp.asarray(x), jnp.asarray(w)), call(jjnp, x, w)
+        assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
+        check(ours, np.asarray(theirs))
+
+    def masked_mean(m):
+        return lambda a: m.mean(a * a, where=a > 0)
+    check(jaxlab.jit(jaxlab.grad(masked_mean(jnp)))(x), np.asarray(jax.grad(masked_mean(jjnp))(x)))

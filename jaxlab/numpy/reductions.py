@@ -8,8 +8,8 @@ from jaxlab.array import Array
 from jaxlab.core import reductions as red
 from jaxlab.ir.dtypes import DType, default_int, default_uint, to_dtype, to_inexact
 from jaxlab.numpy import ufuncs
-from jaxlab.numpy._util import arraylike_, astype_, canonical_axes, canonical_axis
-from jaxlab.numpy.shape_ops import ravel, reshape
+from jaxlab.numpy._util import arraylike_, asarray_, astype_, canonical_axes, canonical_axis
+from jaxlab.numpy.shape_ops import broadcast_to, ravel, reshape
 
 # how `initial` joins the folded value
 _COMBINE: dict[str, Callable[[Any, Any], Array]] = {
@@ -44,9 +44,24 @@ def summed_dtype(dt: DType) -> DType:
     return dt
 
 
-def _no_where(name: str, where: Any) -> None:
-    if where is not None:
-        raise NotImplementedError(f"{name}(where=...) is not supported")
+def _mask(x: Array, where: Any) -> Array:
+    return broadcast_to(astype_(asarray_(where), DType.bool), x.shape)
+
+
+def _masked(x: Array, where: Any, fill: Any) -> Array:
+    """x with `fill` where the mask (broadcast to x) is False: a where= reduction then
+    reduces every element, the masked ones being its identity."""
+    if where is None:
+        return x
+    return ufuncs.where(_mask(x, where), x, astype_(asarray_(fill), x.jdtype))
+
+
+def _mask_count(x: Array, where: Any, axes: tuple[int, ...], keepdims: bool = False) -> Any:
+    """How many elements a reduction over `axes` takes: all, or the mask's Trues."""
+    if where is None:
+        return _count(x, axes)
+    return sum(_mask(x, where), axes, dtype=DType.float32 if x.jdtype.itemsize < 8 else x.jdtype,
+               keepdims=keepdims)
 
 
 def _reduction(name: str, prim_name: str, sum_like: bool):
@@ -55,7 +70,6 @@ def _reduction(name: str, prim_name: str, sum_like: bool):
     def fn(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False,
            initial: Any = None, where: Any = None) -> Array:
         x = arraylike_(name, a)
-        _no_where(name, where)
         if dtype is not None:
             x = astype_(x, to_dtype(dtype))
         elif sum_like:
@@ -64,6 +78,10 @@ def _reduction(name: str, prim_name: str, sum_like: bool):
         if not sum_like and initial is None and 0 in [x.shape[i] for i in axes]:
             raise ValueError(f"zero-size array to reduction operation {name} "
                              f"which has no identity")
+        if where is not None and not sum_like and initial is None:
+            raise ValueError(f"reduction operation {name} does not have an identity, so to "
+                             f"use a where mask one has to specify 'initial'")
+        x = _masked(x, where, initial if not sum_like else _IDENTITY[prim_name])
         out = _accumulate(x, lambda v: prim.bind(v, axes=axes))
         if initial is not None:
             out = astype_(_COMBINE[prim_name](out, initial), out.jdtype)
@@ -73,6 +91,7 @@ def _reduction(name: str, prim_name: str, sum_like: bool):
     return fn
 
 
+_IDENTITY = {"reduce_sum": 0, "reduce_prod": 1}
 sum = _reduction("sum", "reduce_sum", True)  # noqa: A001
 prod = _reduction("prod", "reduce_prod", True)
 max = _reduction("max", "reduce_max", False)  # noqa: A001
@@ -84,8 +103,8 @@ def _bool_reduction(name: str, prim_name: str):
     prim = red.reduce_prims[prim_name]
 
     def fn(a: Any, axis: Any = None, keepdims: bool = False, *, where: Any = None) -> Array:
-        _no_where(name, where)
-        x = astype_(arraylike_(name, a), DType.bool)
+        # a masked element is the fold's identity: False for any, True for all
+        x = _masked(astype_(arraylike_(name, a), DType.bool), where, prim_name == "reduce_min")
         axes = canonical_axes(axis, x.ndim)
         return _keep(x, prim.bind(x, axes=axes), axes, keepdims)
     fn.__name__ = fn.__qualname__ = name
@@ -110,13 +129,12 @@ def _count(x: Array, axes: tuple[int, ...]) -> int:
 def mean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False, *,
          where: Any = None) -> Array:
     """Arithmetic mean; integers give float32, float16 is summed in float32 (as JAX)."""
-    _no_where("mean", where)
     x = arraylike_("mean", a)
     out_dtype = to_inexact(x.jdtype) if dtype is None else to_dtype(dtype)
     compute = _float_accumulator(out_dtype)
     axes = canonical_axes(axis, x.ndim)
-    total = sum(x, axes, dtype=compute, keepdims=keepdims)
-    return astype_(ufuncs.true_divide(total, _count(x, axes)), out_dtype)
+    total = sum(x, axes, dtype=compute, keepdims=keepdims, where=where)
+    return astype_(ufuncs.true_divide(total, _mask_count(x, where, axes, keepdims)), out_dtype)
 
 
 def _ddof(name: str, ddof: int, correction: Any) -> int:
@@ -131,25 +149,26 @@ def _ddof(name: str, ddof: int, correction: Any) -> int:
 def var(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False,
         *, where: Any = None, correction: Any = None) -> Array:
     """Variance with divisor N - ddof (NaN where that is not positive, as JAX)."""
-    _no_where("var", where)
     ddof = _ddof("var", ddof, correction)
     x = arraylike_("var", a)
     out_dtype = to_inexact(x.jdtype) if dtype is None else to_dtype(dtype)
     x = astype_(x, _float_accumulator(out_dtype))
     axes = canonical_axes(axis, x.ndim)
-    centered = ufuncs.square(x - mean(x, axes, keepdims=True))
-    divisor = _count(x, axes) - ddof
-    out = ufuncs.true_divide(sum(centered, axes, keepdims=keepdims),
-                             divisor if divisor > 0 else math.nan)
+    centered = ufuncs.square(x - mean(x, axes, keepdims=True, where=where))
+    divisor = _mask_count(x, where, axes, keepdims) - ddof
+    if where is None:
+        divisor = divisor if divisor > 0 else math.nan
+    else:   # per reduced group, from the mask: NaN where it leaves too few elements
+        divisor = ufuncs.where(divisor > 0, divisor, math.nan)
+    out = ufuncs.true_divide(sum(centered, axes, keepdims=keepdims, where=where), divisor)
     return astype_(out, out_dtype)
 
 
 def std(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False,
         *, where: Any = None, correction: Any = None) -> Array:
     """Standard deviation: sqrt of var (same arguments)."""
-    _no_where("std", where)
     ddof = _ddof("std", ddof, correction)
-    return ufuncs.sqrt(var(a, axis, dtype, ddof, keepdims))
+    return ufuncs.sqrt(var(a, axis, dtype, ddof, keepdims, where=where))
 
 
 # --- positions and running folds ---------------------------------------------------

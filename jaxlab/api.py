@@ -15,6 +15,7 @@ from jaxlab.core.jaxpr import ClosedJaxpr, DebugInfo, eval_jaxpr, trace_to_jaxpr
 from jaxlab.core.jvp import jvp_flat
 from jaxlab.core.partial_eval import linearize_flat, vjp_flat
 from jaxlab.core.trace import get_aval
+from jaxlab.stages import Lowered
 from jaxlab.tree_util import (LEAF, PyTreeDef, tree_flatten, tree_map, tree_unflatten,
                               treedef_flatten_up_to)
 
@@ -518,9 +519,14 @@ class JittedFunction:
             program = compile_program(closed, device)
         return program, out_tree[0]
 
-    def lower(self, *args: Any, **kwargs: Any) -> Any:
-        """Trace and compile for these arguments without running: the Program."""
-        return self._entry(args, kwargs)[0]
+    def lower(self, *args: Any, **kwargs: Any) -> Lowered:
+        """Trace and compile for these arguments without running (jax.stages.Lowered:
+        `.compile()` runs it; the Program's text and steps read through)."""
+        program, out_tree, leaves = self._entry(args, kwargs)
+        dyn_args, dyn_kwargs, _ = self._split(args, kwargs)
+        in_tree = tree_flatten((tuple(dyn_args), dyn_kwargs))[1]
+        return Lowered(program, in_tree, tuple((x.shape, x.jdtype, x.weak_type) for x in leaves),
+                       out_tree, _as_array)
 
 
 def _positional_names(fun: Callable) -> list[str]:
@@ -541,10 +547,19 @@ def _leaf_names(label: str, arg: Any) -> list[str]:
 
 
 def jit(fun: Callable | None = None, *, static_argnums: int | Sequence[int] = (),
-        static_argnames: str | Sequence[str] = ()) -> Any:
+        static_argnames: str | Sequence[str] = (), donate_argnums: Any = None,
+        donate_argnames: Any = None, keep_unused: bool = False, inline: bool = False,
+        in_shardings: Any = None, out_shardings: Any = None,
+        compiler_options: Optional[dict] = None) -> Any:
     """Compile fun into a fused kernel program, retraced only when the shapes,
-    dtypes, pytree structure or static arguments change."""
-    if fun is None:
-        return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames)
+    dtypes, pytree structure or static arguments change. Donation, keep_unused, inline and
+    compiler options are hints XLA uses; they change nothing here. Shardings: one device,
+    so only None."""
+    if in_shardings is not None or out_shardings is not None:
+        raise NotImplementedError("jit(in_shardings/out_shardings): jaxlab runs each "
+                                  "program on one device; leave them None")
+    if fun is None:   # @jit(...) as a decorator factory
+        return functools.partial(jit, static_argnums=static_argnums,
+                                 static_argnames=static_argnames)
     names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
     return JittedFunction(fun, _argnums_tuple(static_argnums), names)

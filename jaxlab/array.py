@@ -7,9 +7,9 @@ from typing import Any
 import numpy as np
 
 from jaxlab.engine import lazy as lz
-from jaxlab.engine.devices import Device
+from jaxlab.engine.devices import Device, current_device
 from jaxlab.engine.lazy import Lazy
-from jaxlab.ir.dtypes import DType
+from jaxlab.ir.dtypes import DType, host_dtype
 
 
 class ArrayBase:
@@ -158,9 +158,8 @@ class Array(ArrayBase):
 
 def _unpickle(values: np.ndarray, weak: bool) -> Array:
     """A pickled Array, on the default device where it is loaded (as JAX's)."""
-    from jaxlab import numpy as jnp   # the api layer, only when an array is unpickled
-    out = jnp.asarray(values)
-    return Array(out._lazy, weak)
+    dtype = host_dtype(values.dtype)
+    return Array(lz.from_numpy(values.astype(dtype.np), dtype, current_device()), weak)
 
 
 def wrap(lazy: Lazy, weak: bool = False) -> Array:

@@ -321,3 +321,21 @@ def test_linalg_routine_gradients_match_jax():
             l, r, left_side=True, lower=True) ** 2), argnums=argnum)(low, b)
         assert_close(jnp.tril(ours) if argnum == 0 else ours,
                      np.tril(theirs) if argnum == 0 else theirs, rtol=1e-4, atol=1e-5)
+
+
+def test_lower_compile_and_jits_hints_as_jax():
+    import jax
+    f = jaxlab.jit(lambda a, n: {"y": a * n, "s": a.sum()}, static_argnums=1, donate_argnums=0,
+                   keep_unused=True, inline=True)
+    jf = jax.jit(lambda a, n: {"y": a * n, "s": a.sum()}, static_argnums=1)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    lowered = f.lower(jnp.asarray(x), 3)
+    compiled = lowered.compile()
+    theirs = jf.lower(x, 3).compile()(x)
+    for k in ("y", "s"):
+        assert_close(compiled(jnp.asarray(x))[k], theirs[k])
+    assert "jit output" in lowered.as_text() and lowered.steps
+    with pytest.raises(TypeError, match="Argument types differ"):
+        compiled(jnp.ones(3))
+    with pytest.raises(NotImplementedError, match="one device"):
+        jaxlab.jit(lambda a: a, in_shardings=object())

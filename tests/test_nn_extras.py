@@ -91,7 +91,7 @@ X = np.array([1e-3, 0.3, 0.69, 0.7, 5.0, 40.0], np.float32)
 
 
 @pytest.mark.parametrize("name, kw", [("log1mexp", {}), ("tanh", {}),
-                                      ("logmeanexp", {}), ("logmeanexp", {"axis": 1}),
+                                      ("logmeanexp", {}),
                                       ("logmeanexp", {"axis": 1, "keepdims": True,
                                                       "where": np.array([[1, 0, 1]], bool)})])
 def test_log_functions_match_jax(backend, name, kw):

@@ -25,12 +25,13 @@ COPY_ROWS = 32     # rows of the input an item copies
 PANEL_ROWS = 32    # panel rows an item solves (a multiple of the tiles' rows)
 SOLVE_VECTORS = 4  # vectors of panel rows substituted together: a coefficient spread once for all
 BLOCKS_PER_ITEM = 4   # row blocks of the trailing update an item updates
-# one matrix this large, alone in its batch, is shared by up to this many threads. At 512
-# a team of two was slower than one thread on two busy cores (the GPU host's, while GPU
-# jobs ran: benchmarks.wasm_teams min 3.67 against 3.13 ms, median 4.57 against 4.23;
-# here, at load 6-12, no better either): a step's items are small and a busy helper holds
-# them up. Larger matrices have larger items; 1024 is a guess, not measured.
-TEAM_FROM = 1024
+# one matrix this large, alone in its batch, is shared by up to this many threads. Below
+# it a team of two was slower than one thread: benchmarks.wasm_teams on 2 quiet pinned
+# cores of the GPU host (08:08, load ~0.8, medians, team against one thread): 256 0.75
+# against 0.47 ms, 384 1.94 against 1.46, 512 4.02 against 3.05; 768 10.4 against 14.5
+# (min 9.8 both), 1024 20.9 against 32.8. A step's items are small and each phase costs
+# a hand-off; from 768 the items are large enough.
+TEAM_FROM = 768
 TEAM_THREADS = 4
 ARGS = ["out0", "in0"]   # the buffers, as $matrix and $item take them
 

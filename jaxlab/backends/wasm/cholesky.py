@@ -86,11 +86,10 @@ class _Writer:
         """Panel rows [lo, hi) (counted from c0): packed transposed into XT (a row per
         column of the block), solved against the diagonal block, put back. A vector
         holds one column of the block for as many panel rows as it has lanes."""
-        f, L, n, XT, ft = self.f, "(local.get $out0)", self.n, "(local.get $XT)", self.f.ft
+        f, L, n, ft = self.f, "(local.get $out0)", self.n, self.f.ft
         for name in ("ch", "stop"):
             f.var(name)
         depth = f"(i32.sub {get('end')} {get('k0')})"
-        self.xt_at = lambda kk, i: f"(i32.add (i32.add {XT} (i32.mul {kk} {get('stride')})) (i32.shl {i} {i32(ft.shift)}))"  # noqa: E731
         xt_at = self.xt_at
         panel_at = lambda kk, i: f.at2(L, f"(i32.add {get('c0')} {i})", f"(i32.add {get('k0')} {kk})", n)  # noqa: E731
         row_bytes, bits = n * ft.size, 8 * ft.size
@@ -110,6 +109,12 @@ class _Writer:
                  + self.columns(ft.lanes, self.substitution(1), "a vector of panel rows")
                  + self.columns(1, self.substitution(0), "the rest one at a time"))
         return pack + solve + unpack
+
+    def xt_at(self, kk: str, i: str) -> str:
+        """The address of the panel's transpose at row kk (a column of the block), column
+        i (a panel row)."""
+        return (f"(i32.add (i32.add (local.get $XT) (i32.mul {kk} {get('stride')})) "
+                f"(i32.shl {i} {i32(self.f.ft.shift)}))")
 
     def substitution(self, vectors: int) -> list[str]:
         """x_j = (p_j - sum over k < j of L_jk x_k) / L_jj down XT's rows at column $ch:

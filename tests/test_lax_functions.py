@@ -95,7 +95,8 @@ JAX = (jlax, jjnp)
 OURS = (lax, jnp)
 
 
-def _check(ours, theirs) -> None:
+def match_jax(ours, theirs) -> None:
+    """ours and theirs: the same pytree of arrays, values, dtypes and weak types."""
     our_leaves = jaxlab.tree_util.tree_leaves(ours)
     their_leaves = jax.tree.leaves(theirs)
     assert len(our_leaves) == len(their_leaves)
@@ -115,7 +116,7 @@ def _check(ours, theirs) -> None:
 @pytest.mark.parametrize("name", list(CASES))
 def test_matches_jax(backend, name):
     make, args = CASES[name]
-    _check(make(OURS, None)(*args), make(JAX, None)(*args))
+    match_jax(make(OURS, None)(*args), make(JAX, None)(*args))
 
 
 JITTED = ["dynamic_slice_array", "dynamic_update_slice_array", "dynamic_index_in_dim",
@@ -127,7 +128,7 @@ JITTED = ["dynamic_slice_array", "dynamic_update_slice_array", "dynamic_index_in
 def test_jit_matches_jax(backend, name):
     """Under jit the start indices are traced: clamping happens in the program."""
     make, args = CASES[name]
-    _check(jaxlab.jit(make(OURS, None))(*args), jax.jit(make(JAX, None))(*args))
+    match_jax(jaxlab.jit(make(OURS, None))(*args), jax.jit(make(JAX, None))(*args))
 
 
 GRADS = {
@@ -148,7 +149,7 @@ GRADS = {
 @pytest.mark.parametrize("name", list(GRADS))
 def test_grad_matches_jax(backend, name):
     x = np.abs(X) / 7.0 + np.linspace(0, 0.1, 12, dtype=np.float32).reshape(3, 4)
-    _check(jaxlab.grad(GRADS[name](OURS))(x), jax.grad(GRADS[name](JAX))(x))
+    match_jax(jaxlab.grad(GRADS[name](OURS))(x), jax.grad(GRADS[name](JAX))(x))
 
 
 def test_vmap_over_dynamic_starts_matches_jax(backend):
@@ -156,7 +157,7 @@ def test_vmap_over_dynamic_starts_matches_jax(backend):
 
     def rows(m):
         return lambda i: m[0].dynamic_slice_in_dim(X, i, 2, axis=1)
-    _check(jaxlab.vmap(rows(OURS))(starts), jax.vmap(rows(JAX))(starts))
+    match_jax(jaxlab.vmap(rows(OURS))(starts), jax.vmap(rows(JAX))(starts))
 
 
 ERRORS = {

@@ -17,7 +17,7 @@ from jaxlab.numpy._util import asarray_
 
 __all__ = ["GatherScatterMode", "GatherDimensionNumbers", "ScatterDimensionNumbers", "gather",
            "scatter", "scatter_add", "scatter_sub", "scatter_mul", "scatter_min",
-           "scatter_max"]
+           "scatter_max", "index_take"]
 
 
 class GatherScatterMode(enum.Enum):
@@ -156,6 +156,17 @@ def _move_window_dims(y: Array, nb: int, window_dims: tuple[int, ...]) -> Array:
     for i, d in enumerate(window_dims):
         source[d] = nb + i
     return ops.transpose(y, source)
+
+
+def index_take(src: Any, idxs: Sequence[Any], axes: Sequence[int]) -> Array:
+    """src at the index arrays idxs along axes (ascending): the indices' broadcast dims
+    first, then src's other dims."""
+    x = asarray_(src)
+    axes = tuple(int(a) for a in axes)
+    if list(axes) != sorted(axes):
+        raise TypeError(f"collapsed_slice_dims in gather op must be sorted; got {axes}")
+    front = ops.transpose(x, axes + tuple(d for d in range(x.ndim) if d not in axes))
+    return front.at[tuple(asarray_(i) for i in idxs)].get(mode="promise_in_bounds")
 
 
 # --- scatter -----------------------------------------------------------------------------

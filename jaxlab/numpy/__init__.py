@@ -21,6 +21,10 @@ from jaxlab.numpy.array_api import *  # noqa: F401,F403
 from jaxlab.numpy.array_api import __array_namespace_info__  # noqa: F401
 from jaxlab.numpy.linalg_products import cross, diagonal, trace  # noqa: F401
 from jaxlab.numpy import fft  # noqa: F401,E402  (jnp.fft; after the names it uses)
+# set ops, indexing helpers, array assembly and host utilities (apinp1)
+from jaxlab.numpy.ordering import *  # noqa: F401,F403
+from jaxlab.numpy.set_ops import *  # noqa: F401,F403
+from jaxlab.numpy.index_tricks import *  # noqa: F401,F403
 
 __array_api_version__ = "2025.12"   # the standard's version jaxlab.numpy follows
 

@@ -278,6 +278,67 @@ def test_matmul_of_two_transposed_operands_matches_numpy(monkeypatch, m, k, bloc
                                rtol=1e-5, atol=1e-5)
 
 
+def transposed_matmul_kernel(m: int, k: int, n: int) -> Kernel:
+    """out[m, n] = a.T @ b for a stored k x m (a weight gradient's x.T @ g)."""
+    g, r = gidx(m * n), ridx(k)
+    return Kernel(shape=(m, n), inputs=((F32, k * m), (F32, k * n)),
+                  exp=load(0, r * m + g // n) * load(1, r * n + g % n),
+                  reduction=Reduction(AluOp.Add, k, acc_variable(F32)), reduce_shape=(k,))
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("n", [72, 75])
+def test_threads_pull_shrinking_ranges_of_strips_and_pack_rows_once(n, threads) -> None:
+    """A packed matmul whose threads take strips pulls ranges of them in turn, shorter
+    toward the end, in pairs of strips (9 strips on 2 threads: 4, 2, 2, 1); each thread packs the transposed
+    rows in its first range only (a mark in its scratch, zeroed per dispatch: scratch
+    left dirty by an earlier block must not pass for packed rows); the columns after the
+    last strip (75: a tenth, partial unit) go with the last range."""
+    m, k = 30, 20
+    kernel = transposed_matmul_kernel(m, k, n)
+    plan, form = tune(kernel)
+    assert plan.pack_rows and not plan.threads_take_rows
+    assert "first range of the dispatch packs the rows" in generate(kernel, plan, form).text
+    be = WasmBackend(threads=threads)
+    be.min_thread_work = 0
+    prog = be.prepare_kernel(kernel).program
+    sizes = [-(-(hi - lo) // 8) for lo, hi in prog.pieces]
+    assert sizes == {(72, 2): [4, 2, 2, 1], (72, 3): [2, 2, 2, 2, 1], (75, 2): [4, 2, 2, 2],
+                     (75, 3): [2, 2, 2, 2, 2]}.get((n, threads), [])
+    assert all(a[1] == b[0] for a, b in zip(prog.pieces, prog.pieces[1:]))
+    dirty = be.allocate(1 << 16)
+    be.write(dirty, np.full(1 << 14, -1, np.int32))
+    be.free(dirty)
+    rng = np.random.default_rng(n + threads)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    for _ in range(2):   # the second dispatch gets the first one's scratch back, marked
+        at = rng.standard_normal((k, m)).astype(np.float32)
+        np.testing.assert_allclose(run_wasm(be, kernel, at, b).reshape(m, n), at.T @ b,
+                                   rtol=1e-5, atol=1e-5)
+
+
+def test_a_pool_thread_that_starts_late_takes_no_piece() -> None:
+    """The dispatching thread pulls every piece when the pool thread is busy elsewhere and
+    returns without waiting for it; the late helper then does nothing but give back its
+    instance and scratch."""
+    be = WasmBackend(threads=2)
+    be.min_thread_work = 0
+    kernel = transposed_matmul_kernel(30, 20, 72)
+    exe = be.prepare_kernel(kernel)
+    assert len(exe.program.pieces) > 1
+    at, b = np.ones((20, 30), np.float32), np.ones((20, 72), np.float32)
+    run_wasm(be, kernel, at, b)   # compiled, its instances made
+    be.wasm.pool.submit(lambda: None).result()   # (its helper may have started late too)
+    live = be.memory_stats()["live_bytes"]
+    release = threading.Event()
+    blocker = be.wasm.pool.submit(release.wait)
+    np.testing.assert_array_equal(run_wasm(be, kernel, at, b).reshape(30, 72), at.T @ b)
+    release.set()
+    blocker.result()
+    be.wasm.pool.submit(lambda: None).result()   # after the late helper, on the one pool thread
+    assert be.memory_stats()["live_bytes"] == live and len(exe.program.module.idle) >= 2
+
+
 def test_row_sum_vectorises_along_ridx() -> None:
     x = np.zeros((3, 37), np.float32)
     body = load(0, gidx(3) * 37 + ridx(37))

@@ -61,6 +61,22 @@ def test_singular_triangular_solve_and_failed_cholesky_match_numpy():
         np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
 
 
+def test_lu_pivots_past_nans_and_zero_columns_as_the_cpu_device():
+    """Across blocks of the transposed panel: a NaN wins the pivot search, a zero pivot
+    leaves its multipliers; the pivots and where NaNs spread are the cpu device's."""
+    a = np.random.default_rng(2).standard_normal((37, 37)).astype(np.float32)
+    a[7, 20], a[:, 11] = np.nan, 0.0
+    results = {}
+    for device in ("cpu", "wasm"):
+        with jaxlab.default_device(device):
+            results[device] = [np.asarray(v) for v in lax_linalg.lu(jnp.asarray(a))]
+    (lu, pivots, perm), (want_lu, want_pivots, want_perm) = results["wasm"], results["cpu"]
+    np.testing.assert_array_equal(pivots, want_pivots)
+    np.testing.assert_array_equal(perm, want_perm)
+    np.testing.assert_array_equal(np.isnan(lu), np.isnan(want_lu))
+    assert_close(np.nan_to_num(lu), np.nan_to_num(want_lu), rtol=1e-4, atol=1e-4)
+
+
 def test_batch_split_across_threads():
     """Enough rows that the batch is shared by the device's threads (when it has two)."""
     x = RNG.standard_normal((64, 2048)).astype(np.float32)

@@ -316,9 +316,9 @@ def test_threads_pull_shrinking_ranges_of_strips_and_pack_rows_once(n, threads) 
 
 
 def test_a_pool_thread_that_starts_late_takes_no_piece() -> None:
-    """The dispatching thread pulls every piece when the pool thread is busy elsewhere and
-    returns without waiting for it; the late helper then does nothing but give back its
-    instance and scratch."""
+    """The dispatching thread pulls every piece (or a static split's every chunk) when the
+    pool thread is busy elsewhere and returns without waiting for it; the late helper then
+    does nothing but give back its instance and scratch."""
     be = WasmBackend(threads=2)
     be.min_thread_work = 0
     kernel = transposed_matmul_kernel(30, 20, 72)
@@ -331,6 +331,10 @@ def test_a_pool_thread_that_starts_late_takes_no_piece() -> None:
     release = threading.Event()
     blocker = be.wasm.pool.submit(release.wait)
     np.testing.assert_array_equal(run_wasm(be, kernel, at, b).reshape(30, 72), at.T @ b)
+    x = np.arange(4096, dtype=np.float32)   # a static split: the late thread's half too
+    flat = elementwise(load(0, gidx(x.size)) + 1.0, x.shape, x)
+    assert len(be.prepare_kernel(flat).program.chunks) == 2
+    np.testing.assert_array_equal(run_wasm(be, flat, x), x + 1)
     release.set()
     blocker.result()
     be.wasm.pool.submit(lambda: None).result()   # after the late helper, on the one pool thread
@@ -614,8 +618,8 @@ def test_a_reduction_needs_more_work_than_an_elementwise_kernel_to_split() -> No
 
 
 def test_timing_parts_records_each_threads_part() -> None:
-    """A profile of a split dispatch: one part per thread over the whole extent, one of
-    them run by the dispatching thread; nothing is recorded outside the block."""
+    """A profile of a split dispatch: one part per chunk over the whole extent, the first
+    run by the dispatching thread; nothing is recorded outside the block."""
     be = WasmBackend(threads=2)
     be.min_thread_work = 0
     x = np.arange(4096, dtype=np.float32)
@@ -623,7 +627,9 @@ def test_timing_parts_records_each_threads_part() -> None:
     with be.timing_parts() as parts:
         np.testing.assert_array_equal(run_wasm(be, k, x), x + 1)
     assert sorted(p.chunk for p in parts) == [(0, 2048), (2048, 4096)]
-    assert sorted(p.helper for p in parts) == [False, True]
+    # the dispatching thread runs the first; the second is the pool thread's unless that
+    # started after the first was done
+    assert not min(parts, key=lambda p: p.chunk).helper
     assert all(p.kernel == k.name and p.wall_s >= 0 and p.start_s >= 0 for p in parts)
     run_wasm(be, k, x)
     assert len(parts) == 2

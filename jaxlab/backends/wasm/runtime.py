@@ -9,10 +9,11 @@ NumPy on zero-copy views of the memory.
 
 wasmtime releases the GIL while Wasm runs, and a shared memory can be imported
 by many stores: a large kernel's outer loop is split into ranges run at once on
-several threads (measured: about 1.5-1.9x on two cores). Every instance lives
-alone in a store (see _KernelModule) and is taken by one call at a time, so any
-number of Python threads can dispatch at once, and a trap in any part is raised
-only once all parts have stopped. A routine whose one item is large (a sort of a
+several threads (measured: about 1.5-1.9x on two cores), which pull the ranges in
+turn: a pool thread that starts late takes fewer, or none (_dispatch_pulled).
+Every instance lives alone in a store (see _KernelModule) and is taken by one call
+at a time, so any number of Python threads can dispatch at once, and a trap in any
+part is raised only once all parts that started have stopped. A routine whose one item is large (a sort of a
 long row, a large matrix) can instead be shared by a team of threads that take items
 from a work list in their common scratch (_dispatch_team), which helpers join only
 while the work lasts.
@@ -522,8 +523,6 @@ class WasmBackend(Backend):
             return None
         if prog.team:
             return self._dispatch_team(prog, (*outputs, *inputs))
-        if prog.pieces:
-            return self._dispatch_pulled(prog, (*outputs, *inputs))
         if len(chunks) == 1 and not prog.scratch_bytes and self.fuel is None:
             instance = module.take()   # the common small kernel: one call, nothing to set up
             try:
@@ -532,34 +531,19 @@ class WasmBackend(Backend):
                 raise WasmTrapError(prog.name, _cause(exc)) from None   # not given back
             module.give(instance)
             return None
-        parts = [self._part(module, prog, (*outputs, *inputs), chunk) for chunk in chunks]
-        log = self._part_log
-        run = _run if log is None else _timed(log, prog.name, time.perf_counter())
-        try:
-            helpers = [self.wasm.pool.submit(run, *part) for part in parts[1:]]
-            errors = [run(*parts[0])] + [h.result() for h in helpers]
-        finally:
-            for _, _, scratch in parts:
-                if scratch is not None:
-                    self.memory.free(scratch)
-        trap = next((e for e in errors if e is not None), None)
-        for (instance, _, _), error in zip(parts, errors):
-            if error is None:
-                module.give(instance)
-        if trap is not None:   # only now: every part has stopped
-            raise WasmTrapError(prog.name, _cause(trap))
-        return None
+        return self._dispatch_pulled(prog, (*outputs, *inputs))
 
     def _dispatch_pulled(self, prog: CompiledKernel, buffers: tuple) -> None:
-        """Each thread pulls the next of prog.pieces until none is left (a static split
-        waits for its slowest part: on a shared machine, a core another process took, or
-        a pool thread that wakes late), with scratch of its own whose first word is zeroed
-        first (the kernel marks there what it does once per thread: its packed rows). The
-        dispatching thread waits only for the helpers that started before it ran out of
-        pieces: one that starts later does nothing (on a loaded machine a pool thread may
-        not run for milliseconds). After a trap, the others stop at their next pull; the
-        first trap is raised."""
-        pieces, lock = iter(prog.pieces), threading.Lock()
+        """Each thread pulls the next of prog.pieces (else of prog.chunks, one per thread)
+        until none is left (a static split waits for its slowest part: on a shared
+        machine, a core another process took, or a pool thread that wakes late), with
+        scratch of its own whose first word is zeroed first (the kernel marks there what
+        it does once per thread: its packed rows). The dispatching thread waits only for
+        the helpers that started before it ran out of pieces: one that starts later does
+        nothing (on a loaded machine a pool thread may not run for milliseconds; its chunk
+        is the dispatching thread's then). After a trap, the others stop at their next
+        pull; the first trap is raised."""
+        pieces, lock = iter(prog.pieces or prog.chunks), threading.Lock()
         finished = threading.Condition(lock)
         traps: list[Exception] = []
         gate = {"open": True, "inside": 0}
@@ -670,16 +654,6 @@ class WasmBackend(Backend):
             gate.close()
         if first:
             raise WasmTrapError(prog.name, _cause(first[0]))
-
-    def _part(self, module: "_KernelModule", prog: CompiledKernel, buffers: tuple,
-              chunk: tuple[int, int]) -> tuple["_Instance", tuple, Optional[int]]:
-        """An instance (fuelled) and the arguments for one range of the outer loop, with
-        scratch memory of its own when the kernel needs some."""
-        instance = module.take()
-        if self.fuel is not None:
-            instance.store.set_fuel(self.fuel)
-        scratch = self._scratch(prog)
-        return instance, buffers + ((scratch,) if scratch is not None else ()) + chunk, scratch
 
     def _min_work(self, kernel: Kernel) -> int:
         """Body evaluations from which a kernel is split among the threads. A reduction's

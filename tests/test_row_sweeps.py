@@ -131,7 +131,7 @@ def _one_sweep_rows(n: int) -> np.ndarray:
 def test_one_sweep_max_and_sum_match_jax(backend, name):
     """softmax, log_softmax and logsumexp on rows that stay in the one sweep and rows
     that leave it (NaN, inf, all -inf, a first value not finite, a max far above it),
-    on rows of 37 (vectors of 8, then of 4, then one value alone), against JAX."""
+    on rows of 37 (steps of 16 values, then of 4, then one value alone), against JAX."""
     x = _one_sweep_rows(37)
     fn = ROW_FUNCTIONS[name]
     with np.errstate(all="ignore"):

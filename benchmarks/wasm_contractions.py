@@ -8,8 +8,8 @@ Prints W3 (1024 x 1024 float32) as GFLOP/s of wall time and of CPU time (all thr
 beside the FMA-only peak (benchmarks/wasm_peak.py) on as many threads as the device
 uses, and W4's step with each kernel's best time over the captured steps (its
 GFLOP/s and fraction of that peak, register tile and thread split from the tuning
-record, each thread's part: its CPU time, when the pool thread started, the time the
-dispatch spent outside its parts). CPU time
+record, each thread's part (the pieces it pulled, summed): its CPU time, when the pool
+thread started, the time the dispatch spent outside its parts). CPU time
 says what the code costs when other processes share the cores; wall time is the figure
 that benchmarks.run compares with the peers. A `clean` time is the best among the
 steps in which no part of that kernel waited for a core: on a loaded machine, the
@@ -18,6 +18,7 @@ closest to what a quiet one would show.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import time
 from typing import Any, Callable
 
@@ -69,17 +70,34 @@ CLEAN_SLACK_S = 20e-6   # a part whose wall time passes its CPU time by more wai
 CLEAN_START_S = 100e-6  # a pool thread that starts later than this waited for a core
 
 
+def _per_thread(parts: list) -> list:
+    """One dispatch's parts merged per thread (threads that pull pieces run several): its
+    first start, the span to its last end, its CPU time summed."""
+    threads: dict[int, list] = {}
+    for p in parts:
+        threads.setdefault(p.thread, []).append(p)
+    merged = []
+    for own in threads.values():
+        start = min(p.start_s for p in own)
+        merged.append(dataclasses.replace(
+            own[0], chunk=(min(p.chunk[0] for p in own), max(p.chunk[1] for p in own)),
+            start_s=start, wall_s=max(p.start_s + p.wall_s for p in own) - start,
+            cpu_s=sum(p.cpu_s for p in own)))
+    return merged
+
+
 def _parts_by_event(events: list, parts: list) -> list[list]:
-    """Each event's parts (empty for a kernel run in one call without scratch): the parts
-    of one dispatch share its start time, and dispatches come in the events' order."""
+    """Each event's parts, one per thread (empty for a kernel run in one call without
+    scratch): the parts of one dispatch share its start time, and dispatches come in the
+    events' order."""
     groups: dict[float, list] = {}
     for p in parts:
         groups.setdefault(p.dispatched, []).append(p)
-    ordered = [groups[t] for t in sorted(groups)]
+    ordered = [_per_thread(groups[t]) for t in sorted(groups)]
     found, i = [], 0
     for e in events:
         if i < len(ordered) and ordered[i][0].kernel == e.name:
-            found.append(sorted(ordered[i], key=lambda p: p.chunk))
+            found.append(sorted(ordered[i], key=lambda p: (p.helper, p.chunk)))
             i += 1
         else:
             found.append([])
@@ -150,7 +168,9 @@ def w4(device: Any, threads: int, repeats: int, peak: float) -> None:
         rate = e.flops / e.dispatch_ms / 1e6 if e.dispatch_ms else 0.0
         per_part = [min(s[1][j].cpu_s for s in samples if len(s[1]) > j) * 1e3
                     for j in range(max(len(s[1]) for s in samples))]
-        critical += max(per_part) if per_part else e.dispatch_ms
+        # the slowest thread of each run (pulled pieces: the threads' shares vary by run)
+        critical += min(max(p.cpu_s for p in s[1]) for s in samples if s[1]) * 1e3 \
+            if per_part else e.dispatch_ms
         starts = sorted(p.start_s * 1e6 for s in samples for p in s[1] if p.helper)
         # the dispatch's time after its last part ended (waking the dispatching thread,
         # giving instances and scratch back), with its setup before the first began
@@ -165,7 +185,8 @@ def w4(device: Any, threads: int, repeats: int, peak: float) -> None:
                  f"{min(clean):.3f} ({len(clean)})" if clean else ""]
         print("| " + " | ".join(map(str, cells)) + " |")
     print(f"| sum of the best times | | {total:.3f} | | | | | | | | {clean_total:.3f} |")
-    print(f"each kernel's slowest part (CPU time) or, run in one call, its best time, summed: "
+    print(f"each kernel's slowest thread (CPU time, best run) or, run in one call, its best "
+          f"time, summed: "
           f"{critical:.3f} ms (the kernels' share of a step whose threads never wait for a "
           "core, before thread start and join)")
 

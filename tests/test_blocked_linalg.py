@@ -84,3 +84,26 @@ def test_lu_across_blocks(backend, rng, shape):
     np.testing.assert_array_equal(np.asarray(pivots), np.asarray(expected[1]))
     np.testing.assert_array_equal(np.asarray(perm), np.asarray(expected[2]))
     assert_close(lu, np.asarray(expected[0]), rtol=1e-3, atol=1e-4)
+
+
+def test_float64_factorizations_across_blocks_and_tiles(backend, rng, x64):
+    """Blocks of 16 columns, register tiles and panels at float64 (two lanes a vector on
+    wasm): Cholesky of a non-symmetric input, LU and a blocked triangular solve."""
+    from tests.conftest import computes
+    m, r = rng.standard_normal((37, 37)), rng.standard_normal((37, 37))
+    a = m @ m.T / 37 + np.eye(37) + 0.3 * (r - r.T)   # its symmetric part is positive definite
+    if not computes(backend, np.float64):
+        with pytest.raises(TypeError):
+            jnp.linalg.cholesky(jnp.asarray(a))
+        return
+    tol = dict(rtol=1e-11, atol=1e-12)
+    low = jnp.linalg.cholesky(jnp.asarray(a))
+    assert low.dtype == np.float64
+    assert_close(low, np.linalg.cholesky((a + a.T) / 2), **tol)
+    b = rng.standard_normal((37, 16))
+    assert_close(lax_linalg.triangular_solve(low, jnp.asarray(b), left_side=True, lower=True),
+                 np.linalg.solve(np.asarray(low), b), **tol)
+    lu, pivots, perm = lax_linalg.lu(jnp.asarray(r))
+    want = jax.lax.linalg.lu(r)
+    np.testing.assert_array_equal(np.asarray(pivots), np.asarray(want[1]))
+    assert_close(lu, np.asarray(want[0]), **tol)

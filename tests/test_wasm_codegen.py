@@ -196,8 +196,7 @@ def test_packed_matmul_with_few_strips_splits_rows_across_threads(m, k, n, threa
                                rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("threads", [1, 3])
-@pytest.mark.parametrize("m,n", [(5, 5), (9, 6), (20, 7), (14, 11)])
+@pytest.mark.parametrize("m,n,threads", [(5, 5, 1), (9, 6, 3), (20, 7, 3), (14, 11, 1)])
 def test_matmul_columns_after_the_last_vector_in_pairs_match_numpy(m, n, threads) -> None:
     """The 1-3 columns after a register tile's last whole vector: two at a time (each row
     value loaded once for both), then one; unpacked (5 and 9 rows) and packed (20, 14),
@@ -276,6 +275,70 @@ def test_matmul_of_two_transposed_operands_matches_numpy(monkeypatch, m, k, bloc
     at, bt = rng.standard_normal((k, m)).astype(np.float32), rng.standard_normal((n, k)).astype(np.float32)
     np.testing.assert_allclose(run_wasm(be, kernel, at, bt).reshape(m, n), at.T @ bt.T,
                                rtol=1e-5, atol=1e-5)
+
+
+def transposed_matmul_kernel(m: int, k: int, n: int) -> Kernel:
+    """out[m, n] = a.T @ b for a stored k x m (a weight gradient's x.T @ g)."""
+    g, r = gidx(m * n), ridx(k)
+    return Kernel(shape=(m, n), inputs=((F32, k * m), (F32, k * n)),
+                  exp=load(0, r * m + g // n) * load(1, r * n + g % n),
+                  reduction=Reduction(AluOp.Add, k, acc_variable(F32)), reduce_shape=(k,))
+
+
+@pytest.mark.parametrize("n,threads", [(72, 1), (72, 2), (75, 2), (75, 3)])
+def test_threads_pull_shrinking_ranges_of_strips_and_pack_rows_once(n, threads) -> None:
+    """A packed matmul whose threads take strips pulls ranges of them in turn, shorter
+    toward the end, in pairs of strips (9 strips on 2 threads: 4, 2, 2, 1); each thread packs the transposed
+    rows in its first range only (a mark in its scratch, zeroed per dispatch: scratch
+    left dirty by an earlier block must not pass for packed rows); the columns after the
+    last strip (75: a tenth, partial unit) go with the last range."""
+    m, k = 30, 20
+    kernel = transposed_matmul_kernel(m, k, n)
+    plan, form = tune(kernel)
+    assert plan.pack_rows and not plan.threads_take_rows
+    assert "first range of the dispatch packs the rows" in generate(kernel, plan, form).text
+    be = WasmBackend(threads=threads)
+    be.min_thread_work = 0
+    prog = be.prepare_kernel(kernel).program
+    sizes = [-(-(hi - lo) // 8) for lo, hi in prog.pieces]
+    assert sizes == {(72, 2): [4, 2, 2, 1], (75, 2): [4, 2, 2, 2],
+                     (75, 3): [2, 2, 2, 2, 2]}.get((n, threads), [])
+    assert all(a[1] == b[0] for a, b in zip(prog.pieces, prog.pieces[1:]))
+    dirty = be.allocate(1 << 16)
+    be.write(dirty, np.full(1 << 14, -1, np.int32))
+    be.free(dirty)
+    rng = np.random.default_rng(n + threads)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    for _ in range(2):   # the second dispatch gets the first one's scratch back, marked
+        at = rng.standard_normal((k, m)).astype(np.float32)
+        np.testing.assert_allclose(run_wasm(be, kernel, at, b).reshape(m, n), at.T @ b,
+                                   rtol=1e-5, atol=1e-5)
+
+
+def test_a_pool_thread_that_starts_late_takes_no_piece() -> None:
+    """The dispatching thread pulls every piece (or a static split's every chunk) when the
+    pool thread is busy elsewhere and returns without waiting for it; the late helper then
+    does nothing but give back its instance and scratch."""
+    be = WasmBackend(threads=2)
+    be.min_thread_work = 0
+    kernel = transposed_matmul_kernel(30, 20, 72)
+    exe = be.prepare_kernel(kernel)
+    assert len(exe.program.pieces) > 1
+    at, b = np.ones((20, 30), np.float32), np.ones((20, 72), np.float32)
+    run_wasm(be, kernel, at, b)   # compiled, its instances made
+    be.wasm.pool.submit(lambda: None).result()   # (its helper may have started late too)
+    live = be.memory_stats()["live_bytes"]
+    release = threading.Event()
+    blocker = be.wasm.pool.submit(release.wait)
+    np.testing.assert_array_equal(run_wasm(be, kernel, at, b).reshape(30, 72), at.T @ b)
+    x = np.arange(4096, dtype=np.float32)   # a static split: the late thread's half too
+    flat = elementwise(load(0, gidx(x.size)) + 1.0, x.shape, x)
+    assert len(be.prepare_kernel(flat).program.chunks) == 2
+    np.testing.assert_array_equal(run_wasm(be, flat, x), x + 1)
+    release.set()
+    blocker.result()
+    be.wasm.pool.submit(lambda: None).result()   # after the late helper, on the one pool thread
+    assert be.memory_stats()["live_bytes"] == live and len(exe.program.module.idle) >= 2
 
 
 def test_row_sum_vectorises_along_ridx() -> None:
@@ -555,8 +618,8 @@ def test_a_reduction_needs_more_work_than_an_elementwise_kernel_to_split() -> No
 
 
 def test_timing_parts_records_each_threads_part() -> None:
-    """A profile of a split dispatch: one part per thread over the whole extent, one of
-    them run by the dispatching thread; nothing is recorded outside the block."""
+    """A profile of a split dispatch: one part per chunk over the whole extent, the first
+    run by the dispatching thread; nothing is recorded outside the block."""
     be = WasmBackend(threads=2)
     be.min_thread_work = 0
     x = np.arange(4096, dtype=np.float32)
@@ -564,7 +627,9 @@ def test_timing_parts_records_each_threads_part() -> None:
     with be.timing_parts() as parts:
         np.testing.assert_array_equal(run_wasm(be, k, x), x + 1)
     assert sorted(p.chunk for p in parts) == [(0, 2048), (2048, 4096)]
-    assert sorted(p.helper for p in parts) == [False, True]
+    # the dispatching thread runs the first; the second is the pool thread's unless that
+    # started after the first was done
+    assert not min(parts, key=lambda p: p.chunk).helper
     assert all(p.kernel == k.name and p.wall_s >= 0 and p.start_s >= 0 for p in parts)
     run_wasm(be, k, x)
     assert len(parts) == 2

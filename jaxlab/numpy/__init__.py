@@ -38,4 +38,14 @@ from jaxlab.numpy.quantiles import *  # noqa: F401,F403,E402
 from jaxlab.numpy.math_ufuncs import *  # noqa: F401,F403,E402
 from jaxlab.numpy.float_parts import *  # noqa: F401,F403,E402
 from jaxlab.numpy.integer_ufuncs import *  # noqa: F401,F403,E402
+from jaxlab.numpy.statistics import *  # noqa: F401,F403,E402
+from jaxlab.numpy.spaced import *  # noqa: F401,F403,E402
+from jaxlab.numpy.windows import *  # noqa: F401,F403,E402
+from jaxlab.numpy.calculus import *  # noqa: F401,F403,E402
+from jaxlab.numpy.polynomials import *  # noqa: F401,F403,E402
+from jaxlab.numpy.vectorize import *  # noqa: F401,F403,E402
+from jaxlab.numpy.apply_along import *  # noqa: F401,F403,E402
+euler_gamma = 0.5772156649015329   # the Euler-Mascheroni constant, as jnp.euler_gamma
+from jaxlab.numpy.histograms import *  # noqa: F401,F403,E402
+from jaxlab.numpy.bit_packing import *  # noqa: F401,F403,E402
 from jaxlab.numpy import _methods  # noqa: F401,E402  (operators and methods on Array; last)

@@ -44,7 +44,7 @@ _METHODS = {
     "swapaxes": jnp.swapaxes, "repeat": jnp.repeat, "take": jnp.take,
     "astype": jnp.astype, "conj": jnp.conj, "conjugate": jnp.conjugate,
     "diagonal": jnp.diagonal, "trace": jnp.trace, "nonzero": jnp.nonzero,
-    "searchsorted": jnp.searchsorted, "argpartition": jnp.argpartition,
+    "searchsorted": jnp.searchsorted, "argpartition": jnp.argpartition, "ptp": jnp.ptp,
     "copy": lambda self: jnp.array(self, copy=True),
     # round(x) gives integers as Python's round does; round(x, n) stays in x's dtype
     "__round__": lambda self, ndigits=None: (jnp.round(self).astype(int) if ndigits is None

@@ -25,13 +25,14 @@ COPY_ROWS = 32     # rows of the input an item copies
 PANEL_ROWS = 32    # panel rows an item solves (a multiple of the tiles' rows)
 SOLVE_VECTORS = 4  # vectors of panel rows substituted together: a coefficient spread once for all
 BLOCKS_PER_ITEM = 4   # row blocks of the trailing update an item updates
-# one matrix this large, alone in its batch, is shared by up to this many threads. Below
-# it a team of two was slower than one thread: benchmarks.wasm_teams on 2 quiet pinned
-# cores of the GPU host (08:08, load ~0.8, medians, team against one thread): 256 0.75
-# against 0.47 ms, 384 1.94 against 1.46, 512 4.02 against 3.05; 768 10.4 against 14.5
-# (min 9.8 both), 1024 20.9 against 32.8. A step's items are small and each phase costs
-# a hand-off; from 768 the items are large enough.
-TEAM_FROM = 768
+# one matrix this large, alone in its batch, is shared by up to this many threads.
+# benchmarks.wasm_teams on 2 quiet pinned cores of the GPU host (load < 1, medians, a team
+# of two against one thread), with this file's panel (four vectors of rows in registers)
+# and tiles' lane spreads (08:37): 256 0.446 against 0.461 ms, 384 1.10 against 1.35, 512
+# 2.13 against 2.27, 768 5.95 against 6.85, 1024 13.1 against 17.1. Before them (08:08,
+# the panel by axpy over rows) a team lost up to 512 (4.02 against 3.05 ms): the panel's
+# items were the slow part. At 256 the gain is within the noise.
+TEAM_FROM = 384
 TEAM_THREADS = 4
 ARGS = ["out0", "in0"]   # the buffers, as $matrix and $item take them
 

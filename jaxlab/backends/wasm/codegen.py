@@ -45,8 +45,10 @@ class Generated:
     scratch_bytes: int        # size of the $scratch argument, its fixed part
     split: tuple[Axis, int, int]  # (axis, extent, unit): [$lo, $hi) of that axis is computed
     scratch_per_unit: int = 0  # and bytes per whole unit of the split that a call computes
-    # threads may pull small ranges of the split in turn (no scratch, every unit apart)
+    # threads may pull small ranges of the split in turn, each thread with scratch of its
+    # own whose first word is zero before its first range of a dispatch
     pulled: bool = False
+    shrinking: bool = False   # ... ranges that shrink toward the end (packed matmul strips)
 
     @property
     def takes_scratch(self) -> bool:
@@ -58,6 +60,7 @@ class Generated:
 
 
 MEMORY_PAGES = 65536          # a shared memory declares its maximum: all of memory32
+MARK_BYTES = 64               # a pulled plan's first line of $scratch: word 0 = rows packed
 SIGN_DEPTH = 64               # a float sign is looked for under this depth
 
 
@@ -85,7 +88,9 @@ def generate(kernel: Kernel, plan: Plan, form: AxisForm) -> Generated:
     """
     gen = KernelWat(kernel, plan, form)
     # (the text is a traced.Listing: its line_marks say what each line computes)
-    return Generated(gen.module(), gen.scratch_bytes, gen.split, gen.scratch_per_unit)
+    text = gen.module()
+    return Generated(text, gen.scratch_bytes, gen.split, gen.scratch_per_unit,
+                     pulled=gen.pulled, shrinking=gen.pulled)
 
 
 def _indent(lines: list[str], n: int = 1) -> list[str]:
@@ -110,6 +115,10 @@ class KernelWat:
         self.scratch_per_unit = 0               # kept strips: bytes per strip of a call's range
         self.split = (ROW, form.rows, plan.tile_rows)
         self.splitting = True                   # clip loops over the split axis to [lo, hi)
+        # threads pull ranges of strips in turn: a packed plan whose calls share nothing but
+        # the rows packed once per thread (one block of them, no kept strips, no batch)
+        self.pulled = (plan.pack and not plan.threads_take_rows and not plan.keep_strips
+                       and not plan.row_block and form.batches == 1)
 
     # --- names -------------------------------------------------------------
     def local(self, name: str, wasm_type: str) -> str:
@@ -220,6 +229,8 @@ class KernelWat:
         self.split = ((ROW, self._row_parts()[0][1], plan.tile_rows) if plan.threads_take_rows
                       else (COL, form.cols, strip))
         blocked = bool(plan.row_block or plan.pack_rows)
+        if self.pulled and plan.pack_rows:
+            self.scratch_bytes = MARK_BYTES
         pack_rows = self._pack_rows() if plan.pack_rows else []   # at the start of $scratch
         inner = self._pack_strip()
         self.splitting = plan.threads_take_rows
@@ -233,6 +244,11 @@ class KernelWat:
         lines = self._loop(COL, 0, packed_cols, strip, inner,
                            f"strips of {strip} columns, each packed once"
                            + (" per block of rows" if blocked else ""))
+        if self.pulled and pack_rows:   # a thread's later ranges find its rows packed
+            pack_rows = (["(if (i32.eqz (i32.load (local.get $scratch)))  ;; this thread's "
+                          "first range of the dispatch packs the rows", "  (then"]
+                         + _indent(pack_rows, 2)
+                         + ["    (i32.store (local.get $scratch) (i32.const 1))))"])
         if blocked:
             lines = self._row_blocks(pack_rows + lines)
         if plan.threads_take_rows:   # every call: the columns after the last strip, its rows

@@ -9,10 +9,11 @@ NumPy on zero-copy views of the memory.
 
 wasmtime releases the GIL while Wasm runs, and a shared memory can be imported
 by many stores: a large kernel's outer loop is split into ranges run at once on
-several threads (measured: about 1.5-1.9x on two cores). Every instance lives
-alone in a store (see _KernelModule) and is taken by one call at a time, so any
-number of Python threads can dispatch at once, and a trap in any part is raised
-only once all parts have stopped. A routine whose one item is large (a sort of a
+several threads (measured: about 1.5-1.9x on two cores), which pull the ranges in
+turn: a pool thread that starts late takes fewer, or none (_dispatch_pulled).
+Every instance lives alone in a store (see _KernelModule) and is taken by one call
+at a time, so any number of Python threads can dispatch at once, and a trap in any
+part is raised only once all parts that started have stopped. A routine whose one item is large (a sort of a
 long row, a large matrix) can instead be shared by a team of threads that take items
 from a work list in their common scratch (_dispatch_team), which helpers join only
 while the work lasts.
@@ -80,6 +81,8 @@ class PartTime:
     wall_s: float
     cpu_s: float                   # CPU time of its thread meanwhile: below wall_s when
                                    # the thread waited for a core
+    thread: int = 0                # threading.get_ident() of the thread that ran it (a
+                                   # pulled dispatch: several parts per thread)
 
 
 def _i32(offset: int) -> int:
@@ -267,6 +270,9 @@ REDUCTION_HANDOFF = 16      # ... times this for a reduction (WasmBackend._min_w
 MAX_THREADS = 16            # by default: each part of a split kernel takes an instance
 MAX_CANDIDATES = 16         # autotune timings per kernel
 PIECES_PER_THREAD = 4       # ranges a thread pulls in turn, where a kernel allows it
+SMALLEST_PIECE = 2          # shrinking pieces are multiples of this many units (a matmul's
+                            # strips are packed two at a time)
+_ZERO_WORD = np.zeros(1, np.int32)
 
 
 class WasmBackend(Backend):
@@ -377,7 +383,8 @@ class WasmBackend(Backend):
         compile_ms = (time.perf_counter() - t1) * 1e3
         work, min_work = writer.work(kernel, form), self._min_work(kernel)
         chunks = self._chunks(wat.split, work, threads, min_work)
-        pieces = self._pieces(wat.split, len(chunks)) if wat.pulled and len(chunks) > 1 else ()
+        pieces = self._pieces(wat.split, len(chunks), wat.shrinking) \
+            if wat.pulled and len(chunks) > 1 else ()
         tuning = plan.record(form, self._chunks_reason(wat.split, chunks, work, threads,
                                                        min_work)
                              + (f"; they pull {len(pieces)} ranges in turn (a thread slowed by "
@@ -516,8 +523,6 @@ class WasmBackend(Backend):
             return None
         if prog.team:
             return self._dispatch_team(prog, (*outputs, *inputs))
-        if prog.pieces:
-            return self._dispatch_pulled(prog, (*outputs, *inputs))
         if len(chunks) == 1 and not prog.scratch_bytes and self.fuel is None:
             instance = module.take()   # the common small kernel: one call, nothing to set up
             try:
@@ -526,62 +531,90 @@ class WasmBackend(Backend):
                 raise WasmTrapError(prog.name, _cause(exc)) from None   # not given back
             module.give(instance)
             return None
-        parts = [self._part(module, prog, (*outputs, *inputs), chunk) for chunk in chunks]
-        log = self._part_log
-        run = _run if log is None else _timed(log, prog.name, time.perf_counter())
-        try:
-            helpers = [self.wasm.pool.submit(run, *part) for part in parts[1:]]
-            errors = [run(*parts[0])] + [h.result() for h in helpers]
-        finally:
-            for _, _, scratch in parts:
-                if scratch is not None:
-                    self.memory.free(scratch)
-        trap = next((e for e in errors if e is not None), None)
-        for (instance, _, _), error in zip(parts, errors):
-            if error is None:
-                module.give(instance)
-        if trap is not None:   # only now: every part has stopped
-            raise WasmTrapError(prog.name, _cause(trap))
-        return None
+        return self._dispatch_pulled(prog, (*outputs, *inputs))
 
     def _dispatch_pulled(self, prog: CompiledKernel, buffers: tuple) -> None:
-        """Each thread pulls the next of prog.pieces until none is left (a static split
-        waits for its slowest part: on a shared machine, a core another process took).
-        After a trap, the others stop at their next pull; the first trap is raised."""
-        pieces, lock, traps = iter(prog.pieces), threading.Lock(), []
+        """Each thread pulls the next of prog.pieces (else of prog.chunks, one per thread)
+        until none is left (a static split waits for its slowest part: on a shared
+        machine, a core another process took, or a pool thread that wakes late), with
+        scratch of its own whose first word is zeroed first (the kernel marks there what
+        it does once per thread: its packed rows). The dispatching thread waits only for
+        the helpers that started before it ran out of pieces: one that starts later does
+        nothing (on a loaded machine a pool thread may not run for milliseconds; its chunk
+        is the dispatching thread's then). After a trap, the others stop at their next
+        pull; the first trap is raised."""
+        pieces, lock = iter(prog.pieces or prog.chunks), threading.Lock()
+        finished = threading.Condition(lock)
+        traps: list[Exception] = []
+        gate = {"open": True, "inside": 0}
         log = self._part_log
         run = _run if log is None else _timed(log, prog.name, time.perf_counter())
 
-        def pull(instance: _Instance) -> None:
-            while True:
+        def pull(instance: _Instance, scratch: Optional[int], helper: bool) -> None:
+            with lock:
+                joined = gate["open"] or not helper
+                gate["inside"] += helper and joined
+            error, args = None, buffers + ((scratch,) if scratch is not None else ())
+            while joined and error is None:
                 with lock:
                     piece = None if traps else next(pieces, None)
                 if piece is None:
-                    return
-                error = run(instance, buffers + piece, None)
-                if error is not None:
-                    with lock:
-                        traps.append((error, instance))
-                    return
-        instances = [prog.module.take() for _ in prog.chunks]
-        if self.fuel is not None:   # a budget per dispatch and thread
-            for instance in instances:
-                instance.store.set_fuel(self.fuel)
-        helpers = [self.wasm.pool.submit(pull, i) for i in instances[1:]]
-        pull(instances[0])
-        for h in helpers:
-            h.result()
-        trapped = [i for _, i in traps]
-        for instance in instances:
-            if instance not in trapped:   # a trapped instance is not given back
+                    break
+                error = run(instance, args + piece, None)
+            if error is not None:   # the instance is not given back
+                with lock:
+                    traps.append(error)
+            else:
                 prog.module.give(instance)
+            if helper:
+                if scratch is not None:
+                    self.memory.free(scratch)
+                if joined:
+                    with lock:
+                        gate["inside"] -= 1
+                        finished.notify_all()
+        parts = [(prog.module.take(), self._scratch(prog)) for _ in prog.chunks]
+        if self.fuel is not None:   # a budget per dispatch and thread
+            for instance, _ in parts:
+                instance.store.set_fuel(self.fuel)
+        for instance, scratch in parts[1:]:
+            self.wasm.pool.submit(pull, instance, scratch, True)
+        try:
+            pull(*parts[0], False)
+        finally:
+            with lock:
+                gate["open"] = False
+                while gate["inside"]:
+                    finished.wait()
+            if parts[0][1] is not None:
+                self.memory.free(parts[0][1])
         if traps:
-            raise WasmTrapError(prog.name, _cause(traps[0][0]))
+            raise WasmTrapError(prog.name, _cause(traps[0]))
 
-    def _pieces(self, split: tuple[str, int, int], threads: int) -> tuple[tuple[int, int], ...]:
-        """PIECES_PER_THREAD ranges of whole units of the split per thread."""
+    def _scratch(self, prog: CompiledKernel) -> Optional[int]:
+        """A thread's scratch for a dispatch (None if the kernel takes none), its first
+        word zeroed (a pulled kernel's mark: nothing done yet)."""
+        if not prog.scratch_bytes:
+            return None
+        scratch = self.memory.allocate(prog.scratch_bytes)
+        self.memory.write(scratch, _ZERO_WORD)
+        return scratch
+
+    def _pieces(self, split: tuple[str, int, int], threads: int,
+                shrinking: bool = False) -> tuple[tuple[int, int], ...]:
+        """PIECES_PER_THREAD ranges of whole units of the split per thread, or (shrinking)
+        ranges of half the units left per thread in multiples of SMALLEST_PIECE units: the
+        last pieces are short, so the threads end close together, and the first few long."""
         _, extent, unit = split
-        return tuple(_ranges(extent, unit, threads * PIECES_PER_THREAD))
+        if not shrinking:
+            return tuple(_ranges(extent, unit, threads * PIECES_PER_THREAD))
+        units, start, found = -(-extent // unit), 0, []
+        while start < units:
+            share = -(-(units - start) // (2 * threads * SMALLEST_PIECE)) * SMALLEST_PIECE
+            stop = min(units, start + share)
+            found.append((start * unit, extent if stop == units else stop * unit))
+            start = stop
+        return tuple(found)
 
     def _dispatch_team(self, prog: CompiledKernel, buffers: tuple) -> None:
         """Threads that share one item and its scratch, taking items from a work list
@@ -621,16 +654,6 @@ class WasmBackend(Backend):
             gate.close()
         if first:
             raise WasmTrapError(prog.name, _cause(first[0]))
-
-    def _part(self, module: "_KernelModule", prog: CompiledKernel, buffers: tuple,
-              chunk: tuple[int, int]) -> tuple["_Instance", tuple, Optional[int]]:
-        """An instance (fuelled) and the arguments for one range of the outer loop, with
-        scratch memory of its own when the kernel needs some."""
-        instance = module.take()
-        if self.fuel is not None:
-            instance.store.set_fuel(self.fuel)
-        scratch = self.memory.allocate(prog.scratch_bytes) if prog.scratch_bytes else None
-        return instance, buffers + ((scratch,) if scratch is not None else ()) + chunk, scratch
 
     def _min_work(self, kernel: Kernel) -> int:
         """Body evaluations from which a kernel is split among the threads. A reduction's
@@ -738,8 +761,9 @@ def _timed(log: list[PartTime], kernel: str, began: float) -> Callable[..., Opti
     def run(instance: _Instance, args: tuple, scratch: Optional[int]) -> Optional[Exception]:
         t0, c0 = time.perf_counter(), time.thread_time()
         error = _run(instance, args, scratch)
-        log.append(PartTime(kernel, args[-2:], threading.get_ident() != caller, began,
-                            t0 - began, time.perf_counter() - t0, time.thread_time() - c0))
+        thread = threading.get_ident()
+        log.append(PartTime(kernel, args[-2:], thread != caller, began, t0 - began,
+                            time.perf_counter() - t0, time.thread_time() - c0, thread))
         return error
     return run
 

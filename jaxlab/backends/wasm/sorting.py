@@ -30,7 +30,8 @@ KEYED = (DType.float32, DType.int32, DType.uint32, DType.float64, DType.int64, D
 # TEAM_THREADS threads take from a work list (each pass costs two phases). From 2^19:
 # below it a team of two was slower than one thread (benchmarks.wasm_teams on 2 quiet
 # pinned cores of the GPU host, 08:08, load ~0.8, medians: 2^17 2.68 against 1.72 ms,
-# 2^18 3.77 against 3.40; 2^19 5.86 against 6.60, 2^20 11.40 against 16.39)
+# 2^18 3.77 against 3.40; 2^19 5.86 against 6.60, 2^20 11.40 against 16.39; again at 08:37:
+# 2^17 2.20 against 1.55, 2^18 3.20 against 3.21, 2^19 4.90 against 5.33)
 TEAM_FROM = 1 << 19
 TEAM_THREADS = 8
 TEAM_CHUNKS = 8

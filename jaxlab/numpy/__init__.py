@@ -37,3 +37,9 @@ e = 2.718281828459045
 inf = float("inf")
 nan = float("nan")
 newaxis = None
+# statistics, NaN-ignoring reductions, extra ufuncs, polynomials, windows (apinp2)
+from jaxlab.numpy.nan_reductions import *  # noqa: F401,F403,E402
+from jaxlab.numpy.quantiles import *  # noqa: F401,F403,E402
+from jaxlab.numpy.math_ufuncs import *  # noqa: F401,F403,E402
+from jaxlab.numpy.float_parts import *  # noqa: F401,F403,E402
+from jaxlab.numpy.integer_ufuncs import *  # noqa: F401,F403,E402

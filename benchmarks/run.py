@@ -327,7 +327,7 @@ def _format(results: dict, w3_single: float | None, wasm_peak: float | None = No
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--workloads", default="W1,W2,W3,W4,W5,W6,SORT,CHOL,W7,W8,W9")
+    ap.add_argument("--workloads", default="W1,W2,W3,W4,W5,W6,SORT,CHOL,CHOLB,W7,W8,W9")
     ap.add_argument("--devices", default=None, help="jaxlab devices (default: all)")
     ap.add_argument("--size", default="cpu", choices=["cpu", "gpu"])
     ap.add_argument("--dtype", default="float32", choices=["float32", "float64"],

@@ -4,6 +4,8 @@ runs alternate in one process, and the rates the hardware gives (memory copy, ex
 
     python3 -m benchmarks.softmax_anatomy               # W2's 4096 x 1024 float32
     python3 -m benchmarks.softmax_anatomy --runs 60 --numpy
+    python3 -m benchmarks.softmax_anatomy --sweeps      # only: W2's row kernel with its max
+                                                        # and sum of exp in one sweep or two
 
 Per-thread CPU time is read from /proc/self/task (Linux; clock ticks, so summed over all
 the runs); the rates are also given per CPU second (process_time, all threads), which
@@ -13,6 +15,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
+import subprocess
 import resource
 import statistics
 import time
@@ -23,6 +27,8 @@ import numpy as np
 from benchmarks.workloads import WORKLOADS, _w2
 
 TICK = os.sysconf("SC_CLK_TCK")
+# objdump mnemonics that are not vector ALU work (moves, loads, stores, integer bookkeeping)
+_NOT_VECTOR_ALU = re.compile(r"^(j|cmp|add|sub|mov|lea|inc|test|xor|shl|v?movdq|v?movap|v?movup|v?movs[sd]|vmovd\b)")
 
 
 def _thread_ticks() -> dict[str, int]:
@@ -69,13 +75,102 @@ def _spread(times: list[float]) -> str:
             f"p90 {np.percentile(ms, 90):.2f}  max {ms.max():.2f}")
 
 
+def _row_kernel_text(x: np.ndarray, one_sweep: bool) -> str:
+    """The WAT of W2's row kernel for x's rows, with its max and sum of exp in one sweep
+    (as jaxlab chooses) or in two (the choice turned off for this build only)."""
+    import jaxlab
+    from jaxlab.backends.wasm import rows
+    chosen = rows._online_index
+    if not one_sweep:
+        rows._online_index = lambda folds: None
+    try:
+        with jaxlab.default_device("wasm"), jaxlab.capture() as log:
+            jaxlab.jit(_w2(jaxlab.numpy))(jaxlab.numpy.asarray(x)).block_until_ready()
+    finally:
+        rows._online_index = chosen
+    (kernel,) = log.kernels()
+    assert kernel.tuning.value("online") is one_sweep
+    return kernel.source
+
+
+def _loops(code: bytes) -> list[tuple[int, int]]:
+    """(instructions, vector ALU ops) of each loop of compiled code, by objdump."""
+    import tempfile
+    with tempfile.NamedTemporaryFile(suffix=".cwasm") as f:
+        f.write(code)
+        f.flush()
+        text = subprocess.run(["objdump", "-d", "--no-show-raw-insn", f.name],
+                              capture_output=True, text=True).stdout
+    ins = [(int(m[1], 16), m[2]) for m in re.finditer(r"^\s*([0-9a-f]+):\s+(.*)$", text, re.M)]
+    where = {a: i for i, (a, _) in enumerate(ins)}
+    found = []
+    for i, (a, line) in enumerate(ins):
+        jump = re.match(r"j\w+\s+([0-9a-f]+) <wasm\[0\]::function\[\d+\]::kernel", line)
+        if jump and int(jump[1], 16) < a and int(jump[1], 16) in where:
+            body = [t for _, t in ins[where[int(jump[1], 16)]:i + 1]]
+            found.append((len(body), sum(not _NOT_VECTOR_ALU.match(t) for t in body)))
+    return found
+
+
+def sweeps(runs: int) -> None:
+    """W2's row kernel, one sweep against two, on one thread of this process: both
+    compiled, called in turn on the same rows (CPU time of each call), and the loops of
+    each as compiled (objdump, where there is one)."""
+    import wasmtime
+
+    from jaxlab.backends.wasm.memory import LinearMemory
+    from jaxlab.ir.dtypes import DType
+    (x,) = WORKLOADS["W2"].inputs("cpu")
+    texts = {"one sweep": _row_kernel_text(x, True),
+             # one more row: its own kernel, not the one sweep's from the cache
+             "two sweeps": _row_kernel_text(np.concatenate([x, x[:1]]), False)}
+    config = wasmtime.Config()
+    config.shared_memory = True
+    engine = wasmtime.Engine(config)
+    store, linker = wasmtime.Store(engine), wasmtime.Linker(engine)
+    memory = LinearMemory(engine, 2 * x.nbytes // 65536 + 2)
+    memory.define(linker, store)
+    src, out = 65536, 65536 + x.nbytes
+    memory.write(src, x)
+    calls, code = {}, {}
+    for name, text in texts.items():
+        module = wasmtime.Module(engine, text)
+        code[name] = module.serialize()
+        calls[name] = linker.instantiate(store, module).exports(store)["kernel"]
+    cpu: dict[str, list[float]] = {name: [] for name in calls}
+    for _ in range(runs):
+        for name, call in calls.items():
+            c0 = time.process_time()
+            call(store, out, src, 0, x.shape[0])
+            cpu[name].append(time.process_time() - c0)
+    got = memory.read(out, DType.float32, x.size).reshape(x.shape)
+    print(f"W2's row kernel on one thread, {runs} calls each in turn (CPU ms per call; "
+          f"load {os.getloadavg()[0]:.2f}); max |error| against NumPy {np.abs(got - _w2(np)(x)).max():.1e}")
+    for name, t in cpu.items():
+        print(f"  {name:10s} {_spread(t)}  {x.size / min(t) / 1e9:.2f} G values/s at the best")
+    ratios = [b / a for a, b in zip(cpu["one sweep"], cpu["two sweeps"])]
+    print(f"  two sweeps / one sweep per call: median {statistics.median(ratios):.3f}")
+    try:
+        for name, blob in code.items():
+            loops = ", ".join(f"{n} ({v})" for n, v in _loops(blob) if n < 200)
+            print(f"  {name}: loops' instructions (vector ALU ops): {loops}")
+    except FileNotFoundError:
+        print("  (no objdump: no instruction counts)")
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=40)
+    ap.add_argument("--sweeps", action="store_true",
+                    help="only W2's row kernel on one thread, its max and sum of exp in one "
+                         "sweep against two, and the instructions of their loops")
     ap.add_argument("--numpy", action="store_true",
                     help="NumPy's W2 between jaxlab and JAX in each round, as benchmarks.run "
                          "orders them (its temporaries pass through the caches)")
     args = ap.parse_args(argv)
+    if args.sweeps:
+        sweeps(args.runs)
+        return
     import jax
     import jax.numpy as jjnp
 

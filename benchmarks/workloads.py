@@ -154,8 +154,38 @@ def _cholesky_input(_: str) -> tuple:
     return (_spd((), 512),)
 
 
-def _batched_cholesky_input(size: str) -> tuple:
-    return (_spd((8 if size == "cpu" else 64,), 256),)
+def _batched_cholesky_input(_: str) -> tuple:
+    return (_spd((64,), 256),)
+
+
+# --- the wasm device's other factorizations at 512, against JAX: a triangular solve
+# (a well-conditioned lower factor, 512 right-hand sides) and LU with partial pivoting ------
+def _triangular_input(_: str) -> tuple:
+    low = np.linalg.cholesky(_spd((), 512).astype(np.float64)).astype(np.float32)
+    return low, _rng().standard_normal((512, 512)).astype(np.float32)
+
+
+def _triangular_solve(m):
+    return lambda low, b: m.lax.linalg.triangular_solve(low, b, left_side=True, lower=True)
+
+
+def _lu_input(_: str) -> tuple:
+    return (_rng().standard_normal((512, 512)).astype(np.float32),)
+
+
+def _lu(m):
+    return lambda a: m.lax.linalg.lu(a)[0]
+
+
+def _lu_np(a: np.ndarray) -> np.ndarray:
+    """LU with partial pivoting (LAPACK's getrf order), L and U packed: the reference."""
+    lu = a.astype(np.float64)
+    for k in range(lu.shape[0] - 1):
+        p = k + int(np.argmax(np.abs(lu[k:, k])))
+        lu[[k, p]] = lu[[p, k]]
+        lu[k + 1:, k] /= lu[k, k]
+        lu[k + 1:, k + 1:] -= np.outer(lu[k + 1:, k], lu[k, k + 1:])
+    return lu
 
 
 def _sort(m):
@@ -277,11 +307,20 @@ WORKLOADS: dict[str, Workload] = {
          "jax": lambda lib: lib.jit(_cholesky(lib.numpy)), "numpy": lambda lib: _cholesky(np)},
         rtol=1e-3),
     "CHOLB": Workload(
-        "CHOLB", "cholesky of a batch of 256x256 matrices (64 on the GPU)", "calls/s",
+        "CHOLB", "cholesky of a batch of 64 256x256 matrices", "calls/s",
         _batched_cholesky_input, lambda inp: 1.0, _cholesky(np),
         {"jaxlab": lambda lib: lib.jit(_cholesky(lib.numpy)),
          "jax": lambda lib: lib.jit(_cholesky(lib.numpy)), "numpy": lambda lib: _cholesky(np)},
         rtol=1e-3),
+    "TRSM": Workload(
+        "TRSM", "triangular solve L x = b, L 512x512 lower, 512 right-hand sides", "GFLOP/s",
+        _triangular_input, lambda inp: 512 ** 3 / 1e9, lambda low, b: np.linalg.solve(low, b),
+        {"jaxlab": lambda lib: lib.jit(_triangular_solve(lib)),
+         "jax": lambda lib: lib.jit(_triangular_solve(lib))}, rtol=1e-3),
+    "LU": Workload(
+        "LU", "lu of a 512x512 matrix, partial pivoting (the packed factors timed with the rest)",
+        "GFLOP/s", _lu_input, lambda inp: 2 * 512 ** 3 / 3 / 1e9, _lu_np,
+        {"jaxlab": lambda lib: lib.jit(_lu(lib)), "jax": lambda lib: lib.jit(_lu(lib))}, rtol=1e-3),
     "EIGH": Workload(
         "EIGH", f"eigh of a {DECOMP_N}x{DECOMP_N} symmetric matrix (values and vectors)",
         "calls/s", _symmetric_input, lambda inp: 1.0, _eigh(np),

@@ -16,6 +16,7 @@ from jaxlab.api import (custom_jvp, custom_vjp, grad, hessian, jacfwd, jacobian,
                         value_and_grad, vjp, vmap)
 from jaxlab import lax, tree, tree_util  # noqa: F401
 from jaxlab import nn, optim, random, scipy, test_util  # noqa: F401
+from jaxlab import flatten_util, ops, typing  # noqa: F401  (jax.ops, jax.flatten_util, jax.typing)
 from jaxlab.backends.autotuning import autotune, autotune_cache
 
 __all__ = ["Array", "config", "Device", "KernelEvent", "autotune", "autotune_cache", "block_until_ready", "capture", "custom_jvp", "custom_vjp", "default_device", "device_put",

@@ -3,7 +3,7 @@
 Per context: each thread and each asyncio task sees its own value (a ContextVar); a new
 thread starts from the default, and leaving a `with` block restores exactly what was
 there before it.
-    default_device    the device new arrays go to (None: the first available)
+    default_device    the device new arrays go to (None: jax_platform_name's, else the first available)
                       engine/devices.py
     trace_stack       the transformations active, innermost last          core/trace.py
     dynamic_trace     a staging trace that captures every bind             core/trace.py

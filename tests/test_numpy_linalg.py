@@ -57,6 +57,28 @@ def test_cholesky_symmetrizes_input(backend, rng):
     assert_close(out, np.linalg.cholesky(a), **SOLVE_TOL)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_cholesky_of_a_non_symmetric_batch_matches_jax(backend, rng, dtype, x64):
+    """JAX factors (a + a^T) / 2 by default (each device computes it as its routine reads
+    a), else a's lower triangle alone: both, on a batch whose rows end off the vector
+    lanes, against JAX."""
+    import jax
+    from tests.conftest import computes
+    a = _spd(rng, (2, 9, 9)).astype(dtype)
+    a += np.triu(_general(rng, (2, 9, 9)), 1)   # its upper triangle no longer mirrors the lower
+    if not computes(backend, dtype):
+        with pytest.raises(TypeError):
+            jnp.linalg.cholesky(jnp.asarray(a))
+        return
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
+    for symmetrize in (True, False):
+        got = lax_linalg.cholesky(jnp.asarray(a), symmetrize_input=symmetrize)
+        assert got.dtype == dtype
+        assert_close(got, jax.lax.linalg.cholesky(a, symmetrize_input=symmetrize), **tol)
+    assert_close(jnp.linalg.cholesky(jnp.asarray(a), upper=True),
+                 jax.numpy.linalg.cholesky(a, upper=True), **tol)
+
+
 SOLVE_CASES = [   # (shape of a, shape of b)
     ((1, 1), (1,)),
     ((4, 4), (4,)),

@@ -105,3 +105,52 @@ def test_softmax_far_below_the_max(backend):
     want = (e / e.sum(-1, keepdims=True)).astype(np.float32)
     tiny = np.finfo(np.float32).tiny if backend == "webgpu" else 3e-45
     assert_close(got, want, rtol=1e-6, atol=tiny)
+
+
+def _one_sweep_rows(n: int) -> np.ndarray:
+    """Rows for the one sweep of max and sum of exp (wasm: exp(b - r), r the row's first
+    value) and for each way a row leaves it for two sweeps."""
+    x = np.random.default_rng(n).standard_normal((12, n)).astype(np.float32) * 3
+    x[1, 0] = -70                       # the max passes r by more than the slack
+    x[2, 0] = -np.inf                   # r not finite
+    x[3, [1, 9, n // 2, n - 1]] = -np.inf   # -inf values (e = 0), r finite
+    x[4, n - 1] = np.nan                # a NaN among the last values, one at a time
+    x[5, n // 2] = np.inf
+    x[6] = -np.inf
+    x[7, 0] = np.inf
+    x[8, 0] = np.nan
+    x[9] = np.clip(x[9], -5, 5)
+    x[9, 0], x[9, n - 1] = -55, 8       # within the slack, the max alone at the end
+    x[10] = 63.5
+    x[10, 0] = 0                        # e^63.5 kept for every value but the first
+    x[11] = np.where(np.arange(n) % 2, -0.0, 0.0)
+    return x
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "logsumexp"])
+def test_one_sweep_max_and_sum_match_jax(backend, name):
+    """softmax, log_softmax and logsumexp on rows that stay in the one sweep and rows
+    that leave it (NaN, inf, all -inf, a first value not finite, a max far above it),
+    on rows of 37 (steps of 16 values, then of 4, then one value alone), against JAX."""
+    x = _one_sweep_rows(37)
+    fn = ROW_FUNCTIONS[name]
+    with np.errstate(all="ignore"):
+        want = np.asarray(fn(jjnp, jax.nn, jax.device_put(x)))
+    with jaxlab.capture() as log:
+        got = np.asarray(jaxlab.jit(lambda v: fn(jnp, jaxlab.nn, v))(jnp.asarray(x)))
+    assert_close(got, want, rtol=2e-5, atol=1e-6)
+    if backend == "wasm":
+        (kernel,) = [e for e in log if e.kind == "kernel"]
+        assert kernel.tuning.value("online") is True and "one sweep" in kernel.tuning.reason("online")
+        assert "in one sweep" in kernel.source
+
+
+def test_softmax_rows_longer_than_a_row_kernel(backend):
+    """Rows past the longest a row kernel takes go through separate kernels."""
+    device = jaxlab.devices(backend)[0].backend
+    n = device.max_row_length + 3 if device.max_row_length < 1 << 16 else 1 << 16
+    x = np.random.default_rng(1).standard_normal((3, n)).astype(np.float32)
+    x[1, n - 2] = np.nan
+    x[2, 0] = -np.inf
+    got = np.asarray(jaxlab.jit(lambda v: jaxlab.nn.softmax(v, axis=-1))(jnp.asarray(x)))
+    assert_close(got, np.asarray(jax.nn.softmax(jax.device_put(x), axis=-1)), rtol=2e-5, atol=1e-7)

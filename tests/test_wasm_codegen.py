@@ -19,7 +19,6 @@ from jaxlab.backends.wasm.analysis import RIDX  # noqa: E402
 from jaxlab.backends.wasm.codegen import generate  # noqa: E402
 from jaxlab.backends.wasm.memory import ALIGN, LinearMemory, size_class  # noqa: E402
 from jaxlab.backends.wasm import runtime as wasm_runtime  # noqa: E402
-from jaxlab.backends.wasm import spin as wasm_spin  # noqa: E402
 from jaxlab.backends.wasm.runtime import WasmBackend, WasmTrapError  # noqa: E402
 from jaxlab.backends.wasm import tune as wasm_tune  # noqa: E402
 from jaxlab.backends.wasm.tune import tune  # noqa: E402
@@ -195,6 +194,24 @@ def test_packed_matmul_with_few_strips_splits_rows_across_threads(m, k, n, threa
     stored = np.ascontiguousarray(a.T) if transposed else a
     np.testing.assert_allclose(run_wasm(be, kernel, stored, b).reshape(m, n), a @ b,
                                rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+@pytest.mark.parametrize("m,n", [(5, 5), (9, 6), (20, 7), (14, 11)])
+def test_matmul_columns_after_the_last_vector_in_pairs_match_numpy(m, n, threads) -> None:
+    """The 1-3 columns after a register tile's last whole vector: two at a time (each row
+    value loaded once for both), then one; unpacked (5 and 9 rows) and packed (20, 14),
+    the threads taking rows."""
+    kernel = matmul_kernel(m, 19, n)
+    plan, _ = tune(kernel)
+    assert plan.tile_rows > 1 and plan.pack == (m >= 12)
+    be = WasmBackend(threads=threads)
+    be.min_thread_work = 0
+    rng = np.random.default_rng(m * n)
+    a, b = rng.standard_normal((m, 19)).astype(np.float32), rng.standard_normal((19, n)).astype(np.float32)
+    exe = be.prepare_kernel(kernel)
+    assert (n % 4 >= 2) == ("acc add= body[row, col+1]" in exe.source)
+    np.testing.assert_allclose(run_wasm(be, kernel, a, b).reshape(m, n), a @ b, rtol=1e-5, atol=1e-5)
 
 
 ROW_SIDES = {   # the row-side operand of a packed matmul with packed rows: its index, its value
@@ -521,6 +538,22 @@ def test_large_kernels_split_across_threads_over_one_memory() -> None:
     assert be.prepare_kernel(small).tuning.value("threads").startswith("1 thread")
 
 
+def test_a_reduction_needs_more_work_than_an_elementwise_kernel_to_split() -> None:
+    """A reduction's body evaluation (a lane of a multiply-add) is cheaper than an
+    elementwise output, but a hand-off costs the same: it splits only from
+    REDUCTION_HANDOFF times the elementwise threshold (W4's 256 x 10 x 512 layer, 1.3M
+    evaluations, stays on one thread); a caller's threads still win."""
+    be = WasmBackend(threads=2)
+    small, large = matmul_kernel(256, 512, 10), matmul_kernel(64, 512, 128)
+    work = be.min_thread_work
+    assert 256 * 512 * 10 > work and 64 * 512 * 128 >= work * wasm_runtime.REDUCTION_HANDOFF
+    assert be.prepare_kernel(small).tuning.value("threads").startswith("1 thread (1310720 body")
+    assert be.prepare_kernel(large).tuning.value("threads").startswith("2 threads")
+    assert be.prepare_kernel(small, {"threads": 2}).tuning.value("threads").startswith("2 thread")
+    flat = elementwise(load(0, gidx(work)) + 1.0, (work,), np.zeros(work, np.float32))
+    assert be.prepare_kernel(flat).tuning.value("threads").startswith("2 threads")
+
+
 def test_timing_parts_records_each_threads_part() -> None:
     """A profile of a split dispatch: one part per thread over the whole extent, one of
     them run by the dispatching thread; nothing is recorded outside the block."""
@@ -546,25 +579,6 @@ def test_pool_threads_raise_what_a_job_raised_and_keep_serving() -> None:
     assert pool.submit(threading.get_ident).result() != threading.get_ident()
     pool.shutdown()
     assert not any(t.is_alive() for t in pool._threads)
-
-
-def test_spinning_threads_hand_off_through_the_counters(monkeypatch) -> None:
-    """JAXLAB_WASM_SPIN_US: the pool thread and the dispatching one spin in Wasm on the
-    counters before they sleep; the results stay the same, a trap still reaches the
-    caller, and fuel (which would stop the spinning Wasm) leaves it off."""
-    monkeypatch.setenv("JAXLAB_WASM_SPIN_US", "50")
-    be = WasmBackend(threads=2)
-    be.min_thread_work = 0
-    x = np.arange(4096, dtype=np.float32)
-    k = elementwise(load(0, gidx(x.size)) * 2.0, x.shape, x)
-    for _ in range(3):
-        np.testing.assert_array_equal(run_wasm(be, k, x), x * 2)
-    spinner = be.wasm.pool._spinner
-    assert spinner.seen(wasm_spin.POSTED) == spinner.seen(wasm_spin.FINISHED) == 3
-    with pytest.raises(WasmTrapError, match="out of bounds"):
-        be.dispatch(be.prepare_kernel(k), [(1 << 32) - 512], [be.allocate(x.nbytes)])
-    np.testing.assert_array_equal(run_wasm(be, k, x), x * 2)
-    assert WasmBackend(threads=2, fuel=10**9).wasm.pool._spinner is None
 
 
 def test_a_trap_in_a_helper_thread_is_raised_once_all_threads_stop() -> None:

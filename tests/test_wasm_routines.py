@@ -61,6 +61,22 @@ def test_singular_triangular_solve_and_failed_cholesky_match_numpy():
         np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
 
 
+def test_lu_pivots_past_nans_and_zero_columns_as_the_cpu_device():
+    """Across blocks of the transposed panel: a NaN wins the pivot search, a zero pivot
+    leaves its multipliers; the pivots and where NaNs spread are the cpu device's."""
+    a = np.random.default_rng(2).standard_normal((37, 37)).astype(np.float32)
+    a[7, 20], a[:, 11] = np.nan, 0.0
+    results = {}
+    for device in ("cpu", "wasm"):
+        with jaxlab.default_device(device):
+            results[device] = [np.asarray(v) for v in lax_linalg.lu(jnp.asarray(a))]
+    (lu, pivots, perm), (want_lu, want_pivots, want_perm) = results["wasm"], results["cpu"]
+    np.testing.assert_array_equal(pivots, want_pivots)
+    np.testing.assert_array_equal(perm, want_perm)
+    np.testing.assert_array_equal(np.isnan(lu), np.isnan(want_lu))
+    assert_close(np.nan_to_num(lu), np.nan_to_num(want_lu), rtol=1e-4, atol=1e-4)
+
+
 def test_batch_split_across_threads():
     """Enough rows that the batch is shared by the device's threads (when it has two)."""
     x = RNG.standard_normal((64, 2048)).astype(np.float32)
@@ -190,10 +206,11 @@ def test_a_helper_waiting_for_work_traps_when_the_host_marks_a_trap():
         wait(store, sync)
 
 
-def _cholesky_on(be, a):
+def _cholesky_on(be, a, symmetrize=False):
     from jaxlab.ir.dtypes import DType
     from jaxlab.ir.kernel import Routine
-    exe = be.prepare_routine(Routine("cholesky", ((a.shape, DType.float32),), ((a.shape, DType.float32),)))
+    exe = be.prepare_routine(Routine("cholesky", ((a.shape, DType.float32),), ((a.shape, DType.float32),),
+                                     (("symmetrize", symmetrize),)))
     hin, hout = be.allocate(a.nbytes), be.allocate(a.nbytes)
     be.write(hin, a)
     be.dispatch(exe, [hin], [hout])
@@ -227,6 +244,10 @@ def test_a_large_cholesky_is_shared_through_a_work_list(threads, cholesky_team_f
     assert exe.tuning.value("threads") == threads and exe.program.team == (threads > 1)
     assert_close(got, np.linalg.cholesky(a.astype(np.float64)), rtol=1e-4, atol=1e-5)
     assert not np.triu(got, 1).any()
+    # symmetrized as its rows are read: the factor of (a + a^T) / 2, bit for bit
+    skewed = a + np.triu(np.random.default_rng(1).standard_normal(a.shape).astype(np.float32), 1)
+    _, symmetrized = _cholesky_on(be, skewed, symmetrize=True)
+    np.testing.assert_array_equal(symmetrized, _cholesky_on(be, (skewed + skewed.T) * np.float32(0.5))[1])
     a[40, 40] = -1.0
     _, failed = _cholesky_on(be, a)
     assert np.isnan(failed[np.tril_indices(a.shape[0])]).all() and not np.triu(failed, 1).any()

@@ -29,10 +29,13 @@ def _batched(a: np.ndarray) -> np.ndarray:
     return a.astype(np.float64).reshape(math.prod(a.shape[:-2]), *a.shape[-2:])
 
 
-def _cholesky(a: np.ndarray, **_) -> list[np.ndarray]:
+def _cholesky(a: np.ndarray, *, symmetrize: bool = False) -> list[np.ndarray]:
     """Cholesky-Crout over the lower triangle, as LAPACK's potrf does it: a pivot
     <= 0 fails its matrix, whose lower triangle becomes NaN (as jax.lax.linalg); a
-    NaN pivot is no failure, it just propagates."""
+    NaN pivot is no failure, it just propagates. symmetrize: of (a + a^T) / 2, in a's
+    dtype as JAX's elementwise symmetrize."""
+    if symmetrize:
+        a = (a + np.swapaxes(a, -1, -2)) * a.dtype.type(0.5)
     low = np.tril(_batched(a))
     n = a.shape[-1]
     failed = np.zeros(low.shape[0], bool)

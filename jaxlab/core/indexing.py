@@ -146,9 +146,27 @@ def _t_gather(cts, x, idx, *, axis):
 def _jvp_scatter(primals, tangents, *, axis, mode):
     (x, idx, upd), (tx, _, tu) = primals, tangents
     out = scatter_p.bind(x, idx, upd, axis=axis, mode=mode)
+    if mode in ("max", "min"):
+        return [out], [_extremal_tangent(out, x, idx, upd, tx, tu, axis)]
     if mode not in ("add", "set"):
         raise NotImplementedError(f"differentiation of scatter mode {mode!r}")
     return [out], [scatter_p.bind(tx, idx, tu, axis=axis, mode=mode)]
+
+
+def _extremal_tangent(out, x, idx, upd, tx, tu, axis: int):
+    """A scatter-max (min)'s tangent: at each place, the mean of the tangents of the
+    values that equal the result there (x's own and the updates'), as JAX's: ties share."""
+    from jaxlab.core import rule_ops
+    from jaxlab.core.values import full, zeros_like
+
+    def hits(a, b):
+        return rule_ops.where(rule_ops.equal(a, b), full(a.shape, 1, tx.jdtype),
+                              full(a.shape, 0, tx.jdtype))
+    x_hit = hits(x, out)
+    u_hit = hits(upd, gather_p.bind(out, idx, axis=axis))
+    count = x_hit + scatter_p.bind(zeros_like(tx), idx, u_hit, axis=axis, mode="add")
+    total = x_hit * tx + scatter_p.bind(zeros_like(tx), idx, u_hit * tu, axis=axis, mode="add")
+    return total / count
 
 
 def _t_scatter(cts, x, idx, upd, *, axis, mode):

@@ -130,10 +130,13 @@ def _working(a: Lazy) -> Lazy:
     return lz.cast(a, DType.float32) if a.dtype is DType.float16 else a
 
 
-def _cholesky(a: Lazy) -> Lazy:
+def _cholesky(a: Lazy, *, symmetrize_input: bool = False) -> Lazy:
+    """symmetrize_input: the routine factors (a + a^T) / 2 (each backend computes it as
+    it reads a); else it reads a's lower triangle only."""
     _square_float("cholesky", a)
     x = _working(a)
-    return lz.cast(run_routine("cholesky", [x], [(a.shape, x.dtype)])[0], a.dtype)
+    (low,) = run_routine("cholesky", [x], [(a.shape, x.dtype)], symmetrize=bool(symmetrize_input))
+    return lz.cast(low, a.dtype)
 
 
 def _triangular_solve(a: Lazy, b: Lazy, *, left_side: bool = False, lower: bool = False,
@@ -351,11 +354,11 @@ def _t_triangular_solve(cts, a, b, **params):
     return [None, triangular_solve_p.bind(a, ct, **flipped)]
 
 
-def _jvp_cholesky(primals, tangents):
+def _jvp_cholesky(primals, tangents, **params):
     """dL = L phi(L^-1 dA L^-T), phi = lower triangle with half the diagonal."""
     from jaxlab.core import rule_ops
     (a,), (ta,) = primals, tangents
-    low = cholesky_p.bind(a)
+    low = cholesky_p.bind(a, **params)
     sym = (ta + rule_ops.swapaxes(ta, -1, -2)) * 0.5
     tmp = triangular_solve_p.bind(low, sym, left_side=True, lower=True)
     inner = triangular_solve_p.bind(low, tmp, left_side=False, lower=True, transpose_a=True)

@@ -6,6 +6,7 @@ import os
 from typing import Any, Callable, Iterator, Optional, Union
 
 from jaxlab import state
+from jaxlab.configuration import config
 from jaxlab.backends.base import Backend
 from jaxlab.engine import platforms
 from jaxlab.engine.cache import CompileCache
@@ -62,18 +63,31 @@ for _platform in platforms.BUILTIN:   # the engine registers the backends jaxlab
 PLATFORMS_VARIABLE = "JAXLAB_PLATFORMS"
 
 
-def allowed_platforms() -> Optional[list[str]]:
-    """The platforms JAXLAB_PLATFORMS names (comma-separated, in order of preference,
-    as JAX_PLATFORMS for JAX), or None when it is unset: then every device may start."""
-    value = os.environ.get(PLATFORMS_VARIABLE, "").strip()
-    if not value:
-        return None
+def _platforms_setting() -> tuple[str, str]:
+    """Where the allowed platforms come from (for messages) and its text: the
+    jax_platforms option once set, else the environment variable."""
+    option = config.jax_platforms
+    if option is not None:
+        return "jax_platforms", option
+    return PLATFORMS_VARIABLE, os.environ.get(PLATFORMS_VARIABLE, "")
+
+
+def _parse_platforms(source: str, value: str) -> Optional[list[str]]:
     names = [n.strip() for n in value.split(",") if n.strip()]
+    if not names:
+        return None
     unknown = [n for n in names if n not in _registry.factories]
     if unknown:
-        raise ValueError(f"{PLATFORMS_VARIABLE}={value!r} names unknown platforms "
+        raise ValueError(f"{source}={value!r} names unknown platforms "
                          f"{unknown}; known: {', '.join(sorted(_registry.factories))}")
     return names
+
+
+def allowed_platforms() -> Optional[list[str]]:
+    """The platforms `jax_platforms` (jaxlab.config) or else JAXLAB_PLATFORMS names
+    (comma-separated, in order of preference, as JAX_PLATFORMS for JAX), or None when
+    neither is set: then every device may start."""
+    return _parse_platforms(*_platforms_setting())
 
 
 def get_device(name: str) -> Device:
@@ -89,8 +103,9 @@ def _start(name: str) -> Device:
         raise ValueError(f"unknown device {name!r}; known: {', '.join(sorted(_registry.factories))}")
     allowed = allowed_platforms()
     if allowed is not None and name not in allowed:
+        source, value = _platforms_setting()
         raise RuntimeError(f"device {name!r} is not available here: "
-                           f"{PLATFORMS_VARIABLE}={os.environ[PLATFORMS_VARIABLE]!r} leaves it out")
+                           f"{source}={value!r} leaves it out")
     try:
         backend = _registry.factories[name]()
     except Exception as exc:  # a missing driver must not break the other devices
@@ -131,16 +146,46 @@ def to_device(d: DeviceLike) -> Device:
     raise TypeError(f"expected a device name or Device, got {type(d).__name__}")
 
 
+# The device of a thread that chose none: the jax_platform_name option's, else the first
+# available; one for all threads, chosen again after a change of the platform options.
+_automatic: Optional[Device] = None
+
+
 def current_device() -> Device:
-    d = state.default_device.get()
-    if d is None:
-        available = devices()
-        if not available:
-            raise RuntimeError(f"no device could start ({PLATFORMS_VARIABLE}="
-                               f"{os.environ.get(PLATFORMS_VARIABLE)!r}; failures: {unavailable()})")
-        d = available[0]
-        state.default_device.set(d)
-    return d
+    return state.default_device.get() or _automatic or _choose_automatic()
+
+
+def _choose_automatic() -> Device:
+    global _automatic
+    name = config.jax_platform_name
+    if name:
+        _automatic = get_device(name)
+        return _automatic
+    available = devices()
+    if not available:
+        source, value = _platforms_setting()
+        raise RuntimeError(f"no device could start ({source}={value!r}; "
+                           f"failures: {unavailable()})")
+    _automatic = available[0]
+    return _automatic
+
+
+def _platform_name_updated(name: str) -> None:
+    global _automatic
+    if name:
+        get_device(name)     # an unknown or unavailable platform raises; the option stays
+    _automatic = None
+
+
+def _platforms_updated(value: Optional[str]) -> None:
+    global _automatic
+    if value is not None:
+        _parse_platforms("jax_platforms", value)
+    _automatic = None
+
+
+config.watch("jax_platform_name", _platform_name_updated)
+config.watch("jax_platforms", _platforms_updated)
 
 
 @contextlib.contextmanager

@@ -30,6 +30,8 @@ def _prepare(device: Device, program: Kernel | Routine) -> tuple[Executable, boo
     backend = device.backend
     if isinstance(program, Kernel):
         limits.check_kernel_dtypes(device, program)
+    else:
+        limits.check_routine_dtypes(device, program)
     exe = backend.prepare_kernel(program) if isinstance(program, Kernel) \
         else backend.prepare_routine(program)
     exe.compile_ms = exe.compile_ms or (time.perf_counter() - t0) * 1e3

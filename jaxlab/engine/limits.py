@@ -9,7 +9,7 @@ from jaxlab import state
 from jaxlab.engine.devices import Device
 from jaxlab.errors import ResourceExhaustedError
 from jaxlab.ir.dtypes import DType
-from jaxlab.ir.kernel import Kernel
+from jaxlab.ir.kernel import Kernel, Routine
 
 
 def _describe(shape: Sequence[int], dtype: DType) -> str:
@@ -39,6 +39,12 @@ def check_kernel_dtypes(device: Device, kernel: Kernel) -> None:
     """check_dtype for every value a kernel computes."""
     roots = kernel.roots()
     for dtype in {node.dtype for root in roots for node in root.toposort()}:
+        check_dtype(device, dtype)
+
+
+def check_routine_dtypes(device: Device, routine: Routine) -> None:
+    """check_dtype for a routine's inputs and outputs."""
+    for _, dtype in routine.inputs + routine.outputs:
         check_dtype(device, dtype)
 
 

@@ -18,6 +18,10 @@ LN2_LO = -2.12194440e-4
 # error 3.1e-9 (benchmarks/math_fit.py), one degree below Cephes' 1 + r + r^2 P(r)
 EXP_POLY = (1.381458598e-3, 8.368716575e-3, 4.166838899e-2, 1.666652113e-1,
             4.999999404e-1, 1.0, 1.0)
+# the same to degree 5 (relative error 1.05e-7, benchmarks/math_fit.py): the one-sided
+# exps (wasm's exp_nonpos, softmax's exp(x - max); exp_nonneg, tanh's), whose result is
+# rounded once from it
+EXP_POLY5 = (8.3125077544e-3, 4.1890150284e-2, 1.6667114738e-1, 4.9999231543e-1, 1.0, 1.0)
 # n + 1.5*2^23 (|n| < 2^22) rounds n to an integer and holds it in its low bits
 ROUND_MAGIC = 1.5 * 2.0 ** 23
 ROUND_MAGIC_BITS = 0x4B400000

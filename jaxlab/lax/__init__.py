@@ -6,3 +6,10 @@ from jaxlab.lax.conv import conv_general_dilated, reduce_window  # noqa: F401
 from jaxlab.lax.ops import *  # noqa: F401,F403
 from jaxlab.lax.special import digamma, erf_inv, lgamma  # noqa: F401
 from jaxlab.lax.gamma_sample_grad import random_gamma_grad  # noqa: F401
+# jax.lax's functions beyond the primitives (apilax), each module one family:
+from jaxlab.lax.float_math import *  # noqa: F401,F403
+from jaxlab.lax.complex_parts import *  # noqa: F401,F403,A004
+from jaxlab.lax.bits import *  # noqa: F401,F403
+from jaxlab.lax.shaping import *  # noqa: F401,F403
+from jaxlab.lax.slicing import *  # noqa: F401,F403
+from jaxlab.lax.sorting import *  # noqa: F401,F403

@@ -27,12 +27,19 @@ def _swap_last(x: Array) -> Array:
 
 def cholesky(x: Any, *, symmetrize_input: bool = True) -> Array:
     """Lower L with L L^T = x; NaNs where x is not positive definite. Symmetrizing
-    uses both triangles, (x + x^T) / 2, as JAX does."""
+    uses both triangles, (x + x^T) / 2, as JAX does; for real x the routine does it as
+    it reads its input (a parameter: no kernel of its own before it)."""
     x = asarray_(x)
-    if symmetrize_input:   # first, as JAX: a non-square x fails in the add (TypeError)
-        x = _symmetrized(x)
+    if symmetrize_input and (x.jdtype.is_complex or not _is_square(x)):
+        x = _symmetrized(x)   # first, as JAX: a non-square x fails in the add (TypeError)
     _check_square("cholesky", x)
-    return linalg_complex.cholesky(x) if x.jdtype.is_complex else cholesky_p.bind(x)
+    if x.jdtype.is_complex:
+        return linalg_complex.cholesky(x)
+    return cholesky_p.bind(x, symmetrize_input=symmetrize_input)
+
+
+def _is_square(x: Array) -> bool:
+    return x.ndim >= 2 and x.shape[-1] == x.shape[-2]
 
 
 def lu(x: Any) -> tuple[Array, Array, Array]:

@@ -2,7 +2,8 @@
 backends/numpy_routines.py): a failed factorization is NaN in its lower triangle.
 
 Blocked and right-looking: per block of columns, the diagonal block by Crout, the panel
-below by substitution on its transpose (axpy over long rows), the trailing lower
+below by substitution on its transpose (four vectors of panel rows at a time, in
+registers, each coefficient spread once for them), the trailing lower
 triangle by tiles.py's register tiles reading that transpose.
 
 A team of threads shares one matrix through a work list (routine_text.WORK_LIST):
@@ -22,6 +23,7 @@ from jaxlab.ir.kernel import Routine
 BLOCK = 16         # columns a step (measured at 512: 8-16 best, 32 and 64 slower)
 COPY_ROWS = 32     # rows of the input an item copies
 PANEL_ROWS = 32    # panel rows an item solves (a multiple of the tiles' rows)
+SOLVE_VECTORS = 4  # vectors of panel rows substituted together: a coefficient spread once for all
 BLOCKS_PER_ITEM = 4   # row blocks of the trailing update an item updates
 # one matrix this large, alone in its batch, is shared by up to this many threads. At 512
 # a team of two was slower than one thread on two busy cores (the GPU host's, while GPU
@@ -81,28 +83,73 @@ class _Writer:
 
     def panel(self) -> list[str]:
         """Panel rows [lo, hi) (counted from c0): packed transposed into XT (a row per
-        column of the block), solved against the diagonal block, put back."""
-        f, L, n, XT = self.f, "(local.get $out0)", self.n, "(local.get $XT)"
+        column of the block), solved against the diagonal block, put back. A vector
+        holds one column of the block for as many panel rows as it has lanes."""
+        f, L, n, XT, ft = self.f, "(local.get $out0)", self.n, "(local.get $XT)", self.f.ft
+        for name in ("ch", "stop"):
+            f.var(name)
         depth = f"(i32.sub {get('end')} {get('k0')})"
-        xt_at = lambda kk, i: f"(i32.add (i32.add {XT} (i32.mul {kk} {get('stride')})) (i32.shl {i} {i32(f.ft.shift)}))"  # noqa: E731
+        self.xt_at = lambda kk, i: f"(i32.add (i32.add {XT} (i32.mul {kk} {get('stride')})) (i32.shl {i} {i32(ft.shift)}))"  # noqa: E731
+        xt_at = self.xt_at
         panel_at = lambda kk, i: f.at2(L, f"(i32.add {get('c0')} {i})", f"(i32.add {get('k0')} {kk})", n)  # noqa: E731
-        pack = f.loop("i", get("lo"), get("hi"), f.loop("kk", i32(0), depth, [
-            f.store(xt_at(get("kk"), get("i")), f.load(panel_at(get("kk"), get("i"))))], "the block's columns"),
-            "the panel rows, transposed: a row per column of the block")
-        unpack = f.loop("i", get("lo"), get("hi"), f.loop("kk", i32(0), depth, [
-            f.store(panel_at(get("kk"), get("i")), f.load(xt_at(get("kk"), get("i"))))], "the block's columns"),
-            "the panel rows back")
-        diag = lambda a, b: f.load(f.at2(L, f"(i32.add {get('k0')} {a})", f"(i32.add {get('k0')} {b})", n))  # noqa: E731
-        count = f"(i32.sub {get('hi')} {get('lo')})"
-        solve = f.loop("jj", i32(0), depth, [
-            f"(call $scale {xt_at(get('jj'), get('lo'))} {count} {f.op('div', f.const(1.0), diag(get('jj'), get('jj')))})"]
-            + f.loop("ll", f"(i32.add {get('jj')} {i32(1)})", depth, [
-                f"(call $axpy {xt_at(get('jj'), get('lo'))} {xt_at(get('ll'), get('lo'))} {count} "
-                f"{f.op('neg', diag(get('ll'), get('jj')))})"],
-                "later rows lose it times their coefficient"),
-            "these columns of the panel's transpose: forward substitution with the diagonal block, "
-            "a long row at a time")
+        row_bytes, bits = n * ft.size, 8 * ft.size
+        here = (panel_at(get("kk"), get("ch")), xt_at(get("kk"), get("ch")))
+        gathered = f"(v128.load{bits}_splat {here[0]})"
+        for lane in range(1, ft.lanes):
+            gathered = f"(v128.load{bits}_lane offset={lane * row_bytes} {lane} {here[0]} {gathered})"
+        scattered = [f"(v128.store{bits}_lane offset={lane * row_bytes} {lane} {here[0]} (v128.load {here[1]}))"
+                     for lane in range(ft.lanes)]
+        by_column = lambda body: f.loop("kk", i32(0), depth, body, "the block's columns")  # noqa: E731
+        pack = (self.columns(ft.lanes, by_column([f"(v128.store {here[1]} {gathered})"]), "a vector of panel rows", True)
+                + self.columns(1, by_column([f.store(here[1], f.load(here[0]))]), "the rest one at a time"))
+        unpack = (self.columns(ft.lanes, by_column(scattered), "a vector of panel rows", True)
+                  + self.columns(1, by_column([f.store(here[0], f.load(here[1]))]), "the rest one at a time"))
+        solve = (self.columns(SOLVE_VECTORS * ft.lanes, self.substitution(SOLVE_VECTORS),
+                              f"{SOLVE_VECTORS} vectors of panel rows", True)
+                 + self.columns(ft.lanes, self.substitution(1), "a vector of panel rows")
+                 + self.columns(1, self.substitution(0), "the rest one at a time"))
         return pack + solve + unpack
+
+    def substitution(self, vectors: int) -> list[str]:
+        """x_j = (p_j - sum over k < j of L_jk x_k) / L_jj down XT's rows at column $ch:
+        `vectors` vectors of panel rows (0: one row, scalars) in registers, each
+        coefficient spread once for all of them (an axpy per coefficient over whole rows
+        loaded and stored each row once per coefficient: 0.45 of 2.3 ms at 512, now 0.17)."""
+        f, ft, n, L = self.f, self.f.ft, self.n, "(local.get $out0)"
+        depth = f"(i32.sub {get('end')} {get('k0')})"
+        diag = lambda a, b: f.load(f.at2(L, f"(i32.add {get('k0')} {a})", f"(i32.add {get('k0')} {b})", n))  # noqa: E731
+        at = lambda kk, g: self.xt_at(kk, f"(i32.add {get('ch')} {i32(g * ft.lanes)})")  # noqa: E731
+        if vectors:
+            accs, kind, vec = [f"acc{g}" for g in range(vectors)], "v128", ft.vec
+            load, spread = (lambda kk, g: f"(v128.load {at(kk, g)})"), (lambda v: f"({vec}.splat {v})")  # noqa: E731
+            op = lambda name, a, b: f"({vec}.{name} {a} {b})"  # noqa: E731
+            store = lambda kk, g, v: f"(v128.store {at(kk, g)} {v})"  # noqa: E731
+        else:
+            accs, kind = ["sacc"], ft.name
+            load, spread, op = (lambda kk, g: f.load(at(kk, g))), (lambda v: v), f.op  # noqa: E731
+            store = lambda kk, g, v: f.store(at(kk, g), v)  # noqa: E731
+        cf = f"cf_{kind}"
+        for name in accs + [cf]:
+            f.var(name, kind)
+        return f.loop("j", i32(0), depth, [f"(local.set ${a} {load(get('j'), g)})" for g, a in enumerate(accs)] + f.loop(
+            "k", i32(0), get("j"), [f"(local.set ${cf} {spread(f.op('neg', diag(get('j'), get('k'))))})"]
+            + [f"(local.set ${a} {op('add', get(a), op('mul', get(cf), load(get('k'), g)))})" for g, a in enumerate(accs)],
+            "minus each solved column times its coefficient")
+            + [f"(local.set ${cf} {spread(f.op('div', f.const(1.0), diag(get('j'), get('j'))))})"]
+            + [store(get("j"), g, op("mul", get(cf), get(a))) for g, a in enumerate(accs)],
+            "the block's columns, in order")
+
+    def columns(self, width: int, body: list[str], what: str, first: bool = False) -> list[str]:
+        """body for $ch in [$lo, $hi), `width` at a time while whole: from $lo if `first`,
+        else from where the previous such loop stopped."""
+        f = self.f
+        f.labels += 1
+        label = f"ch{f.labels}"
+        return ([f"(local.set $ch {get('lo')})"] if first else []) + [
+            f"(local.set $stop (i32.sub {get('hi')} {i32(width - 1)}))",
+            f"(block ${label}_done (loop ${label}  ;; {what}",
+            f"  (br_if ${label}_done (i32.ge_s {get('ch')} {get('stop')}))"] + [
+            f"  {line}" for line in body] + [f"  (local.set $ch (i32.add {get('ch')} {i32(width)}))", f"  (br ${label})))"]
 
     def row_block(self) -> list[str]:
         """The trailing triangle's rows [i0, i0 + TILE_ROWS): whole tiles up to the
@@ -129,13 +176,60 @@ class _Writer:
                                               [self.minus_dot(get("r"), get("c"))], "columns to the diagonal"),
                       "rows above the whole row blocks")
 
+    def symmetrized_rows(self, top: str, bottom: str, a: str) -> list[str]:
+        """Rows [top, bottom) of (a + a^T) / 2 up to the diagonal, zeros past it: what
+        JAX factors when it symmetrizes, computed as the input is read (a row of a plus
+        the column of a it mirrors, gathered a lane at a time: its values lie a row
+        apart), in a's dtype as JAX's elementwise (x + x^T) / 2."""
+        f, n, ft = self.f, self.n, self.f.ft
+        for name in ("src", "col", "dst", "stop"):
+            f.var(name)
+        f.var("half", "v128")
+        row_bytes, bits = n * ft.size, 8 * ft.size
+        mirrored = f"(v128.load{bits}_splat {get('col')})"
+        for lane in range(1, ft.lanes):
+            mirrored = f"(v128.load{bits}_lane offset={lane * row_bytes} {lane} {get('col')} {mirrored})"
+        vec = ft.vec
+        vector = [f"(v128.store {get('dst')} ({vec}.mul ({vec}.add (v128.load {get('src')}) {mirrored}) "
+                  f"{get('half')}))"]
+        scalar = [f.store(get("dst"), f.op("mul", f.op("add", f.load(get("src")), f.load(get("col"))),
+                                           f.const(0.5)))]
+
+        def run(label: str, lanes: int, body: list[str], stop: str, what: str) -> list[str]:
+            f.labels += 1
+            label = f"{label}{f.labels}"
+            step = [f"(local.set ${p} (i32.add {get(p)} {i32(lanes * ft.size)}))" for p in ("src", "dst")]
+            return ([f"(local.set $stop {stop})", f"(block ${label}_done (loop ${label}  ;; {what}",
+                     f"  (br_if ${label}_done (i32.ge_u {get('dst')} {get('stop')}))"]
+                    + [f"  {line}" for line in body + step]
+                    + [f"  (local.set $col (i32.add {get('col')} {i32(lanes * row_bytes)}))",
+                       f"  (br ${label})))"])
+        columns = f"(i32.add {get('r')} {i32(1)})"   # those to the diagonal
+        whole = f"(i32.and {columns} {i32(-ft.lanes)})"
+        row = [f"(local.set $src {matrix_row(f, a, get('r'), n)})",
+               f"(local.set $dst {self.row(get('r'))})",
+               f"(local.set $col (i32.add {a} (i32.shl {get('r')} {i32(ft.shift)})))"]
+        return ([f"(local.set $half ({vec}.splat {f.const(0.5)}))"]
+                + f.loop("r", top, bottom, row
+                         + run("sym_vectors", ft.lanes, vector,
+                               f"(i32.add {get('dst')} (i32.shl {whole} {i32(ft.shift)}))",
+                               f"{ft.lanes} columns at a time")
+                         + run("sym_scalars", 1, scalar,
+                               f"(i32.add {self.row(get('r'))} (i32.shl {columns} {i32(ft.shift)}))",
+                               "the rest to the diagonal one at a time")
+                         + [self.zeros_past_diagonal(get("r"))],
+                         "rows: (a + a^T) / 2 to the diagonal, zeros past it"))
+
+    def zeros_past_diagonal(self, r: str) -> str:
+        f, n = self.f, self.n
+        return (f"(memory.fill (i32.add {self.row(r)} (i32.shl (i32.add {r} {i32(1)}) {i32(f.ft.shift)})) "
+                f"(i32.const 0) (i32.shl (i32.sub {i32(n - 1)} {r}) {i32(f.ft.shift)}))")
+
     def copy_rows(self, top: str, bottom: str, a: str) -> list[str]:
         f, n = self.f, self.n
-        past_diagonal = f"(i32.add {self.row(get('r'))} (i32.shl (i32.add {get('r')} {i32(1)}) {i32(f.ft.shift)}))"
         return f.loop("r", top, bottom, [
             f"(memory.copy {self.row(get('r'))} {matrix_row(f, a, get('r'), n)} "
-            f"(i32.shl (i32.add {get('r')} {i32(1)}) {i32(f.ft.shift)}))",
-            f"(memory.fill {past_diagonal} (i32.const 0) (i32.shl (i32.sub {i32(n - 1)} {get('r')}) {i32(f.ft.shift)}))"],
+            f"(i32.shl (i32.add {get('r')} {i32(1)}) {i32(f.ft.shift)}))", self.zeros_past_diagonal(get("r"))],
             "rows: columns to the diagonal copied, zeros past it (bulk memory: a memcpy and a memset)")
 
 
@@ -144,19 +238,21 @@ def _blocks_below(n: int) -> str:
     return f"(i32.shr_u (i32.sub {i32(n)} {get('next_end')}) {i32(tiles.TILE_ROWS.bit_length() - 1)})"
 
 
-def _item(n: int, nb: int, ft: FloatType, panel_offset: int) -> str:
+def _item(n: int, nb: int, ft: FloatType, panel_offset: int, symmetrize: bool) -> str:
     """`$item(out, in, scratch, phase, index)`: one item of a phase of the work list.
-    Phase 0 copies rows; phase 2s + 1 solves rows of step s's panel; phase 2s + 2
-    updates one row block (counted from the bottom) of step s's trailing triangle."""
+    Phase 0 copies rows (symmetrized, if asked); phase 2s + 1 solves rows of step s's
+    panel; phase 2s + 2 updates one row block (counted from the bottom) of step s's
+    trailing triangle."""
     f = Fn(ft)
     w = _Writer(f, n, nb)
+    copy = w.symmetrized_rows if symmetrize else w.copy_rows
     f.var("step")
     tr = tiles.TILE_ROWS
     clip = lambda x, top: f"(select {top} {x} (i32.gt_s {x} {top}))"  # noqa: E731
     first_of = lambda size: f"(i32.mul (local.get $index) {i32(size)})"  # noqa: E731
     body = ([f"(local.set $XT (i32.add (local.get $scratch) {i32(panel_offset)}))",
              "(if (i32.eqz (local.get $phase)) (then  ;; rows of the input"]
-            + [f"  {line}" for line in w.copy_rows(first_of(COPY_ROWS),
+            + [f"  {line}" for line in copy(first_of(COPY_ROWS),
                                                    clip(f"(i32.add {first_of(COPY_ROWS)} {i32(COPY_ROWS)})", i32(n)),
                                                    "(local.get $in0)")]
             + ["  (return)))",
@@ -209,9 +305,7 @@ def _team(n: int, nb: int, ft: FloatType, offsets: dict[str, int]) -> str:
             + [f"  (local.set $k0 {get('c0')})", "  (br $steps)))",
                "(call $work_done (local.get $SYNC))",
                ";; the tiles wrote past the diagonal: zeros above it again"]
-            + f.loop("r", i32(0), i32(n), [
-                f"(memory.fill (i32.add {w.row(get('r'))} (i32.shl (i32.add {get('r')} {i32(1)}) {i32(ft.shift)})) "
-                f"(i32.const 0) (i32.shl (i32.sub {i32(n - 1)} {get('r')}) {i32(ft.shift)}))"], "rows")
+            + f.loop("r", i32(0), i32(n), [w.zeros_past_diagonal(get("r"))], "rows")
             + [";; as jax.lax.linalg: a failed matrix is NaN on and below the diagonal",
                f"(if {get('failed')} (then"]
             + [f"  {line}" for line in f.loop("r", i32(0), i32(n), f.loop(
@@ -233,19 +327,25 @@ def generate(routine: Routine, ft: FloatType) -> Body:
     n = shape[-1]
     nb, tc = min(BLOCK, n), tiles.tile_columns(ft)
     lay = layout(sync=16, panel=nb * n * ft.size)
-    item, team_fn = _item(n, nb, ft, lay.offsets["panel"]), _team(n, nb, ft, lay.offsets)
+    symmetrize = bool(routine.param.get("symmetrize", False))
+    item, team_fn = _item(n, nb, ft, lay.offsets["panel"], symmetrize), _team(n, nb, ft, lay.offsets)
     entry = ("(func $matrix (param $out0 i32) (param $in0 i32) (param $scratch i32)\n"
              f"  ;; Cholesky of one {n}x{n} matrix: a team of one thread\n"
              "  (call $team (local.get $out0) (local.get $in0) (local.get $scratch) (i32.const 0) (i32.const 1)))")
     shared = [team_fn, item, tiles.update_tile(ft, n * ft.size), work_list(ARGS)]
-    notes = {"algorithm": ("blocked right-looking Cholesky",
+    notes = {"input": ("(a + a^T) / 2" if symmetrize else "a's lower triangle",
+                       "symmetrized as the rows are copied in (a row of a plus the column it "
+                       "mirrors), as JAX symmetrizes before factoring: no kernel of its own"
+                       if symmetrize else "read as it is copied in"),
+             "algorithm": ("blocked right-looking Cholesky",
                            "per block of columns: the diagonal block by Crout (dot products of row "
                            "prefixes), the panel below by forward substitution on its transpose "
-                           "(axpy over rows as long as the panel), the trailing lower triangle "
+                           f"({SOLVE_VECTORS} vectors of panel rows in registers at a time), the trailing lower triangle "
                            "by register tiles"),
              "block": (nb, "the panel's transpose (block x rows below) stays in L2; the tiles' depth"),
              "tile": (f"{tiles.TILE_ROWS}x{tc}", f"{tiles.TILE_ROWS * tiles.TILE_VECTORS} accumulators, "
-                      f"{tiles.TILE_VECTORS} B vectors and a splat: within the 16 vector registers"),
+                      f"{tiles.TILE_VECTORS} B vectors, A's values and one spread over the lanes: within the "
+                      "16 vector registers"),
              "rows": ("one matrix after another", "threads take ranges of the batch; one matrix of at "
                       f"least {TEAM_FROM} alone in its batch is shared by them through a work list "
                       f"(items: {COPY_ROWS} rows to copy, {PANEL_ROWS} panel rows, a row block of the "

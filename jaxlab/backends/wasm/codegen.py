@@ -423,7 +423,11 @@ class KernelWat:
         parts = [(start, a, tn, width)]
         if width > 1:
             b = cols // width * width
-            parts += [(a, b, 1, width), (b, cols, 1, 1)]
+            # the last columns of a register tile's rows two at a time, each row value loaded
+            # once for both (W4's 10-wide layers, 256 x 10 x 512 and 512 x 10 x 256 on one
+            # thread, ms of CPU time: 0.19 -> 0.16-0.17 and 0.21 -> 0.18, measured)
+            pairs = b + (cols - b) // 2 * 2 if self.plan.tile_rows > 1 else b
+            parts += [(a, b, 1, width), (b, pairs, 2, 1), (pairs, cols, 1, 1)]
         else:
             parts.append((a, cols, 1, 1))
         return [p for p in parts if p[1] > p[0]]

@@ -3,9 +3,10 @@ cholesky.py), with the semantics of jax.lax.linalg (and backends/numpy_routines.
 zero on a triangular diagonal gives inf/NaN, an LU pivot of zero or NaN leaves its
 multipliers as they are.
 
-Each is row-oriented, so that its inner loops are vector_loops' SIMD runs over
-contiguous rows: substitution's axpy of solved rows into the next one, LU's rank-1
-update of each row below the pivot. Both are blocked (a triangular solve when it has
+Each runs its inner loops as vector_loops' SIMD runs over contiguous rows:
+substitution's axpy of solved rows into the next one; LU's panel, kept transposed,
+loses each pivot's multipliers times a pivot-row value by one axpy over all the rows
+below (4.0 -> 3.3 ms for 512 here, with the tiles' lane spreads). Both are blocked (a triangular solve when it has
 many right-hand sides): most of their work is then an update in tiles.py's register
 tiles (_tiled_update).
 """
@@ -136,21 +137,27 @@ def _lu(routine: Routine, ft: FloatType) -> Body:
     """Right-looking LU with partial pivoting, blocked: per block of columns, the panel
     (every row from the block's first down) pivoted and eliminated within its columns,
     then the block's rows of U to its right by substitution, then the rows below lose
-    L21 U12 in register tiles."""
+    L21 U12 in register tiles. The panel is worked on transposed (a row per column of
+    the block, PT): the pivot search reads a contiguous row and each elimination is an
+    axpy over all the rows below at once, not a short one per row."""
     (shape, _), = routine.inputs
     m, n = shape[-2:]
     k = min(m, n)
     sz = ft.size
     nb = LU_BLOCK if k > LU_BLOCK else k
-    lay = layout(row=n * sz, panel=nb * m * sz if nb < k else 0)
+    lay = layout(row=n * sz, panel=nb * m * sz if nb < k else 0, pt=nb * m * sz)
     f = Fn(ft)
-    LU, PIV, PERM, ROW = "(local.get $out0)", "(local.get $out1)", "(local.get $out2)", "(local.get $ROW)"
-    for name in ("ROW", "P", "best", "moved", "j0", "je", "rs", "m", "row", "usable"):
+    LU, PIV, PERM, ROW, PT = ("(local.get $out0)", "(local.get $out1)", "(local.get $out2)", "(local.get $ROW)",
+                              "(local.get $PT)")
+    for name in ("ROW", "P", "PT", "pstride", "best", "moved", "j0", "je", "rs", "m", "row", "usable", "stop"):
         f.var(name)
     f.fvar("top"), f.fvar("v"), f.fvar("pivot")
     is_nan = lambda x: f.op("ne", x, x)  # noqa: E731
+    # PT[c - j0][r - j0]: the panel's value at row r, column c
+    pt = lambda r, c: (f"(i32.add (i32.add {PT} (i32.mul (i32.sub {c} {get('j0')}) {get('pstride')})) "  # noqa: E731
+                       f"(i32.shl (i32.sub {r} {get('j0')}) {i32(ft.shift)}))")
     search = f.loop("r", f"(i32.add {get('j')} {i32(1)})", i32(m), [
-        f"(local.set $v {f.op('abs', f.load(f.at2(LU, get('r'), get('j'), n)))})",
+        f"(local.set $v {f.op('abs', f.load(pt(get('r'), get('j'))))})",
         f"(if (i32.and (i32.eqz {is_nan(get('top'))}) (i32.or {f.op('gt', get('v'), get('top'))} {is_nan(get('v'))}))",
         "  (then (local.set $best (local.get $r)) (local.set $top (local.get $v))))"],
         "rows below: the first largest |value| (a NaN wins, as argmax)")
@@ -158,27 +165,41 @@ def _lu(routine: Routine, ft: FloatType) -> Body:
     row_j, row_best = matrix_row(f, LU, get("j"), n), matrix_row(f, LU, get("best"), n)
     at = lambda r, c: f"(i32.add {matrix_row(f, LU, r, n)} (i32.shl {c} {i32(ft.shift)}))"  # noqa: E731
     after_j = f"(i32.add {get('j')} {i32(1)})"
-    eliminate = f.loop("r", after_j, i32(m), [
-        f"(if {get('usable')} (then {f.store(f.at2(LU, get('r'), get('j'), n), f.op('div', f.load(f.at2(LU, get('r'), get('j'), n)), get('pivot')))}))",
-        f"(call $axpy {at(get('j'), after_j)} {at(get('r'), after_j)} (i32.sub {get('je')} {after_j}) "
-        f"{f.op('neg', f.load(f.at2(LU, get('r'), get('j'), n)))})"],
-        "each row below: its multiplier, then minus multiplier times the pivot row (the panel's columns)")
+    below = f"(i32.sub {i32(m)} {after_j})"
+    multipliers = _over_run(f, pt(after_j, get("j")), below, lambda x: f"({ft.vec}.div {x} ({ft.vec}.splat {get('pivot')}))",
+                            lambda x: f.op("div", x, get("pivot")), "the multipliers: the column below over the pivot")
+    eliminate = ([f"(if {get('usable')} (then"] + [f"  {line}" for line in multipliers] + ["))"]
+                 + f.loop("c", after_j, get("je"), [
+                     f"(call $axpy {pt(after_j, get('j'))} {pt(after_j, get('c'))} {below} "
+                     f"{f.op('neg', f.load(pt(get('j'), get('c'))))})"],
+                     "each later column of the block loses the multipliers times its pivot-row value"))
+    swap = f.loop("c", get("j0"), get("je"), [
+        f"(local.set $v {f.load(pt(get('j'), get('c')))})",
+        f.store(pt(get("j"), get("c")), f.load(pt(get("best"), get("c")))),
+        f.store(pt(get("best"), get("c")), get("v"))], "the block's columns, in the panel")
     step = ([f"(local.set $best {get('j')})",
-             f"(local.set $top {f.op('abs', f.load(f.at2(LU, get('j'), get('j'), n)))})"]
+             f"(local.set $top {f.op('abs', f.load(pt(get('j'), get('j'))))})"]
             + search
             + [f"(i32.store {int_at(PIV, get('j'))} {get('best')})",
                f"(local.set $moved (i32.load {int_at(PERM, get('j'))}))",
                f"(i32.store {int_at(PERM, get('j'))} (i32.load {int_at(PERM, get('best'))}))",
                f"(i32.store {int_at(PERM, get('best'))} {get('moved')})",
-               f"(if (i32.ne {get('best')} {get('j')}) (then  ;; swap rows j and best",
+               f"(if (i32.ne {get('best')} {get('j')}) (then  ;; swap rows j and best (the panel's columns "
+               "of the matrix are put back from the panel after it)",
                f"  (memory.copy {ROW} {row_j} {i32(n * sz)})",
                f"  (memory.copy {row_j} {row_best} {i32(n * sz)})",
-               f"  (memory.copy {row_best} {ROW} {i32(n * sz)})))",
-               f"(local.set $pivot {f.load(f.at2(LU, get('j'), get('j'), n))})",
+               f"  (memory.copy {row_best} {ROW} {i32(n * sz)})"]
+            + [f"  {line}" for line in swap] + ["))",
+               f"(local.set $pivot {f.load(pt(get('j'), get('j')))})",
                ";; a zero or NaN pivot leaves the multipliers as they are (as JAX)",
                f"(local.set $usable (i32.and {f.op('ne', get('pivot'), f.const(0.0))} "
                f"(i32.eqz {is_nan(get('pivot'))})))"]
             + eliminate)
+    panel_rows = lambda body: f.loop("r", get("j0"), i32(m), f.loop("c", get("j0"), get("je"), body, "the block's columns"),  # noqa: E731
+                                     "rows from the block's first")
+    pack = ([f"(local.set $pstride (i32.shl (i32.sub {i32(m)} {get('j0')}) {i32(ft.shift)}))"]
+            + panel_rows([f.store(pt(get("r"), get("c")), f.load(at(get("r"), get("c"))))]))
+    unpack = panel_rows([f.store(at(get("r"), get("c")), f.load(pt(get("r"), get("c"))))])
     right = f"(i32.sub {i32(n)} {get('je')})"
     u12 = f.loop("j", get("j0"), get("je"), f.loop("r", after_j, get("je"), [
         f"(call $axpy {at(get('j'), get('je'))} {at(get('r'), get('je'))} {right} "
@@ -191,11 +212,14 @@ def _lu(routine: Routine, ft: FloatType) -> Body:
                                 cols=(get("je"), right), b_stride=i32(n * sz), what="the block's rows of U"))
     block = ([f"(local.set $je (select {i32(k)} (i32.add {get('j0')} {i32(nb)}) "
               f"(i32.gt_s (i32.add {get('j0')} {i32(nb)}) {i32(k)})))"]
+             + pack
              + f.loop("j", get("j0"), get("je"), step, "column j of the block: pivot, swap, eliminate below")
+             + unpack
              + [f"(if (i32.lt_s {get('je')} {i32(n)}) (then"] + [f"  {line}" for line in u12]
              + (([f"  {line}" for line in trailing]) if nb < k else []) + ["))"])
     body = ([f"(local.set $ROW (i32.add (local.get $scratch) {i32(lay.offsets['row'])}))",
              f"(local.set $P (i32.add (local.get $scratch) {i32(lay.offsets['panel'])}))",
+             f"(local.set $PT (i32.add (local.get $scratch) {i32(lay.offsets['pt'])}))",
              ";; lu <- a; perm <- the identity",
              f"(memory.copy {LU} (local.get $in0) {i32(m * n * sz)})"]
             + f.loop("r", i32(0), i32(m), [f"(i32.store {int_at(PERM, get('r'))} {get('r')})"], "rows")
@@ -208,12 +232,36 @@ def _lu(routine: Routine, ft: FloatType) -> Body:
                 "(param $scratch i32)", body,
                 f"LU with partial pivoting of one {m}x{n} matrix, {nb} columns a block")
     notes = {"algorithm": ("LU with partial pivoting (right-looking, blocked)",
-                           "the panel's rank-1 updates are axpy over contiguous rows (SIMD); rows "
-                           "swap with memory.copy; the trailing rows lose L21 U12 in register tiles"),
+                           "the panel, transposed, is eliminated by axpy over all the rows below "
+                           "(SIMD); rows swap with memory.copy; the trailing rows lose L21 U12 in "
+                           "register tiles"),
              "block": (nb, "columns a block: the tiles' depth")}
     flops = 2 * (m * n * k - (m + n) * k * k // 2 + k ** 3 // 3)
     return Body([fn] + ([tiles.update_tile(ft, n * sz)] if nb < k else []), ["out0", "out1", "out2", "in0"],
                 lay, notes, max(flops, 0))
+
+
+def _over_run(f: Fn, start: str, count: str, vector_op: Callable[[str], str],
+              scalar_op: Callable[[str], str], what: str) -> list[str]:
+    """x <- op(x) over `count` values from byte address `start`: whole vectors, then
+    one at a time (the same IEEE operation in every lane)."""
+    ft, here = f.ft, f.var("p")
+    f.var("p_end")
+    return ([f"(local.set $p {start})",
+             f"(local.set $p_end (i32.add {get('p')} (i32.shl (i32.and {count} {i32(-ft.lanes)}) {i32(ft.shift)})))"]
+            + _pointer_loop(f, 16, [f"(v128.store {here} {vector_op(f'(v128.load {here})')})"],
+                            f"{what}, {ft.lanes} at a time")
+            + [f"(local.set $p_end (i32.add {get('p')} (i32.shl (i32.and {count} {i32(ft.lanes - 1)}) {i32(ft.shift)})))"]
+            + _pointer_loop(f, ft.size, [f.store(here, scalar_op(f.load(here)))], "the rest one at a time"))
+
+
+def _pointer_loop(f: Fn, step: int, body: list[str], what: str) -> list[str]:
+    f.labels += 1
+    label = f"run{f.labels}"
+    return ([f"(block ${label}_done (loop ${label}  ;; {what}",
+             f"  (br_if ${label}_done (i32.ge_u {get('p')} {get('p_end')}))"]
+            + [f"  {line}" for line in body]
+            + [f"  (local.set $p (i32.add {get('p')} {i32(step)}))", f"  (br ${label})))"])
 
 
 GENERATORS = {"cholesky": cholesky.generate, "triangular_solve": _triangular_solve, "lu": _lu}

@@ -229,17 +229,24 @@ def _exp_one_sided(name: str, clamp: str, shift: int) -> None:
     """e^x for an x of known sign: clamped on its one open side, n = x log2(e) lies
     within 150 of 0 on the other, so 2^(n - shift) is normal for every n and the
     polynomial's coefficients carry 2^shift (exactly): no branch, and the product is the
-    one rounding (into the subnormals, or up to inf)."""
+    one rounding (into the subnormals, or up to inf). The rounding constant carries the
+    exponent's bias 127 - shift: t's low bits are then n's biased exponent, and t
+    shifted left by 23 is 2^(n - shift) (one constant and one add fewer)."""
+    magic = K.ROUND_MAGIC + 127 - shift
     _define(name, f"""
 (func ${name} (param $x v128) (result v128)
   (local $t v128) (local $n v128) (local $r v128)
-  (local.set $x {clamp}){_EXP_REDUCE}
-  (f32x4.mul {_fma_horner(R, [c * 2.0 ** shift for c in K.EXP_POLY])}
-             (i32x4.add (i32x4.shl {T} (i32.const 23)) {_k((127 - shift) << 23, 'i32x4')})))
+  (local.set $x {clamp})
+  (local.set $t {_fma(X, _k(K.LOG2E), _k(magic))})
+  (local.set $n (f32x4.sub {T} {_k(magic)}))
+  (local.set $r {_fma(N, _k(-K.LN2_HI), X)})
+  (local.set $r {_fma(N, _k(-K.LN2_LO), R)})
+  (f32x4.mul {_fma_horner(R, [c * 2.0 ** shift for c in K.EXP_POLY5])} (i32x4.shl {T} (i32.const 23))))
 """)
 
 
-# x <= 0 (softmax's exp(x - max)): n in [-150, 0]; x >= 0 (tanh's e^2|x|): n in [0, 128]
+# x <= 0 (softmax's exp(x - max)): n in [-150, 0] (up to 103 stays exact: the one sweep of
+# rows.py passes it x up to 64); x >= 0 (tanh's e^2|x|): n in [0, 128]
 _exp_one_sided("exp_nonpos", f"(f32x4.pmax {X} {_k(K.EXP_MIN)})", -24)
 _exp_one_sided("exp_nonneg", f"(f32x4.pmin {X} {_k(K.EXP_MAX)})", 1)
 

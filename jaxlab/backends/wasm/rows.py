@@ -13,6 +13,16 @@ Where the outputs reuse the last fold's body (softmax's e = exp(x - max) in e / 
 that sweep also stores the body's values in the output row, and the output sweep reads
 them back: the exponentials are computed once, not twice.
 
+Softmax's (log_softmax's, logsumexp's) max and sum of exp(b - max) take ONE sweep of the
+row (online): the sum is of exp(b - r), r the row's first value, and the sweep keeps the
+max beside it; at the end of the row the sum is scaled by exp(r - max) once (and the
+kept values, by the same factor, in the output sweep). r stands in for the max only
+where that is exact: a row whose first value is not finite, or whose values pass r by
+more than `ONLINE_SLACK`, or whose sum is not finite (a NaN, an inf) is folded again in
+the two sweeps, which give JAX's NaN and inf results. A running max that rescaled the
+sum where it grew would have to rescale the kept values too (a scratch of block maxima);
+a fixed r needs neither.
+
 Per value, the sweeps cost what the hardware must: a float max (min) folds by the
 one-instruction pmax (pmin) with NaNs noted apart; b - max(b), softmax's exp argument, is
 known to be at most 0, so its exp is clamped on one side only and has no branch
@@ -27,7 +37,7 @@ from typing import Callable, Optional
 from jaxlab.backends.base import Choice, TuningRecord
 from jaxlab.backends.traced import traced
 from jaxlab.backends.wasm.analysis import COL, RIDX, ROW, AxisForm
-from jaxlab.backends.wasm.codegen import Generated, KernelWat, fold_tree
+from jaxlab.backends.wasm.codegen import Generated, KernelWat, _indent, fold_tree
 from jaxlab.backends.wasm.optable import CAPABILITIES, SCALAR_TYPE, const, extract, kind, templates
 from jaxlab.backends.wasm.scope import Scope, Val
 from jaxlab.backends.wasm.tune import WIDTH, Plan
@@ -43,13 +53,22 @@ MAX_ROW_LENGTH = 1 << 14    # 64 KiB of float32: a row stays in a core's L2 betw
 MIN_ROW_LENGTH = 8          # shorter rows would run mostly in the scalar tails
 ROW_DTYPES = frozenset({DType.float32})
 FOLD_VECTORS = 4            # vectors per step of a fold's sweep, each its own accumulator
-OUT_VECTORS = 2             # vectors per step of the output sweep
+OUT_VECTORS = 4             # vectors per step of the output sweep (objdump, softmax: 17
+                            # instructions a step against 11 for 2 vectors)
+ONLINE_VECTORS = 4          # vectors per step of the one sweep of max and sum of exp,
+ONLINE_ACCUMULATORS = 1     # all into one max and one sum: its exp's constants fill most
+                            # of the 16 vector registers (objdump: 31 instructions a vector
+                            # against 35 with an accumulator a vector, fewer spilled)
+# how far a row's values may pass its first value r in the one sweep: e^64 times
+# MAX_ROW_LENGTH values stays finite, and exp_nonpos is exact up to 71 (its 2^(n+24))
+ONLINE_SLACK = 64.0
 
 
 @dataclass(frozen=True)
 class RowPlan(Plan):
     """A row kernel's plan: lanes along the row, `unroll` vectors per fold step."""
     reuse: bool = False      # the last fold's sweep stores its body in the output row
+    online: bool = False     # a max fold and its sum of exp share one sweep
 
     def record(self, form: AxisForm, threads: str) -> TuningRecord:
         return TuningRecord((
@@ -58,6 +77,7 @@ class RowPlan(Plan):
                    f"{self.unroll} vectors per step of a fold, each its own accumulator; "
                    f"{OUT_VECTORS} per step of the output sweep"),
             Choice("reuse", self.reuse, self.reasons.get("reuse", "")),
+            Choice("online", self.online, self.reasons.get("online", "")),
             Choice("threads", threads)))
 
 
@@ -93,8 +113,35 @@ def tune_rows(kernel: Kernel) -> tuple[RowPlan, AxisForm]:
         reasons["reuse"] = ("the outputs use the last fold's body: its sweep stores the "
                             "body's values in the output row, the output sweep reads them "
                             "back (computed once)")
+    folds = [_Fold(f.name, f.op, _over_axes(f.body, n, RIDX.value)) for f in kernel.folds]
+    online = _online_index(folds)
+    if online is not None:
+        mx, total = folds[online], folds[online + 1]
+        reasons["online"] = (
+            f"{mx.name} (a max) and {total.name} (a sum of exp of the same values less it) "
+            f"in one sweep of {ONLINE_VECTORS} vectors a step into one max and one sum: the "
+            "sum is of exp(b - r), r the row's first value, scaled by exp(r - max) at the "
+            "row's end; a row whose "
+            f"first value is not finite, whose values pass r by more than {ONLINE_SLACK:g} "
+            "or whose sum is NaN or inf is folded again in two sweeps (JAX's NaN and inf)")
     return RowPlan(cols, RIDX, WIDTH, unroll=vectors, accumulators=vectors, reuse=reuse,
-                   reasons=reasons), form
+                   online=online is not None, reasons=reasons), form
+
+
+def _online_index(folds: list[_Fold]) -> Optional[int]:
+    """i where folds[i] is a float32 max of b and folds[i + 1] the sum of exp(b - s),
+    s a value of the row made from folds[i] alone (softmax's max, logsumexp's max where
+    finite): the two can share one sweep."""
+    for i, (mx, total) in enumerate(zip(folds, folds[1:])):
+        body = total.body
+        if mx.op is not AluOp.Max or total.op is not AluOp.Add or mx.body.dtype is not DType.float32 \
+                or body.op is not AluOp.Exp or body.src[0].op is not AluOp.Sub \
+                or body.src[0].src[0] is not mx.body:
+            continue
+        names = {n.arg for n in body.src[0].src[1].toposort() if n.op is AluOp.Variable}
+        if names == {mx.name} and not _along_row(body.src[0].src[1]):
+            return i
+    return None
 
 
 def _reused_body(kernel: Kernel) -> Optional[AluExp]:
@@ -142,10 +189,15 @@ class RowKernelWat(KernelWat):
                        for f in self.folds if f.op is AluOp.Max}
         for f in kernel.folds:   # a fold's value is the same along the row
             self.deps._memo[AluExp.variable(f.name, f.body.dtype)] = frozenset({ROW})
+        self.online = _online_index(self.folds) if plan.online else None
+        self.online_args: set[AluExp] = set()   # b - r of the one sweep (_online)
 
     def sign(self, node: AluExp) -> Optional[Sign]:
-        """b - m, m the row's max of b (softmax's x - max), is at most 0 (or NaN)."""
-        if node.op is AluOp.Sub and self.maxima.get(node.src[1]) is node.src[0]:
+        """b - m, m the row's max of b (softmax's x - max), is at most 0 (or NaN); b - r
+        in the one sweep is at most ONLINE_SLACK where its result is used, within
+        exp_nonpos's exact range (rows.py's module docstring)."""
+        if node.op is AluOp.Sub and self.maxima.get(node.src[1]) is node.src[0] \
+                or node in self.online_args:
             return Sign.NONPOS
         return super().sign(node)
 
@@ -154,8 +206,12 @@ class RowKernelWat(KernelWat):
 
     def _outputs(self) -> list[str]:
         body: list[str] = []
+        last = len(self.folds) - 1
         for i, fold in enumerate(self.folds):
-            body += self._fold(fold, self.reuse and i == len(self.folds) - 1)
+            if self.online is not None and i == self.online:
+                body += self._online(fold, self.folds[i + 1], self.reuse and i + 1 == last)
+            elif self.online is None or i != self.online + 1:
+                body += self._fold(fold, self.reuse and i == last)
         body += self._write()
         return self._loop(ROW, 0, self.form.rows, 1, body, "rows, each folded then written")
 
@@ -189,56 +245,72 @@ class RowKernelWat(KernelWat):
         return lines
 
     def _fold(self, fold: _Fold, keep: bool) -> list[str]:
-        """`fold.name` = fold of its body over the row: `plan.unroll` vector accumulators,
-        then their tree and lanes, and a scalar one for the last values; with `keep`, each
-        body value is also written to the output row.
-
-        A float max (min) folds its vectors by pmax (one instruction: Wasm's max is
-        eight under Cranelift, for NaN and -0) and notes NaNs apart, so that a NaN
-        still makes the fold NaN; of -0 and +0 it keeps the one it met first, like
-        NumPy."""
-        dtype = fold.body.dtype
-        k = kind(dtype)
-        s_op, v_op = templates(fold.op, k, k)
-        loose = _LOOSE.get(fold.op) if dtype is DType.float32 else None
-        ident = reduce_identity(fold.op, dtype)
-        nvec = self.plan.unroll
-        tile = self._scope(None)
-        acc = self.local(f"{fold.name}_acc", SCALAR_TYPE[k])
-        vaccs = [self.local(f"{fold.name}_v{u}", "v128") for u in range(nvec)]
-        nans = [self.local(f"{fold.name}_nan{u}", "v128") for u in range(nvec)] if loose else []
-        lines = [f";; {fold.name}: {fold.op.name.lower()} over the row",
-                 f"(local.set ${acc} {const(ident, dtype, False)})"]
-        lines += [f"(local.set ${v} {const(ident, dtype, True)})" for v in vaccs]
-        lines += [f"(local.set ${v} (v128.const i32x4 0 0 0 0))" for v in nans]
+        """`fold.name` = fold of its body over the row (`_Accumulator`); with `keep`,
+        each body value is also written to the output row."""
+        acc = _Accumulator(self, fold, self.plan.unroll, nans=True)
 
         def copy(loop: Scope, pos: dict, vector: bool) -> None:
             value = loop.value(fold.body, pos, vector)
             if keep:
                 self._keep(loop, value, pos, vector)
-            u = pos[RIDX] // WIDTH
-            if not vector:
-                loop.lines.append(traced(f"(local.set ${acc} {s_op.format(a=f'(local.get ${acc})', b=value)})"
-                                         "  ;; the last values one at a time", [FOLD, fold.body]))
-                return
-            if loose:
-                loop.lines.append(f"(local.set ${nans[u]} (v128.or (local.get ${nans[u]}) "
-                                  f"(f32x4.ne {value} {value})))  ;; NaNs met")
-            op = loose or v_op
-            loop.lines.append(traced(
-                f"(local.set ${vaccs[u]} {op.format(a=f'(local.get ${vaccs[u]})', b=value)})"
-                f"  ;; lanes of {fold.name}: ridx+{pos[RIDX]}..+{WIDTH - 1}", [FOLD, fold.body]))
+            acc.add(loop, value, pos, vector)
 
-        lines += self._sweep(tile, nvec, copy)
-        lines += fold_tree(vaccs, v_op) + fold_tree(nans, "(v128.or {a} {b})")
-        get = [extract(dtype, f"(local.get ${vaccs[0]})", lane) for lane in range(WIDTH)]
-        lanes = s_op.format(a=s_op.format(a=get[0], b=get[1]), b=s_op.format(a=get[2], b=get[3]))
-        lines.append(f"(local.set ${acc} {s_op.format(a=lanes, b=f'(local.get ${acc})')})")
-        if loose:
-            lines.append(f"(if (v128.any_true (local.get ${nans[0]})) "
-                         f"(then (local.set ${acc} {const(float('nan'), dtype, False)})))  ;; a NaN met")
-        self.values[AluExp.variable(fold.name, dtype)] = f"(local.get ${acc})"
+        lines = [f";; {fold.name}: {fold.op.name.lower()} over the row"] + acc.start()
+        lines += self._sweep(self._scope(None), self.plan.unroll, copy) + acc.finish()
+        self.values[acc.variable] = acc.get
         return lines
+
+    def _online(self, mx: _Fold, total: _Fold, keep: bool) -> list[str]:
+        """`mx.name` (a max of b) and `total.name` (the sum of exp(b - s(max))) in one
+        sweep where the row allows (module docstring), else in two: the sweep sums
+        exp(b - r), r the row's first value, and keeps the max beside; at the end
+        total = sum * exp(r - s), exact where s is the max and every b is at most
+        r + ONLINE_SLACK. `scale` (exp(r - s), or 1 after two sweeps) turns a kept
+        exp(b - r) into the exp(b - s) the outputs read."""
+        f32 = DType.float32
+        ref, scale, ok = (self.local(f"{total.name}_{w}", t)
+                          for w, t in (("ref", "f32"), ("scale", "f32"), ("ok", "i32")))
+        ref_var = AluExp.variable(f"{total.name}_ref", f32)
+        self.deps._memo[ref_var] = frozenset({ROW})
+        self.values[ref_var] = f"(local.get ${ref})"
+        shift = total.body.src[0].src[1]
+        arg = mx.body - ref_var
+        self.online_args.add(arg)
+        term = arg.unary(AluOp.Exp)
+        big, vectors = _Accumulator(self, mx, ONLINE_ACCUMULATORS, nans=False), \
+            _Accumulator(self, total, ONLINE_ACCUMULATORS, nans=False)
+
+        first = self._scope(None, self._scope(None), 0)
+        first.lines.append(f"(local.set ${ref} {first.sca(mx.body, {ROW: 0, RIDX: 0})})")
+
+        def copy(loop: Scope, pos: dict, vector: bool) -> None:
+            big.add(loop, loop.value(mx.body, pos, vector), pos, vector)
+            value = loop.value(term, pos, vector)
+            if keep:
+                self._keep(loop, value, pos, vector)
+            vectors.add(loop, value, pos, vector)
+
+        fast = big.start() + vectors.start()
+        fast += self._sweep(self._scope(None), ONLINE_VECTORS, copy) + big.finish() + vectors.finish()
+        self.values[big.variable] = big.get
+        end = self._scope(None)
+        s = end.sca(shift, {ROW: 0})
+        factor = end.sca((ref_var - shift).unary(AluOp.Exp), {ROW: 0})
+        fast += end.lines + [
+            f"(local.set ${scale} {factor})  ;; exp(r - {render(shift)})",
+            f"(local.set ${ok} (i32.and (i32.and (f32.le (f32.sub {big.get} (local.get ${ref})) "
+            f"{const(ONLINE_SLACK, f32, False)}) (f32.eq {s} {big.get})) "
+            f"(f32.lt {vectors.get} {const(float('inf'), f32, False)})))"
+            "  ;; every b within r + slack, no NaN or inf met",
+            f"(local.set ${vectors.acc} (f32.mul {vectors.get} (local.get ${scale})))"]
+        slow = self._fold(mx, False) + self._fold(total, keep) + [f"(local.set ${scale} (f32.const 1))"]
+        return ([f";; {mx.name} and {total.name} in one sweep: the sum of exp(b - r), r = b at ridx 0",
+                 f"(local.set ${ok} (i32.const 0))"]
+                + first.parent.lines + self._ridx_loop(first, 0, 1, 1)
+                + [f"(if (f32.eq (f32.sub (local.get ${ref}) (local.get ${ref})) (f32.const 0))"
+                   "  ;; r finite", "  (then"] + _indent(fast, 2) + ["  ))",
+                   f"(if (i32.eqz (local.get ${ok}))  ;; else the two sweeps", "  (then"]
+                + _indent(slow, 2) + ["  ))"])
 
     def _keep(self, loop: Scope, value: str, pos: dict, vector: bool) -> None:
         """Store the last fold's body value at `pos` in the output row (read back by the
@@ -260,6 +332,22 @@ class RowKernelWat(KernelWat):
             self._store(tile, self.form.body, {ROW: 0, COL: 0})
             return tile.lines
         kept = self.folds[-1].body if self.reuse else None
+        body = self.out_body
+        if kept is not None and self.online == len(self.folds) - 2:
+            # the one sweep kept exp(b - r): the body is that times scale = exp(r - s)
+            # (1 after two sweeps), folded into a factor the same along the row
+            # (softmax's 1 / sum) where there is one
+            name = self.folds[-1].name
+            scale = AluExp.variable(f"{name}_scale", DType.float32)
+            self.deps._memo[scale] = frozenset({ROW})
+            tile.memo[(scale, ((ROW, 0),))] = Val(f"(local.get ${name}_scale)", False)
+            raw = AluExp.variable(f"{name}_kept", DType.float32)
+            self.deps._memo[raw] = frozenset({ROW, RIDX})
+            factors = {n: raw * (scale * n.src[1 - n.src.index(kept)]) for n in body.toposort()
+                       if n.op is AluOp.Mul and kept in n.src
+                       and not _along_row(n.src[1 - n.src.index(kept)])}
+            body = body.substitute(factors).substitute({kept: raw * scale})
+            kept = raw
 
         def copy(loop: Scope, pos: dict, vector: bool) -> None:
             ptr, off = loop.address("(local.get $out)", 4, self._row_index(), pos)
@@ -267,7 +355,7 @@ class RowKernelWat(KernelWat):
                 text = loop.bind(f"({'v128' if vector else 'f32'}.load offset={off} {ptr})",
                                  vector, DType.float32, "the last fold's body, kept by its sweep")
                 loop.memo[(kept, self.restrict(kept, pos))] = Val(text, vector)
-            value = loop.value(self.out_body, pos, vector)
+            value = loop.value(body, pos, vector)
             loop.lines.append(f"({'v128' if vector else 'f32'}.store offset={off} {ptr} {value})"
                               f"  ;; out[row, ridx+{pos[RIDX]}{'..+3' if vector else ''}]")
 
@@ -276,6 +364,64 @@ class RowKernelWat(KernelWat):
 
 # A float max (min) of vectors by the one-instruction pmax (pmin); NaNs are noted apart
 _LOOSE = {AluOp.Max: "(f32x4.pmax {a} {b})", AluOp.Min: "(f32x4.pmin {a} {b})"}
+
+
+class _Accumulator:
+    """A fold's accumulators over a sweep: vectors that the copies of a step take in
+    turn, then their tree and lanes, and a scalar for the last values.
+
+    A float max (min) folds its vectors by pmax (one instruction: Wasm's max is
+    eight under Cranelift, for NaN and -0), which skips a NaN; with `nans` the NaNs
+    met are noted apart, so that a NaN still makes the fold NaN (the one sweep needs
+    not: a NaN makes its sum NaN). Of -0 and +0 it keeps the one it met first, like
+    NumPy."""
+
+    def __init__(self, gen: RowKernelWat, fold: _Fold, copies: int, nans: bool) -> None:
+        self.fold, self.dtype = fold, fold.body.dtype
+        k = kind(self.dtype)
+        self.s_op, self.v_op = templates(fold.op, k, k)
+        self.loose = _LOOSE.get(fold.op) if self.dtype is DType.float32 else None
+        self.acc = gen.local(f"{fold.name}_acc", SCALAR_TYPE[k])
+        self.vaccs = [gen.local(f"{fold.name}_v{u}", "v128") for u in range(copies)]
+        self.nans = [gen.local(f"{fold.name}_nan{u}", "v128")
+                     for u in range(copies)] if nans and self.loose else []
+        self.variable = AluExp.variable(fold.name, self.dtype)
+        self.get = f"(local.get ${self.acc})"
+
+    def start(self) -> list[str]:
+        ident = reduce_identity(self.fold.op, self.dtype)
+        return ([f"(local.set ${self.acc} {const(ident, self.dtype, False)})"]
+                + [f"(local.set ${v} {const(ident, self.dtype, True)})" for v in self.vaccs]
+                + [f"(local.set ${v} (v128.const i32x4 0 0 0 0))" for v in self.nans])
+
+    def add(self, loop: Scope, value: str, pos: dict, vector: bool) -> None:
+        """Fold `value` (the body at `pos`) in, in `loop`'s lines."""
+        name, body = self.fold.name, self.fold.body
+        if not vector:
+            loop.lines.append(traced(f"(local.set ${self.acc} {self.s_op.format(a=self.get, b=value)})"
+                                     "  ;; the last values one at a time", [FOLD, body]))
+            return
+        u = pos[RIDX] // WIDTH % len(self.vaccs)
+        if self.nans:
+            loop.lines.append(f"(local.set ${self.nans[u]} (v128.or (local.get ${self.nans[u]}) "
+                              f"(f32x4.ne {value} {value})))  ;; NaNs met")
+        op = self.loose or self.v_op
+        loop.lines.append(traced(
+            f"(local.set ${self.vaccs[u]} {op.format(a=f'(local.get ${self.vaccs[u]})', b=value)})"
+            f"  ;; lanes of {name}: ridx+{pos[RIDX]}..+{WIDTH - 1}", [FOLD, body]))
+
+    def finish(self) -> list[str]:
+        """The vectors' tree, their lanes and the scalar into the scalar accumulator."""
+        lines = fold_tree(self.vaccs, self.v_op) + fold_tree(self.nans, "(v128.or {a} {b})")
+        get = [extract(self.dtype, f"(local.get ${self.vaccs[0]})", lane) for lane in range(WIDTH)]
+        s_op = self.s_op
+        lanes = s_op.format(a=s_op.format(a=get[0], b=get[1]), b=s_op.format(a=get[2], b=get[3]))
+        lines.append(f"(local.set ${self.acc} {s_op.format(a=lanes, b=self.get)})")
+        if self.nans:
+            lines.append(f"(if (v128.any_true (local.get ${self.nans[0]})) "
+                         f"(then (local.set ${self.acc} {const(float('nan'), self.dtype, False)})))"
+                         "  ;; a NaN met")
+        return lines
 
 
 def _along_row(e: AluExp) -> bool:

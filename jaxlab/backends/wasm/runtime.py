@@ -43,7 +43,6 @@ from jaxlab.backends.wasm.analysis import AxisForm
 from jaxlab.backends.wasm.codegen import generate
 from jaxlab.backends.wasm.memory import GUARD, MAX_BYTES, LinearMemory
 from jaxlab.backends.wasm import rows as wasm_rows
-from jaxlab.backends.wasm.spin import FINISHED, POSTED, Spinner, spin_us
 from jaxlab.backends.wasm.tune import KNOB_DOCS, Plan, apply, current, knob_values, tune
 from jaxlab.ir.dtypes import DType
 from jaxlab.ir.kernel import Kernel, Routine
@@ -184,24 +183,23 @@ class _Pool:
     outcome on that job's own queue. A hand-off is a put and a get on C-level queues
     (SimpleQueue): 3.5 us of CPU time against 11-14 us with a ThreadPoolExecutor's futures
     (a no-op job, measured), and fewer switches of the GIL between the two threads while
-    the dispatching one waits for the pool thread to report back. With a Spinner, a
-    thread about to sleep on a queue first spins in Wasm until the other side moves the
-    queue's counter (spin.py)."""
+    the dispatching one waits for the pool thread to report back. (Waiting in Wasm on a
+    counter before sleeping on a queue was tried and removed: on the shared 2-core
+    machine a spinning thread takes the share of a core its partner waits for; W4's
+    step, best of 60 at load 9, alternated: 18.3-20.7 ms without, 21.6-27.0 spinning up
+    to 30 us, 21.3-36.7 up to 200 us.)"""
 
-    def __init__(self, threads: int, name: str, spinner: Optional[Spinner] = None) -> None:
+    def __init__(self, threads: int, name: str) -> None:
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
-        self._spinner = spinner
-        self._threads = [threading.Thread(target=_serve, args=(self._jobs, spinner),
+        self._threads = [threading.Thread(target=_serve, args=(self._jobs,),
                                           name=f"{name}_{i}", daemon=True) for i in range(threads)]
         for thread in self._threads:
             thread.start()
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> "_Pending":
         """Run fn(*args) on a pool thread; the handle's result() waits for its outcome."""
-        pending = _Pending(self._spinner)
+        pending = _Pending()
         self._jobs.put((fn, args, pending.done))
-        if self._spinner is not None:
-            self._spinner.move(POSTED)   # after the put: a spinner that sees it finds the job
         return pending
 
     def shutdown(self) -> None:
@@ -214,31 +212,21 @@ class _Pool:
 
 class _Pending:
     """A job handed to the pool: result() waits for it, and raises what it raised."""
-    __slots__ = ("done", "spinner")
+    __slots__ = ("done",)
 
-    def __init__(self, spinner: Optional[Spinner]) -> None:
+    def __init__(self) -> None:
         self.done: queue.SimpleQueue = queue.SimpleQueue()
-        self.spinner = spinner
 
     def result(self) -> Any:
-        spinner = self.spinner
-        if spinner is not None:
-            seen = spinner.seen(FINISHED)   # before looking: a job done after it moves it
-            if self.done.empty():
-                spinner.wait(FINISHED, seen)
         ok, value = self.done.get()
         if not ok:
             raise value
         return value
 
 
-def _serve(jobs: queue.SimpleQueue, spinner: Optional[Spinner]) -> None:
+def _serve(jobs: queue.SimpleQueue) -> None:
     """A pool thread: jobs until a None."""
     while True:
-        if spinner is not None:
-            seen = spinner.seen(POSTED)   # before looking: a job put after it moves it
-            if jobs.empty():
-                spinner.wait(POSTED, seen)
         job = jobs.get()
         if job is None:
             return
@@ -247,8 +235,6 @@ def _serve(jobs: queue.SimpleQueue, spinner: Optional[Spinner]) -> None:
             done.put((True, fn(*args)))
         except BaseException as exc:   # for the waiting thread to raise, as a future would
             done.put((False, exc))
-        if spinner is not None:
-            spinner.move(FINISHED)   # after the put: a waiter that sees it finds the outcome
 
 
 class _Wasm:
@@ -263,9 +249,7 @@ class _Wasm:
         self.memory = LinearMemory(self.engine)
         self.modules: "weakref.WeakValueDictionary[str, _KernelModule]" = \
             weakref.WeakValueDictionary()
-        # spinning runs Wasm in a store of its own, which fuel would stop at once
-        spinner = Spinner(self, spin_us()) if threads > 1 and spin_us() and not fuel else None
-        self.pool = _Pool(threads - 1, "jaxlab-wasm", spinner) if threads > 1 else None
+        self.pool = _Pool(threads - 1, "jaxlab-wasm") if threads > 1 else None
         weakref.finalize(self, _close, self.pool, self.modules, self.memory.memory,
                          self.engine)
 
@@ -279,6 +263,7 @@ class _Wasm:
 
 
 MIN_THREAD_WORK = 1 << 17   # body evaluations below which one thread beats a hand-off
+REDUCTION_HANDOFF = 16      # ... times this for a reduction (WasmBackend._min_work)
 MAX_THREADS = 16            # by default: each part of a split kernel takes an instance
 MAX_CANDIDATES = 16         # autotune timings per kernel
 PIECES_PER_THREAD = 4       # ranges a thread pulls in turn, where a kernel allows it
@@ -390,10 +375,11 @@ class WasmBackend(Backend):
         nargs = 3 + len(kernel.inputs) + wat.takes_scratch
         module, hit = self.wasm.compile(key, wat.text, nargs)
         compile_ms = (time.perf_counter() - t1) * 1e3
-        work = writer.work(kernel, form)
-        chunks = self._chunks(wat.split, work, threads)
+        work, min_work = writer.work(kernel, form), self._min_work(kernel)
+        chunks = self._chunks(wat.split, work, threads, min_work)
         pieces = self._pieces(wat.split, len(chunks)) if wat.pulled and len(chunks) > 1 else ()
-        tuning = plan.record(form, self._chunks_reason(wat.split, chunks, work, threads)
+        tuning = plan.record(form, self._chunks_reason(wat.split, chunks, work, threads,
+                                                       min_work)
                              + (f"; they pull {len(pieces)} ranges in turn (a thread slowed by "
                                 "other work on its core takes fewer)" if pieces else ""))
         scratch = max((wat.scratch_for(lo, hi) for lo, hi in chunks), default=0)
@@ -416,7 +402,7 @@ class WasmBackend(Backend):
         most = min(self.threads, -(-extent // unit))
         if most > 1:
             work = writer.work(kernel, form)
-            default = len(self._chunks(("", extent, unit), work))
+            default = len(self._chunks(("", extent, unit), work, None, self._min_work(kernel)))
             found.append(Knob("threads", tuple(range(1, most + 1)), default, KNOB_DOCS["threads"]))
         return tuple(found)
 
@@ -646,26 +632,39 @@ class WasmBackend(Backend):
         scratch = self.memory.allocate(prog.scratch_bytes) if prog.scratch_bytes else None
         return instance, buffers + ((scratch,) if scratch is not None else ()) + chunk, scratch
 
-    def _chunks(self, split: tuple[str, int, int], work: int,
-                threads: Optional[int] = None) -> list[tuple[int, int]]:
+    def _min_work(self, kernel: Kernel) -> int:
+        """Body evaluations from which a kernel is split among the threads. A reduction's
+        evaluation is a lane of a multiply-add or an add, much less than an elementwise
+        output's loads, math and store, while a hand-off to a pool thread that went to sleep
+        costs as much for both: on these 2-core VMs, quiet, W4's pool thread started 50-70
+        us after the dispatch and the join took 55-130 us more. W4's matmuls of 1.3M
+        evaluations (256x10x512, 256x512x10, 512x10x256) took 0.22-0.24 ms split over two
+        threads against 0.10-0.23 ms of CPU on one, its bias sums (131K) 0.11-0.13 ms
+        against 0.02-0.04 (one profile each, benchmarks.wasm_contractions)."""
+        return self.min_thread_work * (REDUCTION_HANDOFF if kernel.reduction is not None else 1)
+
+    def _chunks(self, split: tuple[str, int, int], work: int, threads: Optional[int] = None,
+                min_work: Optional[int] = None) -> list[tuple[int, int]]:
         """[lo, hi) per thread: whole units of the split axis, the last chunk to the end;
-        `threads` overrides how many (by default: all, for enough work)."""
+        `threads` overrides how many (by default: all, for at least `min_work`, else
+        min_thread_work, body evaluations)."""
+        min_work = self.min_thread_work if min_work is None else min_work
         _, extent, unit = split
         units = -(-extent // unit)
         if threads is not None and not 1 <= threads <= min(self.threads, units):
             raise ValueError(f"wasm tuning: threads={threads!r} is not valid: 1 to "
                              f"{min(self.threads, units)} here")
-        n = threads or (min(self.threads, units) if work >= self.min_thread_work else 1)
+        n = threads or (min(self.threads, units) if work >= min_work else 1)
         return _ranges(extent, unit, n)
 
     def _chunks_reason(self, split: tuple[str, int, int], chunks: list, work: int,
-                       threads: Optional[int] = None) -> str:
+                       threads: Optional[int], min_work: int) -> str:
         n = len(chunks)
         if threads is not None:
             return f"{n} thread(s): set by the caller"
         if n == 1:
-            why = (f"{work} body evaluations: under {self.min_thread_work}, a hand-off costs "
-                   "more" if work < self.min_thread_work and self.threads > 1 else
+            why = (f"{work} body evaluations: under {min_work}, a hand-off costs "
+                   "more" if work < min_work and self.threads > 1 else
                    f"{self.threads} thread(s) available")
             return f"1 thread ({why})"
         axis, extent, unit = split

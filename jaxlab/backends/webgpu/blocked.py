@@ -357,8 +357,12 @@ def plan_cholesky(b: "_Builder") -> None:
     gidx = AluExp.special(GIDX, count)
     row, col = gidx // n % n, gidx % n
     inside = col.lt(row + 1)   # on or below the diagonal
+    value = AluExp.load(0, gidx, dtype)
+    if b.routine.param.get("symmetrize", False):   # (a + a^T) / 2, in a's dtype as JAX's
+        mirrored = AluExp.load(0, gidx // (n * n) * (n * n) + col * n + row, dtype)
+        value = (value + mirrored) * AluExp.const(0.5, dtype)
     b.kernel(Kernel((count,), ((dtype, count),),
-                    inside.where(AluExp.load(0, gidx, dtype).cast(F32), 0.0).simplify(),
+                    inside.where(value.cast(F32), 0.0).simplify(),
                     label="cholesky_lower"), [0], work)
     ops = Operands(binding(0, "l", True) + binding(1, "failed", True, "u32") +
                    binding(2, "diagonal", True),

@@ -46,4 +46,4 @@ def ppf(q: Any, loc: Any = 0, scale: Any = 1) -> Array:
 
 def isf(q: Any, loc: Any = 0, scale: Any = 1) -> Array:
     q, loc, scale = float_args(q, loc, scale)
-    return loc + scale * jnp.tan(math.pi * (0.5 - q))
+    return loc - scale * jnp.tan(math.pi * (q - 0.5))

@@ -80,6 +80,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--points", type=int, default=2_000_001)
     args = ap.parse_args(argv)
     _show("exp: P(r) of 1 + r + r^2 P(r)", *fit_exp(), K.EXP_POLY[:-2])
+    _show("exp, one-sided (wasm's exp_nonpos, exp_nonneg): the same to degree 5", *fit_exp(3),
+          K.EXP_POLY5[:-2])
     _show("sin on |r| <= pi/2: P(z) of r + r^3 P(r^2)", *fit_sin_pi(), K.SIN_PI_POLY)
     n = args.points
     cases = {

@@ -43,3 +43,26 @@ def load_ipython_extension(ip: object) -> None:
 def unload_ipython_extension(ip: object) -> None:
     from jaxlab.lab import unload_ipython_extension as unload
     unload(ip)
+
+# JAX's further top-level API (device queries, shapes, contexts, checkpoint, dtypes)
+from jaxlab import dtypes  # noqa: E402,F401
+from jaxlab.api import clear_caches  # noqa: E402,F401
+from jaxlab.checkpointing import checkpoint, checkpoint_policies, remat  # noqa: E402,F401
+from jaxlab.config_contexts import (default_matmul_precision, disable_jit,  # noqa: E402,F401
+                                    enable_x64, numpy_dtype_promotion, numpy_rank_promotion)
+from jaxlab.custom_gradients import (closure_convert, custom_gradient,  # noqa: E402,F401
+                                     linear_transpose)
+from jaxlab.device_queries import (default_backend, device_count, device_get,  # noqa: E402,F401
+                                   local_device_count, local_devices, process_count,
+                                   process_index)
+from jaxlab.dtypes import float0  # noqa: E402,F401
+from jaxlab.scopes import ensure_compile_time_eval, named_call, named_scope  # noqa: E402,F401
+from jaxlab.shapes import ShapeDtypeStruct, eval_shape  # noqa: E402,F401
+
+__all__ += ["ShapeDtypeStruct", "checkpoint", "checkpoint_policies", "clear_caches",
+            "closure_convert", "custom_gradient", "default_backend", "default_matmul_precision",
+            "device_count", "device_get", "disable_jit", "dtypes", "enable_x64",
+            "ensure_compile_time_eval", "eval_shape", "float0", "linear_transpose",
+            "local_device_count", "local_devices", "named_call", "named_scope",
+            "numpy_dtype_promotion", "numpy_rank_promotion", "process_count", "process_index",
+            "remat"]

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import functools
 import inspect
+import weakref
 from typing import Any, Callable, Optional, Sequence
 
 from jaxlab import state
+from jaxlab.configuration import config
 from jaxlab.array import Array, ArrayBase
 from jaxlab.core.batching import vmap_flat
 from jaxlab.core.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401
@@ -405,6 +407,19 @@ def _infer_statics(fun: Callable, argnums: tuple[int, ...],
     return tuple(sorted(nums)), tuple(sorted(names))
 
 
+# every jit function alive, for clear_caches
+_LIVE_JITS: "weakref.WeakSet[JittedFunction]" = weakref.WeakSet()
+
+
+def clear_caches() -> None:
+    """Forget every jit function's compiled programs (each compiles again on its next
+    call) and the staged custom_jvp/custom_vjp functions."""
+    from jaxlab.core.custom_derivatives import clear_staged
+    for fun in list(_LIVE_JITS):
+        fun.cache.clear()
+    clear_staged()
+
+
 class JittedFunction:
     """A function compiled per input signature (pytree structure, shapes, dtypes,
     static values, device) into a kernel program; later calls replay it."""
@@ -416,6 +431,7 @@ class JittedFunction:
         self.static_argnums, self.static_argnames = _infer_statics(
             fun, tuple(static_argnums), tuple(static_argnames))
         self.cache: dict[Any, Any] = {}
+        _LIVE_JITS.add(self)
 
     def _split(self, args: tuple, kwargs: dict) -> tuple[list, dict, tuple]:
         n = len(args)
@@ -436,9 +452,10 @@ class JittedFunction:
         return tuple(args), {**dyn_kwargs, **dict(static_kw)}
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if state.recorder.get() is not None:
+        if state.recorder.get() is not None or config.read("jax_disable_jit"):
             # called while another program is lowered (from a lowering that runs user code,
-            # such as custom_jvp's): its operations join that program
+            # such as custom_jvp's): its operations join that program; or jit is off
+            # (jaxlab.disable_jit): op by op
             return self.fun(*args, **kwargs)
         if not kwargs and not self.static_argnums:
             found = _call_signature(args)

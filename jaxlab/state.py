@@ -11,6 +11,7 @@ there before it.
     autotuning        kernels compiled now are tuned by timing      backends/autotuning.py
     captures          the capture() logs that events go to                 events.py
     per_iteration     loops report every iteration's dispatch              events.py
+    config_scoped     config options set by `with` blocks (disable_jit...)  configuration.py
 
 Shared by every thread, each behind its lock:
     platforms         backend factories and priorities, started devices    engine/devices.py
@@ -123,6 +124,7 @@ recorder: ContextValue["Recorder | None"] = ContextValue("recorder", None)
 autotuning: ContextValue[bool] = ContextValue("autotuning", False)
 captures: ContextValue["tuple[EventLog, ...]"] = ContextValue("captures", ())
 per_iteration: ContextValue[bool] = ContextValue("per_iteration", False)
+config_scoped: ContextValue[dict[str, Any]] = ContextValue("config_scoped", {})
 
 # --- shared -----------------------------------------------------------------------
 platforms = Platforms()

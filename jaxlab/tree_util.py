@@ -1,6 +1,7 @@
 """Pytrees: nested tuples, lists, dicts, None, namedtuples and registered types."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, Callable, Hashable, Iterable, Iterator
 
@@ -140,3 +141,121 @@ def tree_transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None,
     columns = [tree_unflatten(outer_treedef, [row[j] for row in rows])
                for j in range(inner_treedef.num_leaves)]
     return tree_unflatten(inner_treedef, columns)
+
+
+# --- JAX's further pytree helpers -------------------------------------------------------
+
+def register_pytree_node_class(cls: type) -> type:
+    """A class decorator: `cls.tree_flatten(self)` and `cls.tree_unflatten(aux, children)`."""
+    register_pytree_node(cls, lambda x: x.tree_flatten(), cls.tree_unflatten)
+    return cls
+
+
+def register_static(cls: type) -> type:
+    """A class decorator: its instances are nodes with no children, kept whole in the
+    tree's structure (so they must be hashable)."""
+    register_pytree_node(cls, lambda x: ((), x), lambda aux, _: aux)
+    return cls
+
+
+def is_tree_node(typ: type) -> bool:
+    """Whether instances of `typ` are pytree nodes (not leaves)."""
+    return typ in _REGISTRY or (issubclass(typ, tuple) and hasattr(typ, "_fields"))
+
+
+def all_leaves(iterable: Iterable[Any], is_leaf: Callable[[Any], bool] | None = None) -> bool:
+    """Whether every item of `iterable` is a leaf."""
+    return all(tree_structure(x, is_leaf).node_type is None for x in iterable)
+
+
+def treedef_children(treedef: PyTreeDef) -> list[PyTreeDef]:
+    return list(treedef.children)
+
+
+def treedef_is_leaf(treedef: PyTreeDef) -> bool:
+    """Whether the tree is one node: a leaf, or a node without children (None, ())."""
+    return not treedef.children
+
+
+def treedef_tuple(treedefs: Iterable[PyTreeDef]) -> PyTreeDef:
+    """The structure of a tuple whose items have these structures."""
+    return PyTreeDef(tuple, None, tuple(treedefs))
+
+
+def flatten_one_level(tree: Any) -> tuple[list, Hashable]:
+    """(children, aux data) of the tree's root node; a leaf raises ValueError."""
+    kind = _node_kind(tree)
+    if kind is None:
+        raise ValueError(f"can't tree-flatten type: {type(tree)}")
+    children, aux = kind[0](tree)
+    return list(children), aux
+
+
+def tree_broadcast(prefix_tree: Any, full_tree: Any,
+                   is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """`prefix_tree` with each leaf repeated over the leaves of the matching subtree of
+    `full_tree`."""
+    leaves, treedef = tree_flatten(prefix_tree, is_leaf)
+    subtrees = treedef_flatten_up_to(treedef, full_tree)
+    return tree_unflatten(treedef, [tree_map(lambda _, v=leaf: v, sub, is_leaf=is_leaf)
+                                    for leaf, sub in zip(leaves, subtrees)])
+
+
+_NO_IDENTITY = object()
+
+
+def tree_reduce_associative(operation: Callable[[Any, Any], Any], tree: Any, *,
+                            identity: Any = _NO_IDENTITY,
+                            is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """The leaves combined pairwise in a balanced tree (operation must be associative)."""
+    leaves = tree_leaves(tree, is_leaf)
+    if not leaves:
+        if identity is _NO_IDENTITY:
+            raise TypeError("Must specify identity for parallel reduction of empty sequence.")
+        return identity
+    return _halves(operation, leaves)
+
+
+def _halves(operation: Callable[[Any, Any], Any], items: list) -> Any:
+    if len(items) == 1:
+        return items[0]
+    mid = len(items) // 2
+    return operation(_halves(operation, items[:mid]), _halves(operation, items[mid:]))
+
+
+class Partial(functools.partial):
+    """functools.partial as a pytree: the bound arguments are its leaves, the function
+    its static structure (so a Partial can be passed to and returned from jit)."""
+
+    def __new__(cls, func: Callable, *args: Any, **kw: Any) -> "Partial":
+        # a Partial of a Partial keeps the inner one as its function (functools.partial
+        # would merge their arguments)
+        self = super().__new__(cls, _Opaque(func) if isinstance(func, functools.partial)
+                               else func, *args, **kw)
+        return self
+
+
+class _Opaque:
+    """A callable that hides a partial from functools.partial's merging."""
+
+    def __init__(self, func: Callable) -> None:
+        self.func = func
+
+    def __call__(self, *args: Any, **kw: Any) -> Any:
+        return self.func(*args, **kw)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Opaque) and other.func is self.func
+
+    def __hash__(self) -> int:
+        return id(self.func)
+
+
+register_pytree_node(Partial, lambda p: ((p.args, p.keywords), p.func),
+                     lambda func, children: Partial(func, *children[0], **children[1]))
+
+from jaxlab.tree_paths import (DictKey, FlattenedIndexKey, GetAttrKey, KeyEntry,  # noqa: E402,F401
+                               KeyPath, SequenceKey, flatten_one_level_with_keys, keystr,
+                               register_dataclass, register_pytree_with_keys,
+                               register_pytree_with_keys_class, tree_flatten_with_path,
+                               tree_leaves_with_path, tree_map_with_path)

@@ -116,16 +116,23 @@ def _team_sort(be, name, x):
     return exe, be.read(hout, out_dtype, x.size)
 
 
+@pytest.fixture
+def sort_team_from(monkeypatch):
+    """Teams for rows from 2^17 (the default threshold is larger): quicker tests."""
+    from jaxlab.backends.wasm import sorting
+    monkeypatch.setattr(sorting, "TEAM_FROM", 1 << 17)
+    return 1 << 17
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.uint64])
-def test_long_rows_of_each_key_width_by_one_thread_and_a_team(threads, dtype):
+def test_long_rows_of_each_key_width_by_one_thread_and_a_team(threads, dtype, sort_team_from):
     """Keys made in SIMD lanes with a scalar tail, places as byte addresses, passes four
     keys a step: sort bit for bit and a stable argsort against NumPy, each thread's range
     ending inside a vector (a row 3 past the team's threshold), -0.0, NaNs of both signs
     and payloads, ties, and 64-bit keys whose high halves agree."""
     from jaxlab.backends.wasm.runtime import WasmBackend
-    from jaxlab.backends.wasm.sorting import TEAM_FROM
-    n = TEAM_FROM + 3
+    n = sort_team_from + 3
     if np.dtype(dtype).kind == "f":
         x = np.round(RNG.standard_normal(n), 2).astype(dtype)
         ints = np.dtype(f"u{x.itemsize}").type
@@ -143,13 +150,12 @@ def test_long_rows_of_each_key_width_by_one_thread_and_a_team(threads, dtype):
     np.testing.assert_array_equal(_team_sort(be, "argsort", x)[1], np.argsort(x, kind="stable"))
 
 
-def test_a_long_row_is_sorted_by_a_team_of_threads():
+def test_a_long_row_is_sorted_by_a_team_of_threads(sort_team_from):
     """One row long enough to share: three threads take its chunks (uneven) to count,
     thread 0 decides the passes and places, they take chunks to scatter; stable, and bit
     for bit NumPy's."""
     from jaxlab.backends.wasm.runtime import WasmBackend
-    from jaxlab.backends.wasm.sorting import TEAM_FROM
-    x = RNG.standard_normal(TEAM_FROM + 5).astype(np.float32)
+    x = RNG.standard_normal(sort_team_from + 5).astype(np.float32)
     x[::7], x[1::9], x[2::11] = 0.0, -0.0, np.nan
     be = WasmBackend(threads=3)
     exe, got = _team_sort(be, "sort", x)
@@ -159,13 +165,12 @@ def test_a_long_row_is_sorted_by_a_team_of_threads():
     np.testing.assert_array_equal(order, np.argsort(np.round(x * 4), kind="stable"))
 
 
-def test_a_trap_in_one_thread_of_a_team_stops_them_all():
+def test_a_trap_in_one_thread_of_a_team_stops_them_all(sort_team_from):
     """A thread out of fuel marks the trap: the others, waiting on the work list, trap
     too instead of waiting for it; the first trap is raised and the device keeps working."""
     import threading
     from jaxlab.backends.wasm.runtime import WasmBackend, WasmTrapError
-    from jaxlab.backends.wasm.sorting import TEAM_FROM
-    x = RNG.standard_normal(TEAM_FROM).astype(np.float32)
+    x = RNG.standard_normal(sort_team_from).astype(np.float32)
     be = WasmBackend(threads=2, fuel=200_000)
     raised = []
 

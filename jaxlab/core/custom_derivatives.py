@@ -107,6 +107,11 @@ def _staged(fun: Callable, avals: tuple) -> ClosedJaxpr:
     return trace_to_jaxpr(fun, list(avals))
 
 
+def clear_staged() -> None:
+    """Forget the staged functions (jaxlab.clear_caches)."""
+    _staged.cache_clear()
+
+
 def _call_abstract(*avals: ShapedArray, fun: Callable, **_: Any) -> list[ShapedArray]:
     return call_jaxpr(avals, fun).out_avals
 

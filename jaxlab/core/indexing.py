@@ -153,6 +153,20 @@ def _jvp_scatter(primals, tangents, *, axis, mode):
     return [out], [scatter_p.bind(tx, idx, tu, axis=axis, mode=mode)]
 
 
+def _landed_cotangent(ct, idx, axis: int):
+    """ct where each update landed; zero for the updates dropped (their index out of
+    range: a gather would read the clamped neighbour's)."""
+    from jaxlab.core import rule_ops
+    from jaxlab.core.elementwise import binary_prims
+    from jaxlab.core.movement import broadcast_in_dim_p
+    out = gather_p.bind(ct, idx, axis=axis)
+    inside = binary_prims["and"].bind(rule_ops.greater(idx, -1),
+                                      rule_ops.less(idx, ct.shape[axis]))
+    inside = broadcast_in_dim_p.bind(inside, shape=tuple(out.shape),
+                                     broadcast_dimensions=tuple(range(axis, axis + idx.ndim)))
+    return rule_ops.where(inside, out, 0)
+
+
 def _extremal_tangent(out, x, idx, upd, tx, tu, axis: int):
     """A scatter-max (min)'s tangent: at each place, the mean of the tangents of the
     values that equal the result there (x's own and the updates'), as JAX's: ties share."""
@@ -173,13 +187,13 @@ def _t_scatter(cts, x, idx, upd, *, axis, mode):
     (ct,) = cts
     if mode == "add":
         return [ct if is_undef(x) else None, None,
-                gather_p.bind(ct, idx, axis=axis) if is_undef(upd) else None]
+                _landed_cotangent(ct, idx, axis) if is_undef(upd) else None]
     # set: x's cotangent is masked where updates landed; updates take theirs
     from jaxlab.core.values import full, zeros_like
     landed = scatter_p.bind(zeros_like(ct), idx, full(_aval_shape(upd), 1, ct.jdtype),
                             axis=axis, mode="set")
     return [ct * (1.0 - landed) if is_undef(x) else None, None,
-            gather_p.bind(ct, idx, axis=axis) if is_undef(upd) else None]
+            _landed_cotangent(ct, idx, axis) if is_undef(upd) else None]
 
 
 def _aval_shape(v) -> tuple:

@@ -13,3 +13,10 @@ from jaxlab.lax.bits import *  # noqa: F401,F403
 from jaxlab.lax.shaping import *  # noqa: F401,F403
 from jaxlab.lax.slicing import *  # noqa: F401,F403
 from jaxlab.lax.sorting import *  # noqa: F401,F403
+from jaxlab.lax.gather_scatter import *  # noqa: F401,F403
+from jaxlab.lax.reducing import *  # noqa: F401,F403,A004
+from jaxlab.lax.scanning import *  # noqa: F401,F403
+from jaxlab.lax.conv_layouts import (ConvDimensionNumbers,  # noqa: F401
+                                     ConvGeneralDilatedDimensionNumbers, conv_dimension_numbers)
+from jaxlab.lax.conv_variants import *  # noqa: F401,F403
+from jaxlab.lax.dots import *  # noqa: F401,F403

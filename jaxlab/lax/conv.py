@@ -10,6 +10,7 @@ from typing import Any, Sequence
 
 from jaxlab.core.windows import windows_p
 from jaxlab.lax import ops
+from jaxlab.lax.conv_layouts import conv_dimension_numbers
 from jaxlab.numpy._util import asarray_
 
 Padding = Any   # "SAME" | "VALID" | sequence of (lo, hi)
@@ -41,10 +42,21 @@ def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Sequence[int], padd
                          dimension_numbers: Any = None, feature_group_count: int = 1,
                          batch_group_count: int = 1, precision: Any = None,
                          preferred_element_type: Any = None) -> Any:
-    """N-d convolution with NCHW inputs, OIHW kernels and NCHW outputs."""
-    if dimension_numbers not in (None, ("NCHW", "OIHW", "NCHW"), ("NCW", "OIW", "NCW")):
-        raise NotImplementedError(f"dimension_numbers {dimension_numbers}: jaxlab supports "
-                                  f"NC(spatial)/OI(spatial) layouts")
+    """N-d convolution; any layout (dimension_numbers) is transposed to NC(spatial)
+    inputs and OI(spatial) kernels around the computation."""
+    lhs, rhs = asarray_(lhs), asarray_(rhs)
+    dn = conv_dimension_numbers(lhs.shape, rhs.shape, dimension_numbers)
+    out = _conv_nc(ops.transpose(lhs, dn.lhs_spec), ops.transpose(rhs, dn.rhs_spec),
+                   window_strides, padding, lhs_dilation, rhs_dilation, feature_group_count,
+                   batch_group_count, preferred_element_type)
+    return ops.transpose(out, [dn.out_spec.index(d) for d in range(out.ndim)])
+
+
+def _conv_nc(lhs: Any, rhs: Any, window_strides: Sequence[int], padding: Padding,
+             lhs_dilation: Sequence[int] | None, rhs_dilation: Sequence[int] | None,
+             feature_group_count: int, batch_group_count: int,
+             preferred_element_type: Any) -> Any:
+    """The convolution of NC(spatial) lhs and OI(spatial) rhs, NC(spatial) out."""
     if batch_group_count != 1:
         raise NotImplementedError("batch_group_count != 1")
     x, w = asarray_(lhs), asarray_(rhs)

@@ -21,6 +21,10 @@ from jaxlab.numpy.array_api import *  # noqa: F401,F403
 from jaxlab.numpy.array_api import __array_namespace_info__  # noqa: F401
 from jaxlab.numpy.linalg_products import cross, diagonal, trace  # noqa: F401
 from jaxlab.numpy import fft  # noqa: F401,E402  (jnp.fft; after the names it uses)
+# set ops, indexing helpers, array assembly and host utilities (apinp1)
+from jaxlab.numpy.ordering import *  # noqa: F401,F403
+from jaxlab.numpy.set_ops import *  # noqa: F401,F403
+from jaxlab.numpy.index_tricks import *  # noqa: F401,F403
 
 __array_api_version__ = "2025.12"   # the standard's version jaxlab.numpy follows
 
@@ -29,3 +33,9 @@ e = 2.718281828459045
 inf = float("inf")
 nan = float("nan")
 newaxis = None
+# statistics, NaN-ignoring reductions, extra ufuncs, polynomials, windows (apinp2)
+from jaxlab.numpy.nan_reductions import *  # noqa: F401,F403,E402
+from jaxlab.numpy.quantiles import *  # noqa: F401,F403,E402
+from jaxlab.numpy.math_ufuncs import *  # noqa: F401,F403,E402
+from jaxlab.numpy.float_parts import *  # noqa: F401,F403,E402
+from jaxlab.numpy.integer_ufuncs import *  # noqa: F401,F403,E402

@@ -12,6 +12,7 @@ from jaxlab.array import Array, ArrayBase
 from jaxlab.core import movement, values
 from jaxlab.core.elementwise import convert_element_type_p
 from jaxlab.errors import AxisError
+from jaxlab.numpy import promotion_modes
 from jaxlab.ir.dtypes import (DType, _stacklevel_outside_jaxlab, host_dtype, result_is_weak,
                               result_type, to_dtype)
 
@@ -173,6 +174,8 @@ def promote_args(*args: Any, dtype: Optional[DType] = None, op: str = "") -> lis
     ufunc for broadcast_shapes' error."""
     kinds = [dtype_of(a) for a in args]
     dt = dtype or result_type(*kinds)
+    if dtype is None:
+        promotion_modes.check_dtypes(kinds, dt)
     weak = dtype is None and result_is_weak(*kinds)
     return broadcast_all(*(_promoted(a, dt, weak) for a in args), op=op)
 
@@ -188,6 +191,8 @@ def _promoted(x: Any, dtype: DType, weak: bool) -> Array:
 
 def broadcast_all(*arrays: Array, op: str = "") -> list[Array]:
     shape = broadcast_shapes(*(a.shape for a in arrays), op=op)
+    if op:
+        promotion_modes.check_ranks([a.shape for a in arrays], op)
     return [broadcast_to_(a, shape) for a in arrays]
 
 

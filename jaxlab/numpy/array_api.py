@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import Any, NamedTuple, Optional
+from typing import Any, Optional
 
 import numpy as np
 
@@ -187,51 +187,6 @@ def _device(data: np.ndarray, dtype: DType) -> Array:
     return asarray_(data.astype(dtype.np), dtype)
 
 
-class UniqueAllResult(NamedTuple):
-    values: Array
-    indices: Array
-    inverse_indices: Array
-    counts: Array
-
-
-class UniqueCountsResult(NamedTuple):
-    values: Array
-    counts: Array
-
-
-class UniqueInverseResult(NamedTuple):
-    values: Array
-    inverse_indices: Array
-
-
-def _unique(name: str, x: Any) -> tuple:
-    data = _host(name, x)
-    values, indices, inverse, counts = np.unique(data.ravel(), return_index=True,
-                                                 return_inverse=True, return_counts=True,
-                                                 equal_nan=False)
-    dt = asarray_(x).jdtype if isinstance(x, ArrayBase) else asarray_(data).jdtype
-    return (_device(values, dt), _device(indices, DType.int32),
-            _device(inverse.reshape(data.shape), DType.int32), _device(counts, DType.int32))
-
-
-def unique_values(x: Any, /) -> Array:
-    return _unique("unique_values", x)[0]
-
-
-def unique_counts(x: Any, /) -> UniqueCountsResult:
-    values, _, _, counts = _unique("unique_counts", x)
-    return UniqueCountsResult(values, counts)
-
-
-def unique_inverse(x: Any, /) -> UniqueInverseResult:
-    values, _, inverse, _ = _unique("unique_inverse", x)
-    return UniqueInverseResult(values, inverse)
-
-
-def unique_all(x: Any, /) -> UniqueAllResult:
-    return UniqueAllResult(*_unique("unique_all", x))
-
-
 def nonzero(a: Any, *, size: Optional[int] = None, fill_value: Any = None) -> tuple[Array, ...]:
     """Indices of the nonzero elements, one array per axis. Without `size` the count
     decides the shape (values needed: outside jit only); with it (also under jit) the
@@ -364,6 +319,5 @@ __all__ = ["acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_
            "bitwise_right_shift", "bitwise_invert", "pow", "concat", "permute_dims",
            "matrix_transpose", "cumulative_sum", "cumulative_prod", "unstack", "vecdot",
            "count_nonzero", "diff", "meshgrid", "nextafter",
-           "searchsorted", "isin", "unique_values", "unique_counts",
-           "unique_inverse", "unique_all", "nonzero", "flatnonzero", "from_dlpack",
+           "searchsorted", "isin", "nonzero", "flatnonzero", "from_dlpack",
            "__array_namespace_info__"]

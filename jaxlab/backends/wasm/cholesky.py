@@ -25,12 +25,13 @@ COPY_ROWS = 32     # rows of the input an item copies
 PANEL_ROWS = 32    # panel rows an item solves (a multiple of the tiles' rows)
 SOLVE_VECTORS = 4  # vectors of panel rows substituted together: a coefficient spread once for all
 BLOCKS_PER_ITEM = 4   # row blocks of the trailing update an item updates
-# one matrix this large, alone in its batch, is shared by up to this many threads. At 512
-# a team of two was slower than one thread on two busy cores (the GPU host's, while GPU
-# jobs ran: benchmarks.wasm_teams min 3.67 against 3.13 ms, median 4.57 against 4.23;
-# here, at load 6-12, no better either): a step's items are small and a busy helper holds
-# them up. Larger matrices have larger items; 1024 is a guess, not measured.
-TEAM_FROM = 1024
+# one matrix this large, alone in its batch, is shared by up to this many threads. Below
+# it a team of two was slower than one thread: benchmarks.wasm_teams on 2 quiet pinned
+# cores of the GPU host (08:08, load ~0.8, medians, team against one thread): 256 0.75
+# against 0.47 ms, 384 1.94 against 1.46, 512 4.02 against 3.05; 768 10.4 against 14.5
+# (min 9.8 both), 1024 20.9 against 32.8. A step's items are small and each phase costs
+# a hand-off; from 768 the items are large enough.
+TEAM_FROM = 768
 TEAM_THREADS = 4
 ARGS = ["out0", "in0"]   # the buffers, as $matrix and $item take them
 
@@ -85,11 +86,10 @@ class _Writer:
         """Panel rows [lo, hi) (counted from c0): packed transposed into XT (a row per
         column of the block), solved against the diagonal block, put back. A vector
         holds one column of the block for as many panel rows as it has lanes."""
-        f, L, n, XT, ft = self.f, "(local.get $out0)", self.n, "(local.get $XT)", self.f.ft
+        f, L, n, ft = self.f, "(local.get $out0)", self.n, self.f.ft
         for name in ("ch", "stop"):
             f.var(name)
         depth = f"(i32.sub {get('end')} {get('k0')})"
-        self.xt_at = lambda kk, i: f"(i32.add (i32.add {XT} (i32.mul {kk} {get('stride')})) (i32.shl {i} {i32(ft.shift)}))"  # noqa: E731
         xt_at = self.xt_at
         panel_at = lambda kk, i: f.at2(L, f"(i32.add {get('c0')} {i})", f"(i32.add {get('k0')} {kk})", n)  # noqa: E731
         row_bytes, bits = n * ft.size, 8 * ft.size
@@ -109,6 +109,12 @@ class _Writer:
                  + self.columns(ft.lanes, self.substitution(1), "a vector of panel rows")
                  + self.columns(1, self.substitution(0), "the rest one at a time"))
         return pack + solve + unpack
+
+    def xt_at(self, kk: str, i: str) -> str:
+        """The address of the panel's transpose at row kk (a column of the block), column
+        i (a panel row)."""
+        return (f"(i32.add (i32.add (local.get $XT) (i32.mul {kk} {get('stride')})) "
+                f"(i32.shl {i} {i32(self.f.ft.shift)}))")
 
     def substitution(self, vectors: int) -> list[str]:
         """x_j = (p_j - sum over k < j of L_jk x_k) / L_jj down XT's rows at column $ch:

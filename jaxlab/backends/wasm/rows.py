@@ -277,32 +277,32 @@ class RowKernelWat(KernelWat):
         arg = mx.body - ref_var
         self.online_args.add(arg)
         term = arg.unary(AluOp.Exp)
-        big, vectors = _Accumulator(self, mx, ONLINE_ACCUMULATORS, nans=False), \
+        most, sums = _Accumulator(self, mx, ONLINE_ACCUMULATORS, nans=False), \
             _Accumulator(self, total, ONLINE_ACCUMULATORS, nans=False)
 
         first = self._scope(None, self._scope(None), 0)
         first.lines.append(f"(local.set ${ref} {first.sca(mx.body, {ROW: 0, RIDX: 0})})")
 
         def copy(loop: Scope, pos: dict, vector: bool) -> None:
-            big.add(loop, loop.value(mx.body, pos, vector), pos, vector)
+            most.add(loop, loop.value(mx.body, pos, vector), pos, vector)
             value = loop.value(term, pos, vector)
             if keep:
                 self._keep(loop, value, pos, vector)
-            vectors.add(loop, value, pos, vector)
+            sums.add(loop, value, pos, vector)
 
-        fast = big.start() + vectors.start()
-        fast += self._sweep(self._scope(None), ONLINE_VECTORS, copy) + big.finish() + vectors.finish()
-        self.values[big.variable] = big.get
+        fast = most.start() + sums.start()
+        fast += self._sweep(self._scope(None), ONLINE_VECTORS, copy) + most.finish() + sums.finish()
+        self.values[most.variable] = most.get
         end = self._scope(None)
         s = end.sca(shift, {ROW: 0})
         factor = end.sca((ref_var - shift).unary(AluOp.Exp), {ROW: 0})
         fast += end.lines + [
             f"(local.set ${scale} {factor})  ;; exp(r - {render(shift)})",
-            f"(local.set ${ok} (i32.and (i32.and (f32.le (f32.sub {big.get} (local.get ${ref})) "
-            f"{const(ONLINE_SLACK, f32, False)}) (f32.eq {s} {big.get})) "
-            f"(f32.lt {vectors.get} {const(float('inf'), f32, False)})))"
+            f"(local.set ${ok} (i32.and (i32.and (f32.le (f32.sub {most.get} (local.get ${ref})) "
+            f"{const(ONLINE_SLACK, f32, False)}) (f32.eq {s} {most.get})) "
+            f"(f32.lt {sums.get} {const(float('inf'), f32, False)})))"
             "  ;; every b within r + slack, no NaN or inf met",
-            f"(local.set ${vectors.acc} (f32.mul {vectors.get} (local.get ${scale})))"]
+            f"(local.set ${sums.acc} (f32.mul {sums.get} (local.get ${scale})))"]
         slow = self._fold(mx, False) + self._fold(total, keep) + [f"(local.set ${scale} (f32.const 1))"]
         return ([f";; {mx.name} and {total.name} in one sweep: the sum of exp(b - r), r = b at ridx 0",
                  f"(local.set ${ok} (i32.const 0))"]

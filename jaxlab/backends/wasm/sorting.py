@@ -27,8 +27,11 @@ from jaxlab.ir.kernel import Routine
 KEYED = (DType.float32, DType.int32, DType.uint32, DType.float64, DType.int64, DType.uint64)
 
 # a row this long, alone in its batch, is sorted in TEAM_CHUNKS chunks that up to
-# TEAM_THREADS threads take from a work list (each pass costs two phases)
-TEAM_FROM = 1 << 17
+# TEAM_THREADS threads take from a work list (each pass costs two phases). From 2^19:
+# below it a team of two was slower than one thread (benchmarks.wasm_teams on 2 quiet
+# pinned cores of the GPU host, 08:08, load ~0.8, medians: 2^17 2.68 against 1.72 ms,
+# 2^18 3.77 against 3.40; 2^19 5.86 against 6.60, 2^20 11.40 against 16.39)
+TEAM_FROM = 1 << 19
 TEAM_THREADS = 8
 TEAM_CHUNKS = 8
 

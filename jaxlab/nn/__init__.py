@@ -217,3 +217,12 @@ def standardize(x: Any, axis: Axis = -1, mean: Any = None, variance: Any = None,
         variance = jnp.maximum(jnp.mean(jnp.square(x), axis, keepdims=True)
                                - jnp.square(mean), 0.0)
     return (x - mean) * lax.rsqrt(variance + epsilon)
+
+
+# jax.nn's initializers, attention and further log-domain helpers (their own modules)
+from jaxlab.nn import initializers  # noqa: E402,F401
+from jaxlab.nn.attention import dot_product_attention  # noqa: E402,F401
+from jaxlab.nn.log_functions import log1mexp, logmeanexp  # noqa: E402,F401
+from jaxlab.numpy import tanh  # noqa: E402,F401
+
+__all__ += ["dot_product_attention", "initializers", "log1mexp", "logmeanexp", "tanh"]

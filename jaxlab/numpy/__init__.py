@@ -24,6 +24,10 @@ from jaxlab.numpy import fft  # noqa: F401,E402  (jnp.fft; after the names it us
 from jaxlab.numpy.ordering import *  # noqa: F401,F403
 from jaxlab.numpy.set_ops import *  # noqa: F401,F403
 from jaxlab.numpy.index_tricks import *  # noqa: F401,F403
+from jaxlab.numpy.rearranging import *  # noqa: F401,F403
+from jaxlab.numpy.assembly import *  # noqa: F401,F403
+from jaxlab.numpy.selection import *  # noqa: F401,F403
+from jaxlab.numpy.host_utils import *  # noqa: F401,F403
 
 __array_api_version__ = "2025.12"   # the standard's version jaxlab.numpy follows
 

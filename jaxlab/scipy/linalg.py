@@ -256,3 +256,7 @@ def expm(A: Any, *, upper_triangular: bool = False, max_squarings: int = 16) -> 
     for i in range(max_squarings):
         r = jnp.where(jnp.expand_dims(i < steps, (-1, -2)), r @ r, r)
     return r
+
+
+# structured and special matrices (apiscipy)
+from jaxlab.scipy.linalg_special_matrices import *  # noqa: E402,F401,F403

@@ -8,7 +8,7 @@ from jaxlab import lax
 from jaxlab import numpy as jnp
 from jaxlab.array import Array
 from jaxlab.nn import sigmoid as expit  # noqa: F401
-from jaxlab.numpy._util import asarray_, canonical_axes, promote_args
+from jaxlab.numpy._util import asarray_, canonical_axes, promote_args, promote_dtypes
 from jaxlab.lax.special import digamma, lgamma as gammaln  # noqa: F401
 
 __all__ = ["logsumexp", "erf", "erfc", "erfinv", "gammaln", "digamma", "expit", "logit",
@@ -18,6 +18,12 @@ __all__ = ["logsumexp", "erf", "erfc", "erfinv", "gammaln", "digamma", "expit", 
 def float_args(*xs: Any) -> list[Array]:
     out = promote_args(*xs)
     return [x if x.jdtype.is_float else x.astype(jnp.float32) for x in out]
+
+
+def float_arrays(*xs: Any) -> list[Array]:
+    """xs in their promoted float dtype, each keeping its own shape."""
+    dtype = promote_dtypes(*xs)
+    return [asarray_(x, dtype if dtype.is_float else jnp.float32) for x in xs]
 
 
 def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
@@ -93,3 +99,11 @@ def ndtri(p: Any) -> Array:
     """The standard normal quantile: sqrt(2) erf_inv(2p - 1)."""
     p = float_args(p)[0]
     return math.sqrt(2.0) * lax.erf_inv(2 * p - 1)
+
+
+# the rest of jax.scipy.special, one family a module (imported last: they use float_args)
+from jaxlab.scipy.special_gamma import *  # noqa: E402,F401,F403
+from jaxlab.scipy.special_incomplete import *  # noqa: E402,F401,F403
+from jaxlab.scipy.special_bessel import *  # noqa: E402,F401,F403
+from jaxlab.scipy.special_entropy import *  # noqa: E402,F401,F403
+from jaxlab.scipy.special_elementary import *  # noqa: E402,F401,F403

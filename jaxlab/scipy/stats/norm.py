@@ -7,15 +7,11 @@ from typing import Any
 from jaxlab import numpy as jnp
 from jaxlab.array import Array
 from jaxlab.scipy import special
+from jaxlab.scipy.stats._standard import standardized as _standardized
 
-__all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf"]
+__all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf"]
 
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
-
-
-def _standardized(x: Any, loc: Any, scale: Any) -> tuple[Array, Array]:
-    x, loc, scale = special.float_args(x, loc, scale)
-    return (x - loc) / scale, scale
 
 
 def logpdf(x: Any, loc: Any = 0, scale: Any = 1) -> Array:
@@ -46,3 +42,9 @@ def logsf(x: Any, loc: Any = 0, scale: Any = 1) -> Array:
 def ppf(q: Any, loc: Any = 0, scale: Any = 1) -> Array:
     q, loc, scale = special.float_args(q, loc, scale)
     return loc + scale * special.ndtri(q)
+
+
+def isf(q: Any, loc: Any = 0, scale: Any = 1) -> Array:
+    """The inverse survival function: ppf(1 - q)."""
+    q, loc, scale = special.float_args(q, loc, scale)
+    return loc - scale * special.ndtri(q)

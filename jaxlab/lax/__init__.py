@@ -20,3 +20,4 @@ from jaxlab.lax.conv_layouts import (ConvDimensionNumbers,  # noqa: F401
                                      ConvGeneralDilatedDimensionNumbers, conv_dimension_numbers)
 from jaxlab.lax.conv_variants import *  # noqa: F401,F403
 from jaxlab.lax.dots import *  # noqa: F401,F403
+from jaxlab.lax.special_functions import *  # noqa: F401,F403

@@ -463,7 +463,6 @@ ERRORS = [
     (lambda: jnp.power(jnp.arange(3), -1), TypeError, ["integer_pow", "int32"]),
     (lambda: jnp.round(jnp.arange(3), -1), NotImplementedError, ["decimals"]),
     (lambda: jnp.add(jnp.ones((3, 2)), jnp.ones(3)), ValueError, ["(3, 2)", "(3,)"]),
-    (lambda: jnp.where(jnp.ones(3)), ValueError, ["where"]),
     (lambda: jnp.sin("abc"), TypeError, ["unsupported dtype"]),
 ]
 

@@ -1,7 +1,6 @@
 """jaxlab.Array: the user's array. Lazy until read; freed by reference counting."""
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -10,9 +9,10 @@ from jaxlab.engine import lazy as lz
 from jaxlab.engine.devices import Device, current_device
 from jaxlab.engine.lazy import Lazy
 from jaxlab.ir.dtypes import DType, host_dtype
+from jaxlab.shaped import Shaped
 
 
-class ArrayBase:
+class ArrayBase(Shaped):
     """What concrete Arrays and tracers share: shape and dtype, and the
     operators and methods that jaxlab.numpy installs on this class."""
 
@@ -24,19 +24,6 @@ class ArrayBase:
     @property
     def dtype(self) -> np.dtype:
         return self.jdtype.np
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
-    def size(self) -> int:
-        return math.prod(self.shape)
-
-    def __len__(self) -> int:
-        if not self.shape:
-            raise TypeError("len() of unsized object (a 0-d array)")
-        return self.shape[0]
 
     def __iter__(self):
         if not self.shape:

@@ -3,9 +3,9 @@ threefry key. The data is a uint32 array of shape `shape + (2,)`; the key array
 is a pytree node over it, so jit, vmap and grad carry keys as their raw words."""
 from __future__ import annotations
 
-import math
 from typing import Any
 
+from jaxlab.shaped import Shaped
 from jaxlab.tree_util import register_pytree_node
 
 
@@ -28,11 +28,12 @@ class KeyDType:
 KEY_DTYPE = KeyDType()
 
 
-class KeyArray:
+class KeyArray(Shaped):
     """Keys of shape `shape`; `key_data(k)` is the uint32 data of shape `shape + (2,)`."""
 
     __slots__ = ("data",)
     dtype = KEY_DTYPE
+    _unsized = "a single key"
 
     def __init__(self, data: Any) -> None:
         self.data = data
@@ -41,18 +42,6 @@ class KeyArray:
     def shape(self) -> tuple[int, ...]:
         return tuple(self.data.shape[:-1])
 
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
-    def size(self) -> int:
-        return math.prod(self.shape)
-
-    def __len__(self) -> int:
-        if not self.shape:
-            raise TypeError("len() of unsized object (a single key)")
-        return self.shape[0]
 
     def __iter__(self):
         if not self.shape:

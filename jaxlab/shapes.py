@@ -2,7 +2,6 @@
 tracing it on abstract values (nothing is computed)."""
 from __future__ import annotations
 
-import math
 from typing import Any, Callable
 
 import numpy as np
@@ -11,10 +10,11 @@ from jaxlab.core.avals import ShapedArray
 from jaxlab.core.jaxpr import trace_to_jaxpr
 from jaxlab.core.trace import get_aval
 from jaxlab.ir.dtypes import to_dtype
+from jaxlab.shaped import Shaped
 from jaxlab.tree_util import tree_flatten
 
 
-class ShapeDtypeStruct:
+class ShapeDtypeStruct(Shaped):
     """A shape and a dtype standing in for an array (eval_shape's arguments and results)."""
     __slots__ = ("shape", "dtype", "sharding", "weak_type")
 
@@ -25,18 +25,6 @@ class ShapeDtypeStruct:
         self.sharding = sharding
         self.weak_type = bool(weak_type)
 
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
-    def size(self) -> int:
-        return math.prod(self.shape)
-
-    def __len__(self) -> int:
-        if not self.shape:
-            raise TypeError("len() of unsized object")
-        return self.shape[0]
 
     def _key(self) -> tuple:
         return self.shape, self.dtype, self.sharding, self.weak_type

@@ -34,7 +34,7 @@ API = 4
 ENGINE_PUBLIC = frozenset({"jaxlab.engine", "jaxlab.engine.devices", "jaxlab.engine.limits"})
 # Beside the layers: importable from every layer; they import only each other.
 BESIDE = frozenset({"jaxlab.events", "jaxlab.errors", "jaxlab.configuration", "jaxlab.graph",
-                    "jaxlab.tree_util", "jaxlab.tree_paths", "jaxlab.state"})
+                    "jaxlab.tree_util", "jaxlab.tree_paths", "jaxlab.shaped", "jaxlab.state"})
 
 
 @dataclass(frozen=True)
